@@ -1,0 +1,47 @@
+# Cohort: the two commands of the quick start are `make demo` and `make check`. Both install
+# the Debian packages they need (scripts/deps.sh) and build into build/ first.
+BUILD ?= build
+PREFIX ?= /usr/local
+BUILD_TYPE ?= RelWithDebInfo
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+NP ?= 4
+
+.PHONY: all build deps configure demo check bench install format clean
+
+all: build
+
+deps:
+	@scripts/deps.sh build
+
+$(BUILD)/CMakeCache.txt:
+	@scripts/deps.sh build
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) > /dev/null
+
+configure: $(BUILD)/CMakeCache.txt
+
+build: $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+# The demonstration job: a 2-D heat-diffusion solver on $(NP) ranks.
+demo: build
+	$(BUILD)/bin/mpiexec -n $(NP) $(BUILD)/examples/heat2d 256 4000
+
+# Every test; the output ends with ctest's summary.
+check:
+	@scripts/deps.sh check
+	@$(MAKE) --no-print-directory build
+	cd $(BUILD) && ctest --output-on-failure --timeout 600 -j 1
+
+bench:
+	@scripts/deps.sh bench
+	@$(MAKE) --no-print-directory build
+	bench/run $(BENCH_ARGS)
+
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf $(BUILD)

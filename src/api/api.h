@@ -1,0 +1,96 @@
+/* Shared by the MPI_* entry points: argument checks that report through the right error
+ * handler, and conversions between internal and user-visible objects. Each entry point is
+ * defined as PMPI_x, with MPI_x a weak alias, so profiling tools can interpose. */
+#ifndef CO_API_H
+#define CO_API_H
+
+#include "../core/cohort.h"
+#include "../comm/comm.h"
+#include "../dtype/dtype.h"
+#include "../op/op.h"
+#include "../p2p/p2p.h"
+
+#include <string.h>
+
+/* Every entry point after MPI_Init: a call outside Init..Finalize is a fatal usage error. */
+int co_api_not_initialized(const char *fn);
+#define CO_ENTER(fn)                                                                               \
+    do {                                                                                           \
+        if (CO_UNLIKELY(!co_st.initialized || co_st.finalized)) return co_api_not_initialized(fn); \
+    } while (0)
+
+/* Look up a communicator; on failure report MPI_ERR_COMM on MPI_COMM_WORLD. */
+static inline co_comm *co_api_comm(MPI_Comm h, const char *fn, int *rc) {
+    co_comm *c = co_comm_get(h);
+    if (CO_UNLIKELY(!c)) {
+        *rc = co_error(NULL, fn, MPI_ERR_COMM,
+                       h == MPI_COMM_NULL ? "communicator is MPI_COMM_NULL"
+                                          : "invalid communicator (freed or never created)");
+    }
+    return c;
+}
+
+/* A datatype argument for `count` elements: MPI_DATATYPE_NULL is accepted with count 0. */
+static inline co_dtype *co_api_dtype(co_comm *comm, const char *fn, MPI_Datatype h, int count,
+                                     int *rc) {
+    co_dtype *dt = co_dt_get(h);
+    if (CO_LIKELY(dt && dt->committed && !dt->freed)) return dt;
+    if (h == MPI_DATATYPE_NULL && count == 0) return co_dt_get(MPI_BYTE);
+    if (!dt)
+        *rc = co_error(comm, fn, MPI_ERR_TYPE,
+                       h == MPI_DATATYPE_NULL ? "datatype is MPI_DATATYPE_NULL"
+                                              : "invalid datatype (freed or never created)");
+    else if (dt->freed)
+        *rc = co_error(comm, fn, MPI_ERR_TYPE, "datatype has been freed");
+    else
+        *rc = co_error(comm, fn, MPI_ERR_TYPE, "datatype %s has not been committed",
+                       dt->name[0] ? dt->name : "(derived)");
+    return NULL;
+}
+
+static inline int co_api_count(co_comm *comm, const char *fn, int count) {
+    if (CO_UNLIKELY(count < 0))
+        return co_error(comm, fn, MPI_ERR_COUNT, "negative count %d", count);
+    return MPI_SUCCESS;
+}
+
+static inline int co_api_buf(co_comm *comm, const char *fn, const void *buf, int count,
+                             const co_dtype *dt) {
+    /* NULL is MPI_BOTTOM, legitimate with absolute-address types (true_lb != 0) */
+    if (CO_UNLIKELY(!buf && count > 0 && dt->size > 0 && dt->true_lb == 0))
+        return co_error(comm, fn, MPI_ERR_BUFFER, "buffer is NULL but count is %d", count);
+    return MPI_SUCCESS;
+}
+
+#define CO_TAG_UB 0x7fffffff
+static inline int co_api_tag(co_comm *comm, const char *fn, int tag, int allow_any) {
+    if (CO_LIKELY(tag >= 0) || (allow_any && tag == MPI_ANY_TAG)) return MPI_SUCCESS;
+    return co_error(comm, fn, MPI_ERR_TAG, "invalid tag %d", tag);
+}
+
+/* A peer rank: 0..size-1 of the group messages go to, or PROC_NULL (and ANY_SOURCE). */
+static inline int co_api_rank(co_comm *comm, const char *fn, int rank, int allow_any) {
+    if (CO_LIKELY(rank >= 0 && rank < comm->npeers) || rank == MPI_PROC_NULL ||
+        (allow_any && rank == MPI_ANY_SOURCE))
+        return MPI_SUCCESS;
+    return co_error(comm, fn, MPI_ERR_RANK, "invalid rank %d (communicator size %d)", rank,
+                    comm->npeers);
+}
+
+static inline void co_api_status(MPI_Status *st, const co_status *s) {
+    if (st == MPI_STATUS_IGNORE) return;
+    st->MPI_SOURCE = s->source;
+    st->MPI_TAG = s->tag;
+    st->co_cancelled = s->cancelled;
+    st->co_bytes = (long long)s->bytes;
+}
+
+static inline void co_api_status_empty(MPI_Status *st) {
+    if (st == MPI_STATUS_IGNORE) return;
+    st->MPI_SOURCE = MPI_ANY_SOURCE;
+    st->MPI_TAG = MPI_ANY_TAG;
+    st->co_cancelled = 0;
+    st->co_bytes = 0;
+}
+
+#endif /* CO_API_H */

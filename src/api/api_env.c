@@ -1,0 +1,227 @@
+/* Environment entry points: initialisation and finalisation, abort, clocks, versions, memory,
+ * and error handlers and strings. */
+#include "api.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+int co_api_not_initialized(const char *fn) {
+    char msg[256];
+    snprintf(msg, sizeof(msg), "%s: called %s MPI_Init (MPI_ERR_OTHER)", fn,
+             co_st.finalized ? "after MPI_Finalize, outside" : "before");
+    co_abort_job(MPI_ERR_OTHER, msg);
+}
+
+#pragma weak MPI_Init = PMPI_Init
+int PMPI_Init(int *argc, char ***argv) {
+    if (co_st.initialized || co_st.finalized)
+        return co_error(NULL, "MPI_Init", MPI_ERR_OTHER, "MPI_Init called twice");
+    int provided;
+    return co_init(argc, argv, MPI_THREAD_SINGLE, &provided);
+}
+
+#pragma weak MPI_Init_thread = PMPI_Init_thread
+int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
+    if (co_st.initialized || co_st.finalized)
+        return co_error(NULL, "MPI_Init_thread", MPI_ERR_OTHER, "MPI_Init called twice");
+    return co_init(argc, argv, required, provided);
+}
+
+#pragma weak MPI_Initialized = PMPI_Initialized
+int PMPI_Initialized(int *flag) {
+    *flag = co_st.initialized;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Finalized = PMPI_Finalized
+int PMPI_Finalized(int *flag) {
+    *flag = co_st.finalized;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Finalize = PMPI_Finalize
+int PMPI_Finalize(void) {
+    CO_ENTER("MPI_Finalize");
+    return co_finalize();
+}
+
+#pragma weak MPI_Query_thread = PMPI_Query_thread
+int PMPI_Query_thread(int *provided) {
+    CO_ENTER("MPI_Query_thread");
+    *provided = co_st.thread_level;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Is_thread_main = PMPI_Is_thread_main
+int PMPI_Is_thread_main(int *flag) {
+    CO_ENTER("MPI_Is_thread_main");
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Abort = PMPI_Abort
+int PMPI_Abort(MPI_Comm comm, int errorcode) {
+    (void)comm; /* every rank of the job ends, whatever the communicator */
+    char msg[160];
+    snprintf(msg, sizeof(msg), "MPI_Abort(rank %d): aborting the job with code %d",
+             co_st.world_rank, errorcode);
+    co_abort_job(errorcode ? errorcode : 1, co_st.cfg.log_level >= CO_LOG_INFO ? msg : NULL);
+}
+
+#pragma weak MPI_Wtime = PMPI_Wtime
+double PMPI_Wtime(void) {
+    return co_wtime();
+}
+
+#pragma weak MPI_Wtick = PMPI_Wtick
+double PMPI_Wtick(void) {
+    struct timespec ts;
+    clock_getres(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+#pragma weak MPI_Get_processor_name = PMPI_Get_processor_name
+int PMPI_Get_processor_name(char *name, int *resultlen) {
+    CO_ENTER("MPI_Get_processor_name");
+    strcpy(name, co_st.processor_name);
+    *resultlen = (int)strlen(name);
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Get_version = PMPI_Get_version
+int PMPI_Get_version(int *version, int *subversion) {
+    *version = MPI_VERSION;
+    *subversion = MPI_SUBVERSION;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Get_library_version = PMPI_Get_library_version
+int PMPI_Get_library_version(char *version, int *resultlen) {
+    int n = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
+                     "Cohort %s (MPI %d.%d), shared-memory transport", COHORT_VERSION_STRING,
+                     MPI_VERSION, MPI_SUBVERSION);
+    *resultlen = n;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Alloc_mem = PMPI_Alloc_mem
+int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr) {
+    (void)info;
+    CO_ENTER("MPI_Alloc_mem");
+    if (size < 0)
+        return co_error(NULL, "MPI_Alloc_mem", MPI_ERR_SIZE, "negative size %ld", (long)size);
+    void *p = NULL;
+    if (posix_memalign(&p, CO_CACHELINE, size ? (size_t)size : 1))
+        return co_error(NULL, "MPI_Alloc_mem", MPI_ERR_NO_MEM, "cannot allocate %ld bytes",
+                        (long)size);
+    *(void **)baseptr = p;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Free_mem = PMPI_Free_mem
+int PMPI_Free_mem(void *base) {
+    CO_ENTER("MPI_Free_mem");
+    free(base);
+    return MPI_SUCCESS;
+}
+
+/* ---- Errors ---------------------------------------------------------------------------------- */
+
+#pragma weak MPI_Error_class = PMPI_Error_class
+int PMPI_Error_class(int errorcode, int *errorclass) {
+    if (errorcode < 0 || errorcode > MPI_ERR_LASTCODE)
+        return co_error(NULL, "MPI_Error_class", MPI_ERR_ARG, "invalid error code %d", errorcode);
+    *errorclass = errorcode;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Error_string = PMPI_Error_string
+int PMPI_Error_string(int errorcode, char *string, int *resultlen) {
+    const char *text = co_error_class_text(errorcode);
+    if (!text)
+        return co_error(NULL, "MPI_Error_string", MPI_ERR_ARG, "invalid error code %d", errorcode);
+    int n = snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s", co_error_class_name(errorcode), text);
+    *resultlen = n < MPI_MAX_ERROR_STRING ? n : MPI_MAX_ERROR_STRING - 1;
+    return MPI_SUCCESS;
+}
+
+static co_errhandler *errh_get(MPI_Errhandler h) {
+    return co_htab_get(&co_st.errhs, h);
+}
+
+#pragma weak MPI_Comm_set_errhandler = PMPI_Comm_set_errhandler
+int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
+    static const char fn[] = "MPI_Comm_set_errhandler";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_comm *c = co_api_comm(comm, fn, &rc);
+    if (!c) return rc;
+    co_errhandler *e = errh_get(errhandler);
+    if (!e) return co_error(c, fn, MPI_ERR_ARG, "invalid error handler");
+    e->refcount++;
+    co_errhandler *old = c->errh;
+    c->errh = e;
+    if (old && --old->refcount == 0 && !old->builtin) {
+        co_htab_remove(&co_st.errhs, old->handle);
+        free(old);
+    }
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Comm_get_errhandler = PMPI_Comm_get_errhandler
+int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler) {
+    static const char fn[] = "MPI_Comm_get_errhandler";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_comm *c = co_api_comm(comm, fn, &rc);
+    if (!c) return rc;
+    c->errh->refcount++; /* the user frees the returned handle */
+    *errhandler = c->errh->handle;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Comm_create_errhandler = PMPI_Comm_create_errhandler
+int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *function,
+                                MPI_Errhandler *errhandler) {
+    static const char fn[] = "MPI_Comm_create_errhandler";
+    CO_ENTER(fn);
+    if (!function) return co_error(NULL, fn, MPI_ERR_ARG, "function is NULL");
+    co_errhandler *e = calloc(1, sizeof(*e));
+    if (!e) return co_error(NULL, fn, MPI_ERR_NO_MEM, "out of memory");
+    e->refcount = 1;
+    e->fn = function;
+    e->handle = co_htab_insert(&co_st.errhs, e);
+    if (!e->handle) {
+        free(e);
+        return co_error(NULL, fn, MPI_ERR_NO_MEM, "too many error handlers");
+    }
+    *errhandler = e->handle;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Errhandler_free = PMPI_Errhandler_free
+int PMPI_Errhandler_free(MPI_Errhandler *errhandler) {
+    static const char fn[] = "MPI_Errhandler_free";
+    CO_ENTER(fn);
+    co_errhandler *e = errh_get(*errhandler);
+    if (!e) return co_error(NULL, fn, MPI_ERR_ARG, "invalid error handler");
+    if (!e->builtin && --e->refcount == 0) { /* predefined handlers never go away */
+        co_htab_remove(&co_st.errhs, e->handle);
+        free(e);
+    }
+    *errhandler = MPI_ERRHANDLER_NULL;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Comm_call_errhandler = PMPI_Comm_call_errhandler
+int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
+    static const char fn[] = "MPI_Comm_call_errhandler";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_comm *c = co_api_comm(comm, fn, &rc);
+    if (!c) return rc;
+    co_error(c, fn, errorcode, "error raised by the application");
+    return MPI_SUCCESS;
+}

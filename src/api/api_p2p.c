@@ -1,0 +1,730 @@
+/* Point-to-point entry points: argument checks, then requests from the p2p layer. Also the
+ * completion calls (Wait/Test families), probes, status queries and persistent requests. */
+#include "api.h"
+
+#include <stdlib.h>
+
+/* Checks shared by every send and receive; returns the datatype or NULL with *rc set. */
+static co_dtype *check_xfer(co_comm *c, const char *fn, const void *buf, int count,
+                            MPI_Datatype type, int peer, int tag, int is_recv, int *rc) {
+    if ((*rc = co_api_count(c, fn, count))) return NULL;
+    co_dtype *dt = co_api_dtype(c, fn, type, count, rc);
+    if (!dt) return NULL;
+    if ((*rc = co_api_buf(c, fn, buf, count, dt))) return NULL;
+    if ((*rc = co_api_rank(c, fn, peer, is_recv))) return NULL;
+    if ((*rc = co_api_tag(c, fn, tag, is_recv))) return NULL;
+    return dt;
+}
+
+static int isend_common(const char *fn, const void *buf, int count, MPI_Datatype type, int dest,
+                        int tag, MPI_Comm comm, int mode, MPI_Request *request) {
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_comm *c = co_api_comm(comm, fn, &rc);
+    if (!c) return rc;
+    co_dtype *dt = check_xfer(c, fn, buf, count, type, dest, tag, 0, &rc);
+    if (!dt) return rc;
+    if (!request) return co_error(c, fn, MPI_ERR_REQUEST, "request pointer is NULL");
+    co_req *r;
+    if ((rc = co_isend(buf, (size_t)count, dt, dest, tag, c, c->ctx, mode, &r)))
+        return co_error(c, fn, rc, "cannot start the send");
+    *request = r->handle;
+    return MPI_SUCCESS;
+}
+
+static int send_common(const char *fn, const void *buf, int count, MPI_Datatype type, int dest,
+                       int tag, MPI_Comm comm, int mode) {
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_comm *c = co_api_comm(comm, fn, &rc);
+    if (!c) return rc;
+    co_dtype *dt = check_xfer(c, fn, buf, count, type, dest, tag, 0, &rc);
+    if (!dt) return rc;
+    if (mode == CO_MODE_STD && dt->contig && dest != MPI_PROC_NULL &&
+        co_send_eager_fast((const char *)buf + dt->true_lb, (size_t)count * dt->size, c, dest, tag))
+        return MPI_SUCCESS;
+    co_req *r;
+    if ((rc = co_isend(buf, (size_t)count, dt, dest, tag, c, c->ctx, mode, &r)))
+        return co_error(c, fn, rc, "cannot start the send");
+    co_progress_wait(r);
+    co_req_free(r);
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Send = PMPI_Send
+int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+    return send_common("MPI_Send", buf, count, datatype, dest, tag, comm, CO_MODE_STD);
+}
+
+#pragma weak MPI_Ssend = PMPI_Ssend
+int PMPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm) {
+    return send_common("MPI_Ssend", buf, count, datatype, dest, tag, comm, CO_MODE_SYNC);
+}
+
+#pragma weak MPI_Rsend = PMPI_Rsend
+int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm) {
+    return send_common("MPI_Rsend", buf, count, datatype, dest, tag, comm, CO_MODE_STD);
+}
+
+static void bsend_done(co_req *r) {
+    (void)r;
+    co_st.bsend_pending--;
+}
+
+/* Buffered sends copy the data at once and complete locally; the copy lives in a private
+ * allocation rather than the attached buffer, whose size is still checked as MPI requires. */
+static int bsend_start(const char *fn, const void *buf, int count, MPI_Datatype type, int dest,
+                       int tag, MPI_Comm comm) {
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_comm *c = co_api_comm(comm, fn, &rc);
+    if (!c) return rc;
+    co_dtype *dt = check_xfer(c, fn, buf, count, type, dest, tag, 0, &rc);
+    if (!dt) return rc;
+    size_t need = (size_t)count * dt->size + MPI_BSEND_OVERHEAD;
+    if (!co_st.bsend_buf || need > (size_t)co_st.bsend_size)
+        return co_error(c, fn, MPI_ERR_BUFFER,
+                        "buffered send of %zu bytes needs an attached buffer of that size "
+                        "(attached: %d bytes)",
+                        need, co_st.bsend_buf ? co_st.bsend_size : 0);
+    co_req *r;
+    if ((rc = co_isend(buf, (size_t)count, dt, dest, tag, c, c->ctx, CO_MODE_BUFFERED, &r)))
+        return co_error(c, fn, rc, "cannot start the send");
+    if (r->complete) {
+        co_req_free(r);
+    } else {
+        co_st.bsend_pending++;
+        r->on_complete = bsend_done;
+        r->user_freed = 1;
+    }
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Bsend = PMPI_Bsend
+int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm) {
+    return bsend_start("MPI_Bsend", buf, count, datatype, dest, tag, comm);
+}
+
+#pragma weak MPI_Ibsend = PMPI_Ibsend
+int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                MPI_Request *request) {
+    int rc = bsend_start("MPI_Ibsend", buf, count, datatype, dest, tag, comm);
+    if (rc) return rc;
+    co_req *r = co_req_new(CO_REQ_SEND); /* already complete: the data has been copied */
+    if (!r) return co_error(NULL, "MPI_Ibsend", MPI_ERR_NO_MEM, "out of requests");
+    r->comm = co_comm_get(comm);
+    r->complete = 1;
+    *request = r->handle;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Buffer_attach = PMPI_Buffer_attach
+int PMPI_Buffer_attach(void *buffer, int size) {
+    CO_ENTER("MPI_Buffer_attach");
+    if (co_st.bsend_buf)
+        return co_error(NULL, "MPI_Buffer_attach", MPI_ERR_BUFFER, "a buffer is already attached");
+    if (size < 0 || (!buffer && size > 0))
+        return co_error(NULL, "MPI_Buffer_attach", MPI_ERR_BUFFER, "invalid buffer or size %d",
+                        size);
+    co_st.bsend_buf = buffer ? buffer : (void *)&co_st;
+    co_st.bsend_size = size;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Buffer_detach = PMPI_Buffer_detach
+int PMPI_Buffer_detach(void *buffer_addr, int *size) {
+    CO_ENTER("MPI_Buffer_detach");
+    while (co_st.bsend_pending) co_progress(); /* MPI: detach waits for buffered messages */
+    *(void **)buffer_addr = co_st.bsend_buf == (void *)&co_st ? NULL : co_st.bsend_buf;
+    *size = co_st.bsend_buf ? co_st.bsend_size : 0;
+    co_st.bsend_buf = NULL;
+    co_st.bsend_size = 0;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Isend = PMPI_Isend
+int PMPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request) {
+    return isend_common("MPI_Isend", buf, count, datatype, dest, tag, comm, CO_MODE_STD, request);
+}
+
+#pragma weak MPI_Issend = PMPI_Issend
+int PMPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                MPI_Request *request) {
+    return isend_common("MPI_Issend", buf, count, datatype, dest, tag, comm, CO_MODE_SYNC, request);
+}
+
+#pragma weak MPI_Irsend = PMPI_Irsend
+int PMPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                MPI_Request *request) {
+    return isend_common("MPI_Irsend", buf, count, datatype, dest, tag, comm, CO_MODE_STD, request);
+}
+
+#pragma weak MPI_Irecv = PMPI_Irecv
+int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+               MPI_Request *request) {
+    static const char fn[] = "MPI_Irecv";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_comm *c = co_api_comm(comm, fn, &rc);
+    if (!c) return rc;
+    co_dtype *dt = check_xfer(c, fn, buf, count, datatype, source, tag, 1, &rc);
+    if (!dt) return rc;
+    if (!request) return co_error(c, fn, MPI_ERR_REQUEST, "request pointer is NULL");
+    co_req *r;
+    if ((rc = co_irecv(buf, (size_t)count, dt, source, tag, c, c->ctx, &r)))
+        return co_error(c, fn, rc, "cannot post the receive");
+    *request = r->handle;
+    return MPI_SUCCESS;
+}
+
+static int truncated(co_comm *c, const char *fn, const co_req *r) {
+    return co_error(c, fn, MPI_ERR_TRUNCATE,
+                    "message from rank %d with tag %d truncated: receive buffer holds %zu bytes",
+                    r->status.source, r->status.tag, r->count * r->dt->size);
+}
+
+#pragma weak MPI_Recv = PMPI_Recv
+int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+              MPI_Status *status) {
+    static const char fn[] = "MPI_Recv";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_comm *c = co_api_comm(comm, fn, &rc);
+    if (!c) return rc;
+    co_dtype *dt = check_xfer(c, fn, buf, count, datatype, source, tag, 1, &rc);
+    if (!dt) return rc;
+    co_req *r;
+    if ((rc = co_irecv(buf, (size_t)count, dt, source, tag, c, c->ctx, &r)))
+        return co_error(c, fn, rc, "cannot post the receive");
+    co_progress_wait(r);
+    co_api_status(status, &r->status);
+    rc = r->status.error ? truncated(c, fn, r) : MPI_SUCCESS;
+    co_req_free(r);
+    return rc;
+}
+
+#pragma weak MPI_Sendrecv = PMPI_Sendrecv
+int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                  MPI_Comm comm, MPI_Status *status) {
+    static const char fn[] = "MPI_Sendrecv";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_comm *c = co_api_comm(comm, fn, &rc);
+    if (!c) return rc;
+    co_dtype *sdt = check_xfer(c, fn, sendbuf, sendcount, sendtype, dest, sendtag, 0, &rc);
+    if (!sdt) return rc;
+    co_dtype *rdt = check_xfer(c, fn, recvbuf, recvcount, recvtype, source, recvtag, 1, &rc);
+    if (!rdt) return rc;
+    co_req *rr, *sr;
+    if ((rc = co_irecv(recvbuf, (size_t)recvcount, rdt, source, recvtag, c, c->ctx, &rr)))
+        return co_error(c, fn, rc, "cannot post the receive");
+    if ((rc =
+             co_isend(sendbuf, (size_t)sendcount, sdt, dest, sendtag, c, c->ctx, CO_MODE_STD, &sr)))
+        return co_error(c, fn, rc, "cannot start the send");
+    co_progress_wait(sr);
+    co_progress_wait(rr);
+    co_req_free(sr);
+    co_api_status(status, &rr->status);
+    rc = rr->status.error ? truncated(c, fn, rr) : MPI_SUCCESS;
+    co_req_free(rr);
+    return rc;
+}
+
+#pragma weak MPI_Sendrecv_replace = PMPI_Sendrecv_replace
+int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                          int source, int recvtag, MPI_Comm comm, MPI_Status *status) {
+    static const char fn[] = "MPI_Sendrecv_replace";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_comm *c = co_api_comm(comm, fn, &rc);
+    if (!c) return rc;
+    co_dtype *dt = check_xfer(c, fn, buf, count, datatype, dest, sendtag, 0, &rc);
+    if (!dt) return rc;
+    if ((rc = co_api_rank(c, fn, source, 1)) || (rc = co_api_tag(c, fn, recvtag, 1))) return rc;
+    /* send from a packed copy so the receive can land in the same buffer */
+    size_t bytes = (size_t)count * dt->size;
+    void *tmp = malloc(bytes ? bytes : 1);
+    if (!tmp) return co_error(c, fn, MPI_ERR_NO_MEM, "cannot allocate %zu bytes", bytes);
+    co_dt_pack(dt, (size_t)count, buf, 0, tmp, bytes);
+    co_req *rr, *sr;
+    if ((rc = co_irecv(buf, (size_t)count, dt, source, recvtag, c, c->ctx, &rr))) {
+        free(tmp);
+        return co_error(c, fn, rc, "cannot post the receive");
+    }
+    if ((rc = co_isend(tmp, bytes, co_dt_get(MPI_BYTE), dest, sendtag, c, c->ctx, CO_MODE_STD,
+                       &sr))) {
+        free(tmp);
+        return co_error(c, fn, rc, "cannot start the send");
+    }
+    co_progress_wait(sr);
+    co_progress_wait(rr);
+    co_req_free(sr);
+    free(tmp);
+    co_api_status(status, &rr->status);
+    rc = rr->status.error ? truncated(c, fn, rr) : MPI_SUCCESS;
+    co_req_free(rr);
+    return rc;
+}
+
+/* ---- Completion ------------------------------------------------------------------------------ */
+
+/* A request handle in a completion call: NULL handles and inactive persistent requests are
+ * "empty"; *r is NULL for them. Returns an error class for an invalid handle. */
+static int lookup(MPI_Request h, co_req **r) {
+    *r = NULL;
+    if (h == MPI_REQUEST_NULL) return MPI_SUCCESS;
+    co_req *q = co_req_get(h);
+    if (!q || q->internal) return MPI_ERR_REQUEST;
+    if (q->persistent && !q->active && !q->complete) return MPI_SUCCESS;
+    *r = q;
+    return MPI_SUCCESS;
+}
+
+/* Take a completed request's status, release it (or leave a persistent one inactive). */
+static int finish(MPI_Request *h, co_req *r, MPI_Status *st) {
+    co_api_status(st, &r->status);
+    int err = r->status.error;
+    if (r->persistent) {
+        r->complete = 0;
+        r->active = 0;
+    } else {
+        co_req_free(r);
+        *h = MPI_REQUEST_NULL;
+    }
+    return err;
+}
+
+static int bad_request(const char *fn, MPI_Request h) {
+    return co_error(NULL, fn, MPI_ERR_REQUEST, "invalid request handle 0x%x", (unsigned)h);
+}
+
+static int completion_error(const char *fn, co_comm *c, int err, const co_status *s) {
+    if (err == MPI_ERR_TRUNCATE)
+        return co_error(c, fn, err, "message from rank %d with tag %d truncated", s->source,
+                        s->tag);
+    return co_error(c, fn, err, "request failed");
+}
+
+#pragma weak MPI_Wait = PMPI_Wait
+int PMPI_Wait(MPI_Request *request, MPI_Status *status) {
+    static const char fn[] = "MPI_Wait";
+    CO_ENTER(fn);
+    co_req *r;
+    if (!request || lookup(*request, &r)) return bad_request(fn, request ? *request : 0);
+    if (!r) {
+        co_api_status_empty(status);
+        return MPI_SUCCESS;
+    }
+    co_progress_wait(r);
+    co_comm *c = r->comm;
+    co_status s = r->status;
+    int err = finish(request, r, status);
+    return err ? completion_error(fn, c, err, &s) : MPI_SUCCESS;
+}
+
+#pragma weak MPI_Test = PMPI_Test
+int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
+    static const char fn[] = "MPI_Test";
+    CO_ENTER(fn);
+    co_req *r;
+    if (!request || lookup(*request, &r)) return bad_request(fn, request ? *request : 0);
+    if (!r) {
+        *flag = 1;
+        co_api_status_empty(status);
+        return MPI_SUCCESS;
+    }
+    if (!r->complete) co_progress();
+    *flag = r->complete;
+    if (!r->complete) return MPI_SUCCESS;
+    co_comm *c = r->comm;
+    co_status s = r->status;
+    int err = finish(request, r, status);
+    return err ? completion_error(fn, c, err, &s) : MPI_SUCCESS;
+}
+
+/* Waitall and Testall share this: complete all (wait) or report whether all are done (test). */
+static int all_common(const char *fn, int count, MPI_Request reqs[], MPI_Status sts[], int wait,
+                      int *flag) {
+    CO_ENTER(fn);
+    if (count < 0) return co_error(NULL, fn, MPI_ERR_COUNT, "negative count %d", count);
+    co_req *stack[64];
+    co_req **rs = count <= 64 ? stack : malloc((size_t)count * sizeof(co_req *));
+    if (!rs) return co_error(NULL, fn, MPI_ERR_NO_MEM, "out of memory");
+    for (int i = 0; i < count; i++) {
+        if (lookup(reqs[i], &rs[i])) {
+            if (rs != stack) free(rs);
+            return bad_request(fn, reqs[i]);
+        }
+    }
+    int done = 1;
+    if (wait) {
+        for (int i = 0; i < count; i++)
+            if (rs[i]) co_progress_wait(rs[i]);
+    } else {
+        co_progress();
+        for (int i = 0; i < count && done; i++)
+            if (rs[i] && !rs[i]->complete) done = 0;
+    }
+    if (flag) *flag = done;
+    int nerr = 0;
+    co_comm *errcomm = NULL;
+    if (done) {
+        for (int i = 0; i < count; i++) {
+            MPI_Status *st = sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &sts[i];
+            if (!rs[i]) {
+                co_api_status_empty(st);
+                if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = MPI_SUCCESS;
+                continue;
+            }
+            co_comm *c = rs[i]->comm;
+            int err = finish(&reqs[i], rs[i], st);
+            if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = err;
+            if (err) {
+                nerr++;
+                if (!errcomm) errcomm = c;
+            }
+        }
+    }
+    if (rs != stack) free(rs);
+    if (nerr)
+        return co_error(errcomm, fn, MPI_ERR_IN_STATUS,
+                        "%d of %d requests failed; see the statuses' MPI_ERROR", nerr, count);
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Waitall = PMPI_Waitall
+int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) {
+    return all_common("MPI_Waitall", count, array_of_requests, array_of_statuses, 1, NULL);
+}
+
+#pragma weak MPI_Testall = PMPI_Testall
+int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
+                 MPI_Status array_of_statuses[]) {
+    return all_common("MPI_Testall", count, array_of_requests, array_of_statuses, 0, flag);
+}
+
+/* Waitany/Testany: index of a completed request, or MPI_UNDEFINED if none is active. */
+static int any_common(const char *fn, int count, MPI_Request reqs[], int *index, int *flag,
+                      MPI_Status *status, int wait) {
+    CO_ENTER(fn);
+    if (count < 0) return co_error(NULL, fn, MPI_ERR_COUNT, "negative count %d", count);
+    co_backoff b = {0};
+    for (;;) {
+        int active = 0;
+        for (int i = 0; i < count; i++) {
+            co_req *r;
+            if (lookup(reqs[i], &r)) return bad_request(fn, reqs[i]);
+            if (!r) continue;
+            active++;
+            if (!r->complete) continue;
+            *index = i;
+            if (flag) *flag = 1;
+            co_comm *c = r->comm;
+            co_status s = r->status;
+            int err = finish(&reqs[i], r, status);
+            return err ? completion_error(fn, c, err, &s) : MPI_SUCCESS;
+        }
+        if (!active) {
+            *index = MPI_UNDEFINED;
+            if (flag) *flag = 1;
+            co_api_status_empty(status);
+            return MPI_SUCCESS;
+        }
+        int ev = co_progress();
+        if (!wait && b.idle++ > 0) { /* Testany: one progress pass, then report */
+            *index = MPI_UNDEFINED;
+            *flag = 0;
+            return MPI_SUCCESS;
+        }
+        if (wait) {
+            if (ev)
+                co_backoff_reset(&b);
+            else
+                co_backoff_idle(&b);
+        }
+    }
+}
+
+#pragma weak MPI_Waitany = PMPI_Waitany
+int PMPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status) {
+    return any_common("MPI_Waitany", count, array_of_requests, index, NULL, status, 1);
+}
+
+#pragma weak MPI_Testany = PMPI_Testany
+int PMPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag,
+                 MPI_Status *status) {
+    return any_common("MPI_Testany", count, array_of_requests, index, flag, status, 0);
+}
+
+static int some_common(const char *fn, int incount, MPI_Request reqs[], int *outcount,
+                       int indices[], MPI_Status sts[], int wait) {
+    CO_ENTER(fn);
+    if (incount < 0) return co_error(NULL, fn, MPI_ERR_COUNT, "negative count %d", incount);
+    co_backoff b = {0};
+    int first = 1;
+    for (;;) {
+        int active = 0, n = 0, nerr = 0;
+        co_comm *errcomm = NULL;
+        for (int i = 0; i < incount; i++) {
+            co_req *r;
+            if (lookup(reqs[i], &r)) return bad_request(fn, reqs[i]);
+            if (!r) continue;
+            active++;
+            if (!r->complete) continue;
+            MPI_Status *st = sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &sts[n];
+            co_comm *c = r->comm;
+            int err = finish(&reqs[i], r, st);
+            if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = err;
+            if (err && !nerr++) errcomm = c;
+            indices[n++] = i;
+        }
+        if (!active) {
+            *outcount = MPI_UNDEFINED;
+            return MPI_SUCCESS;
+        }
+        if (n || (!wait && !first)) {
+            *outcount = n;
+            if (nerr)
+                return co_error(errcomm, fn, MPI_ERR_IN_STATUS,
+                                "%d requests failed; see the statuses' MPI_ERROR", nerr);
+            return MPI_SUCCESS;
+        }
+        first = 0;
+        if (co_progress())
+            co_backoff_reset(&b);
+        else if (wait)
+            co_backoff_idle(&b);
+    }
+}
+
+#pragma weak MPI_Waitsome = PMPI_Waitsome
+int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
+                  int array_of_indices[], MPI_Status array_of_statuses[]) {
+    return some_common("MPI_Waitsome", incount, array_of_requests, outcount, array_of_indices,
+                       array_of_statuses, 1);
+}
+
+#pragma weak MPI_Testsome = PMPI_Testsome
+int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
+                  int array_of_indices[], MPI_Status array_of_statuses[]) {
+    return some_common("MPI_Testsome", incount, array_of_requests, outcount, array_of_indices,
+                       array_of_statuses, 0);
+}
+
+#pragma weak MPI_Request_free = PMPI_Request_free
+int PMPI_Request_free(MPI_Request *request) {
+    static const char fn[] = "MPI_Request_free";
+    CO_ENTER(fn);
+    if (!request) return bad_request(fn, 0);
+    co_req *r = co_req_get(*request);
+    if (!r || r->internal) return bad_request(fn, *request);
+    if (r->complete || (r->persistent && !r->active)) {
+        co_req_free(r);
+    } else {
+        r->user_freed = 1;
+        r->persistent = 0; /* an active persistent request goes away when it completes */
+    }
+    *request = MPI_REQUEST_NULL;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Request_get_status = PMPI_Request_get_status
+int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) {
+    static const char fn[] = "MPI_Request_get_status";
+    CO_ENTER(fn);
+    co_req *r;
+    if (lookup(request, &r)) return bad_request(fn, request);
+    if (!r) {
+        *flag = 1;
+        co_api_status_empty(status);
+        return MPI_SUCCESS;
+    }
+    if (!r->complete) co_progress();
+    *flag = r->complete;
+    if (r->complete) co_api_status(status, &r->status);
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Cancel = PMPI_Cancel
+int PMPI_Cancel(MPI_Request *request) {
+    static const char fn[] = "MPI_Cancel";
+    CO_ENTER(fn);
+    co_req *r;
+    if (!request || lookup(*request, &r) || !r) return bad_request(fn, request ? *request : 0);
+    return co_req_cancel(r);
+}
+
+#pragma weak MPI_Test_cancelled = PMPI_Test_cancelled
+int PMPI_Test_cancelled(const MPI_Status *status, int *flag) {
+    CO_ENTER("MPI_Test_cancelled");
+    *flag = status->co_cancelled;
+    return MPI_SUCCESS;
+}
+
+/* ---- Probes and status queries -------------------------------------------------------------- */
+
+static int probe_common(const char *fn, int source, int tag, MPI_Comm comm, int *flag,
+                        MPI_Status *status, int wait) {
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_comm *c = co_api_comm(comm, fn, &rc);
+    if (!c) return rc;
+    if ((rc = co_api_rank(c, fn, source, 1)) || (rc = co_api_tag(c, fn, tag, 1))) return rc;
+    co_status s;
+    int f = 0;
+    co_backoff b = {0};
+    for (;;) {
+        co_iprobe(source, tag, c, c->ctx, &f, &s);
+        if (f || !wait) break;
+        co_backoff_idle(&b);
+    }
+    if (flag) *flag = f;
+    if (f) co_api_status(status, &s);
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Probe = PMPI_Probe
+int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
+    return probe_common("MPI_Probe", source, tag, comm, NULL, status, 1);
+}
+
+#pragma weak MPI_Iprobe = PMPI_Iprobe
+int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) {
+    return probe_common("MPI_Iprobe", source, tag, comm, flag, status, 0);
+}
+
+#pragma weak MPI_Get_count = PMPI_Get_count
+int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count) {
+    static const char fn[] = "MPI_Get_count";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_dtype *dt = co_api_dtype(NULL, fn, datatype, 1, &rc);
+    if (!dt) return rc;
+    size_t bytes = (size_t)status->co_bytes;
+    if (dt->size == 0)
+        *count = 0;
+    else if (bytes % dt->size)
+        *count = MPI_UNDEFINED;
+    else
+        *count = (int)(bytes / dt->size);
+    return MPI_SUCCESS;
+}
+
+static int elements(const char *fn, const MPI_Status *status, MPI_Datatype datatype,
+                    MPI_Count *count) {
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_dtype *dt = co_api_dtype(NULL, fn, datatype, 1, &rc);
+    if (!dt) return rc;
+    size_t bytes = (size_t)status->co_bytes;
+    size_t n = co_dt_elements(dt, bytes);
+    /* bytes that do not end on a basic element are not a valid element count */
+    size_t check = 0;
+    if (dt->size) {
+        size_t full = bytes / dt->size;
+        check = full * dt->size;
+        size_t rem_elems = n - full * dt->sig_elems;
+        for (size_t i = 0; i < dt->nsig && rem_elems; i++) {
+            size_t k = CO_MIN(rem_elems, dt->sig[i].count);
+            check += k * co_basic_size(dt->sig[i].basic);
+            rem_elems -= k;
+        }
+    }
+    *count = check == bytes ? (MPI_Count)n : MPI_UNDEFINED;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Get_elements = PMPI_Get_elements
+int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count) {
+    MPI_Count n;
+    int rc = elements("MPI_Get_elements", status, datatype, &n);
+    if (rc == MPI_SUCCESS) *count = (int)n;
+    return rc;
+}
+
+#pragma weak MPI_Get_elements_x = PMPI_Get_elements_x
+int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count) {
+    return elements("MPI_Get_elements_x", status, datatype, count);
+}
+
+#pragma weak MPI_Status_set_elements = PMPI_Status_set_elements
+int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count) {
+    static const char fn[] = "MPI_Status_set_elements";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_dtype *dt = co_api_dtype(NULL, fn, datatype, 1, &rc);
+    if (!dt) return rc;
+    size_t per = dt->sig_elems ? dt->size / dt->sig_elems : 0;
+    status->co_bytes = (long long)((size_t)count * per);
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Status_set_cancelled = PMPI_Status_set_cancelled
+int PMPI_Status_set_cancelled(MPI_Status *status, int flag) {
+    CO_ENTER("MPI_Status_set_cancelled");
+    status->co_cancelled = flag;
+    return MPI_SUCCESS;
+}
+
+/* ---- Persistent requests --------------------------------------------------------------------- */
+
+static int persistent_init(const char *fn, void *buf, int count, MPI_Datatype type, int peer,
+                           int tag, MPI_Comm comm, int is_recv, MPI_Request *request) {
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_comm *c = co_api_comm(comm, fn, &rc);
+    if (!c) return rc;
+    co_dtype *dt = check_xfer(c, fn, buf, count, type, peer, tag, is_recv, &rc);
+    if (!dt) return rc;
+    co_req *r = co_req_new(is_recv ? CO_REQ_PRECV : CO_REQ_PSEND);
+    if (!r) return co_error(c, fn, MPI_ERR_NO_MEM, "out of requests");
+    r->persistent = 1;
+    r->comm = c;
+    r->buf = buf;
+    r->count = (size_t)count;
+    r->dt = dt;
+    co_dt_retain(dt);
+    r->peer = peer;
+    r->tag = tag;
+    r->ctx = c->ctx;
+    *request = r->handle;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Send_init = PMPI_Send_init
+int PMPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                   MPI_Comm comm, MPI_Request *request) {
+    return persistent_init("MPI_Send_init", (void *)buf, count, datatype, dest, tag, comm, 0,
+                           request);
+}
+
+#pragma weak MPI_Recv_init = PMPI_Recv_init
+int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                   MPI_Request *request) {
+    return persistent_init("MPI_Recv_init", buf, count, datatype, source, tag, comm, 1, request);
+}
+
+#pragma weak MPI_Start = PMPI_Start
+int PMPI_Start(MPI_Request *request) {
+    static const char fn[] = "MPI_Start";
+    CO_ENTER(fn);
+    co_req *r = request ? co_req_get(*request) : NULL;
+    if (!r || !r->persistent) return bad_request(fn, request ? *request : 0);
+    if (r->active) return co_error(r->comm, fn, MPI_ERR_REQUEST, "request is already active");
+    return r->kind == CO_REQ_PRECV ? co_recv_start(r) : co_send_start(r);
+}
+
+#pragma weak MPI_Startall = PMPI_Startall
+int PMPI_Startall(int count, MPI_Request array_of_requests[]) {
+    CO_ENTER("MPI_Startall");
+    for (int i = 0; i < count; i++) {
+        int rc = PMPI_Start(&array_of_requests[i]);
+        if (rc) return rc;
+    }
+    return MPI_SUCCESS;
+}

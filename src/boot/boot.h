@@ -1,0 +1,76 @@
+/* Bootstrap: the job segment through which the ranks of one machine find each other. The
+ * launcher (or a singleton process) creates it as an anonymous memfd, so no file ever exists
+ * in /dev/shm; ranks inherit the descriptor, map it and close it. The segment holds a header,
+ * one control block per rank, the per-pair message queues and a per-rank shared heap. */
+#ifndef CO_BOOT_H
+#define CO_BOOT_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define CO_SEG_MAGIC   0x31305452484f4f43ull /* "COOHRT01" */
+#define CO_SEG_VERSION 1
+
+enum co_rank_state {
+    CO_RANK_NEW = 0,   /* not yet in MPI_Init */
+    CO_RANK_RUNNING,   /* MPI_Init done */
+    CO_RANK_FINALIZED, /* MPI_Finalize done */
+    CO_RANK_ABORTED    /* MPI_Abort or a fatal error */
+};
+
+typedef struct co_rank_ctl {
+    _Atomic int32_t state;
+    int32_t pid;
+    int32_t abort_code;
+    int32_t cpu; /* core the launcher bound it to, or -1 */
+    char pad[48];
+} co_rank_ctl;
+
+typedef struct co_seg_hdr {
+    uint64_t magic;
+    uint32_t version;
+    uint32_t nranks;
+    uint64_t size;
+    uint64_t off_ranks, off_ring_ctl, off_cells, off_data, off_heap;
+    uint64_t ring_cells; /* header cells per ordered pair (power of two) */
+    uint64_t data_bytes; /* payload bytes per ordered pair (power of two) */
+    uint64_t eager_limit;
+    uint64_t heap_slice;
+    uint64_t job_id;
+    _Atomic int32_t abort_rank; /* first rank that aborted, or -1 */
+    _Atomic int32_t abort_code;
+} co_seg_hdr;
+
+typedef struct co_seg {
+    char *base;
+    size_t size;
+    int nranks;
+    co_seg_hdr *hdr;
+    co_rank_ctl *ranks;
+} co_seg;
+
+typedef struct co_seg_params {
+    int nranks;
+    long ring_cells;
+    long data_bytes;
+    long eager_limit;
+    long heap_slice;
+} co_seg_params;
+
+/* Launcher side (mpiexec, or a singleton): create and initialise; returns the memfd. */
+int co_seg_create(const co_seg_params *p, co_seg *seg, char *err, size_t errlen);
+/* Rank side: map an inherited segment descriptor. */
+int co_seg_attach(int fd, co_seg *seg, char *err, size_t errlen);
+void co_seg_detach(co_seg *seg);
+void co_seg_mark_abort(co_seg *seg, int rank, int code);
+
+static inline void *co_seg_at(const co_seg *seg, uint64_t off) {
+    return seg->base + off;
+}
+static inline char *co_seg_heap(const co_seg *seg, int rank) {
+    return seg->base + seg->hdr->off_heap + (uint64_t)rank * seg->hdr->heap_slice;
+}
+
+#endif /* CO_BOOT_H */

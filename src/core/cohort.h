@@ -1,0 +1,267 @@
+/* The internal umbrella header: the types every layer shares (objects behind MPI handles,
+ * requests, the one process-wide state struct) and the core services (errors, settings,
+ * progress, logging). Layers include this and their own folder's header, nothing above. */
+#ifndef CO_COHORT_H
+#define CO_COHORT_H
+
+#include "mpi.h"
+
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define CO_LIKELY(x)    __builtin_expect(!!(x), 1)
+#define CO_UNLIKELY(x)  __builtin_expect(!!(x), 0)
+#define CO_CACHELINE    64
+#define CO_ALIGNED      __attribute__((aligned(CO_CACHELINE)))
+#define CO_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define CO_NORETURN     __attribute__((noreturn))
+#define CO_MIN(a, b)    ((a) < (b) ? (a) : (b))
+#define CO_MAX(a, b)    ((a) > (b) ? (a) : (b))
+#define CO_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- Handles --------------------------------------------------------------------------------
+ * A handle is kind(5 bits) << 26 | generation(6 bits) << 20 | slot(20 bits). The generation
+ * changes each time a slot is reused, so that a stale handle to a freed object is caught. */
+#define CO_HANDLE_KIND(h)               (((unsigned)(h) >> 26) & 0x1f)
+#define CO_HANDLE_GEN(h)                (((unsigned)(h) >> 20) & 0x3f)
+#define CO_HANDLE_SLOT(h)               ((unsigned)(h)&0xfffff)
+#define CO_HANDLE_MAKE(kind, gen, slot) ((int)(((kind) << 26) | ((gen) << 20) | (slot)))
+#define CO_HTAB_CHUNK                   1024
+#define CO_HTAB_MAX_SLOTS               0x100000
+
+typedef struct co_htab {
+    int kind;
+    void ***chunks;   /* chunk c, entry i: object pointer of slot c*CHUNK+i (NULL: free) */
+    uint8_t **gens;   /* generation of each slot */
+    uint32_t nchunks; /* chunks allocated */
+    uint32_t next;    /* first never-used slot */
+    uint32_t *freelist;
+    uint32_t nfree, freecap;
+    uint32_t live; /* objects currently in the table */
+} co_htab;
+
+int co_htab_insert(co_htab *t, void *obj);              /* new handle, or 0 if full */
+void co_htab_set(co_htab *t, unsigned slot, void *obj); /* predefined objects */
+void *co_htab_get(const co_htab *t, int handle);        /* NULL if stale or invalid */
+void co_htab_remove(co_htab *t, int handle);
+void co_htab_destroy(co_htab *t);
+
+/* ---- Objects --------------------------------------------------------------------------------- */
+typedef struct co_dtype co_dtype; /* src/dtype/dtype.h */
+typedef struct co_op co_op;       /* src/op/op.h */
+typedef struct co_comm co_comm;   /* src/comm/comm.h */
+typedef struct co_group co_group;
+typedef struct co_req co_req;
+
+typedef struct co_errhandler {
+    int handle;
+    int refcount;
+    int builtin; /* 1: ERRORS_ARE_FATAL, 2: ERRORS_RETURN, 0: user function */
+    MPI_Comm_errhandler_function *fn;
+} co_errhandler;
+
+/* ---- Groups and communicators (shared by p2p, coll and comm) -------------------------------- */
+struct co_group {
+    int handle;
+    int refcount;
+    int size;
+    int rank;   /* this process's rank in the group, or MPI_UNDEFINED */
+    int *world; /* group rank -> world rank */
+};
+
+struct co_idpool;
+struct co_topo;
+struct co_coll_comm;
+struct co_attr;
+
+struct co_comm {
+    int handle;
+    int refcount;
+    int rank, size; /* in the local group */
+    int is_inter;
+    co_group *local;
+    co_group *remote; /* intercommunicators: the other side */
+    const int *peers; /* world rank of each rank that sends address (remote group if inter) */
+    int npeers;
+    uint64_t id;  /* job-unique, from the tree of ID pools */
+    uint64_t ctx; /* match context of point-to-point traffic; ctx|1 is collective traffic */
+    co_errhandler *errh;
+    char name[MPI_MAX_OBJECT_NAME];
+    struct co_topo *topo;
+    struct co_idpool *pool;
+    co_comm *parent;
+    uint32_t coll_seq;
+    struct co_coll_comm *coll;
+    struct co_attr *attrs;
+};
+
+/* ---- Requests -------------------------------------------------------------------------------- */
+enum co_req_kind { CO_REQ_SEND = 1, CO_REQ_RECV, CO_REQ_COLL, CO_REQ_PSEND, CO_REQ_PRECV };
+enum co_send_mode { CO_MODE_STD = 0, CO_MODE_SYNC, CO_MODE_READY, CO_MODE_BUFFERED };
+
+typedef struct co_status {
+    int source, tag, error;
+    int cancelled;
+    size_t bytes;
+} co_status;
+
+struct co_req {
+    int handle;
+    uint8_t kind;
+    uint8_t complete;   /* set when the operation finished (status valid) */
+    uint8_t user_freed; /* MPI_Request_free was called: release on completion */
+    uint8_t persistent; /* Send_init/Recv_init: survives completion until freed */
+    uint8_t active;     /* persistent requests: started and not yet completed */
+    uint8_t mode;       /* send mode (co_send_mode) */
+    uint8_t internal;   /* owned by a layer (collectives), never seen by the user */
+    uint8_t matched;    /* receive: matched to a message; no longer cancellable */
+    co_comm *comm;
+    void *buf;
+    size_t count;
+    co_dtype *dt;
+    int peer; /* rank in comm (destination or source, may be ANY_SOURCE) */
+    int tag;
+    uint64_t ctx;
+    co_status status;
+    /* send side */
+    int peer_world;    /* destination's world rank */
+    void *tmp;         /* packed copy of a non-contiguous send, or buffered-send copy */
+    size_t bytes;      /* total packed bytes of the message */
+    size_t done_bytes; /* fallback rendezvous: bytes moved so far */
+    uint64_t remote_cookie;
+    int pending; /* queued in a pending-send list (ring was full) */
+    /* queue links (posted-receive queue, pending sends) */
+    co_req *next, *prev;
+    /* completion hook for layers that build on requests */
+    void (*on_complete)(co_req *r);
+    void *cb_arg;
+};
+
+/* ---- Settings (src/core/config.c) ------------------------------------------------------------
+ * One table; `cohort info` and the README's list are generated from it. */
+typedef enum { CO_CFG_INT, CO_CFG_SIZE, CO_CFG_BOOL, CO_CFG_STR } co_cfg_type;
+
+typedef struct co_config {
+    long eager_limit;
+    long shm_ring_cells;
+    long shm_data_bytes;
+    long heap_slice;
+    int cma;
+    long spin_count;
+    int log_level;
+    int line_buffer;
+    int bind;
+    char barrier_algorithm[32];
+    char bcast_algorithm[32];
+    char reduce_algorithm[32];
+    char allreduce_algorithm[32];
+} co_config;
+
+typedef struct co_setting {
+    const char *name; /* without the COHORT_ prefix */
+    co_cfg_type type;
+    const char *def;
+    size_t offset;
+    size_t size; /* for strings */
+    const char *doc;
+} co_setting;
+
+extern const co_setting co_settings[];
+extern const size_t co_settings_count;
+int co_config_load(co_config *cfg, char *err, size_t errlen);
+void co_config_format(const co_config *cfg, const co_setting *s, char *out, size_t len);
+long co_parse_size(const char *s, int *ok);
+
+/* ---- Logging -------------------------------------------------------------------------------- */
+enum { CO_LOG_ERROR = 0, CO_LOG_WARN, CO_LOG_INFO, CO_LOG_DEBUG };
+void co_log(int level, const char *fmt, ...) CO_PRINTF(2, 3);
+#define co_debug(...)                                                                              \
+    do {                                                                                           \
+        if (CO_UNLIKELY(co_st.cfg.log_level >= CO_LOG_DEBUG)) co_log(CO_LOG_DEBUG, __VA_ARGS__);   \
+    } while (0)
+
+/* ---- Errors (src/core/error.c) ----------------------------------------------------------------
+ */
+/* Reports an error of class `cls` raised by MPI function `fn` through `comm`'s error handler
+ * (MPI_COMM_WORLD's if comm is NULL) and returns the error code for the caller to return. */
+int co_error(co_comm *comm, const char *fn, int cls, const char *fmt, ...) CO_PRINTF(4, 5);
+const char *co_error_class_name(int cls);
+const char *co_error_class_text(int cls);
+CO_NORETURN void co_abort_job(int code, const char *msg);
+CO_NORETURN void co_fatal(const char *fmt, ...) CO_PRINTF(1, 2);
+
+/* ---- Progress (src/core/progress.c) -----------------------------------------------------------
+ */
+int co_progress(void);            /* one pass over every transport; returns events handled */
+void co_progress_wait(co_req *r); /* progress until r completes */
+void co_progress_wait_flag(const volatile int *flag, int value); /* until *flag >= value */
+
+typedef struct co_backoff {
+    unsigned idle;
+} co_backoff;
+void co_backoff_idle(co_backoff *b); /* called after a pass that found nothing to do */
+static inline void co_backoff_reset(co_backoff *b) {
+    b->idle = 0;
+}
+static inline void co_cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ volatile("yield");
+#endif
+}
+
+/* ---- Timers ---------------------------------------------------------------------------------- */
+double co_wtime(void);
+uint64_t co_now_ns(void);
+
+/* ---- The one process-wide state ------------------------------------------------------------- */
+struct co_seg;
+struct co_p2p_state;
+struct co_coll_state;
+
+struct cohort_state {
+    int initialized; /* MPI_Init has completed */
+    int finalized;
+    int thread_level;
+    int world_rank, world_size;
+    int local_cpus;     /* CPUs in this process's affinity mask */
+    int oversubscribed; /* more ranks on this node than CPUs: yield early */
+    int launched;       /* started by mpiexec (not a singleton) */
+    co_config cfg;
+    struct co_seg *seg;
+    co_htab comms, groups, dtypes, ops, reqs, errhs, infos;
+    struct co_p2p_state *p2p;
+    co_comm *world, *self;
+    co_errhandler *errh_fatal, *errh_return;
+    int in_error_handler;
+    void *bsend_buf; /* MPI_Buffer_attach */
+    int bsend_size;
+    int bsend_pending; /* buffered sends not yet delivered */
+    char processor_name[MPI_MAX_PROCESSOR_NAME];
+    /* hooks that upper layers install for the progress engine */
+    int (*coll_progress)(void);
+};
+
+extern struct cohort_state co_st;
+
+/* Initialisation steps of each layer, in the order co_init calls them */
+int co_init(int *argc, char ***argv, int required, int *provided);
+int co_finalize(void);
+int co_dtype_init(void);
+void co_dtype_fini(void);
+int co_op_init(void);
+void co_op_fini(void);
+int co_comm_init(void);
+void co_comm_fini(void);
+int co_p2p_init(void);
+void co_p2p_fini(void);
+int co_coll_init(void);
+void co_coll_fini(void);
+int co_barrier(co_comm *comm); /* src/coll: used by MPI_Finalize */
+
+#endif /* CO_COHORT_H */

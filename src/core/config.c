@@ -1,0 +1,168 @@
+/* The settings table: every tunable is one COHORT_* environment variable declared here once,
+ * with its type, default and meaning. The library reads them at MPI_Init; `cohort info` and
+ * the README's settings list are generated from this same table. */
+#include "cohort.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define CFG(field) offsetof(co_config, field), sizeof(((co_config *)0)->field)
+
+const co_setting co_settings[] = {
+    {"EAGER_LIMIT", CO_CFG_SIZE, "16384", CFG(eager_limit),
+     "largest message (bytes) sent eagerly through the shared-memory rings; larger ones use "
+     "rendezvous and a single copy"},
+    {"SHM_RING_CELLS", CO_CFG_INT, "256", CFG(shm_ring_cells),
+     "64-byte header cells in each ordered pair's shared-memory queue (power of two)"},
+    {"SHM_DATA_BYTES", CO_CFG_SIZE, "128K", CFG(shm_data_bytes),
+     "bytes of eager payload space in each ordered pair's shared-memory queue"},
+    {"HEAP_SLICE", CO_CFG_SIZE, "64M", CFG(heap_slice),
+     "bytes of the job segment reserved per rank for shared collective buffers (sparse)"},
+    {"CMA", CO_CFG_BOOL, "1", CFG(cma),
+     "copy large messages with one process_vm_readv; 0 forces the pipelined copy through "
+     "shared buffers"},
+    {"SPIN_COUNT", CO_CFG_INT, "0", CFG(spin_count),
+     "idle progress passes before a waiting rank yields the CPU; 0 picks one from the number "
+     "of ranks per core"},
+    {"LOG_LEVEL", CO_CFG_INT, "1", CFG(log_level),
+     "diagnostics on stderr: 0 errors, 1 warnings, 2 info, 3 debug"},
+    {"LINE_BUFFER", CO_CFG_BOOL, "1", CFG(line_buffer),
+     "make stdout line-buffered in ranks started by mpiexec, so output arrives promptly"},
+    {"BIND", CO_CFG_BOOL, "1", CFG(bind),
+     "mpiexec binds each rank to a core when there are no more ranks than cores"},
+    {"BARRIER_ALGORITHM", CO_CFG_STR, "auto", CFG(barrier_algorithm),
+     "force a barrier algorithm (see `cohort info`); auto uses the selection table"},
+    {"BCAST_ALGORITHM", CO_CFG_STR, "auto", CFG(bcast_algorithm),
+     "force a broadcast algorithm; auto uses the selection table"},
+    {"REDUCE_ALGORITHM", CO_CFG_STR, "auto", CFG(reduce_algorithm),
+     "force a reduce algorithm; auto uses the selection table"},
+    {"ALLREDUCE_ALGORITHM", CO_CFG_STR, "auto", CFG(allreduce_algorithm),
+     "force an allreduce algorithm; auto uses the selection table"},
+};
+const size_t co_settings_count = CO_ARRAY_LEN(co_settings);
+
+long co_parse_size(const char *s, int *ok) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 0);
+    *ok = 0;
+    if (end == s || errno || v < 0) return 0;
+    long long mul = 1;
+    switch (toupper((unsigned char)*end)) {
+    case 'K':
+        mul = 1024LL;
+        end++;
+        break;
+    case 'M':
+        mul = 1024LL * 1024;
+        end++;
+        break;
+    case 'G':
+        mul = 1024LL * 1024 * 1024;
+        end++;
+        break;
+    default: break;
+    }
+    if (*end == 'i' || *end == 'B' || *end == 'b') end++;
+    if (*end == 'B') end++;
+    if (*end) return 0;
+    *ok = 1;
+    return (long)(v * mul);
+}
+
+static int parse_bool(const char *s, int *ok) {
+    *ok = 1;
+    if (!strcmp(s, "1") || !strcasecmp(s, "yes") || !strcasecmp(s, "true") || !strcasecmp(s, "on"))
+        return 1;
+    if (!strcmp(s, "0") || !strcasecmp(s, "no") || !strcasecmp(s, "false") || !strcasecmp(s, "off"))
+        return 0;
+    *ok = 0;
+    return 0;
+}
+
+static int set_value(co_config *cfg, const co_setting *s, const char *val) {
+    char *p = (char *)cfg + s->offset;
+    int ok = 1;
+    switch (s->type) {
+    case CO_CFG_INT: {
+        char *end;
+        errno = 0;
+        long v = strtol(val, &end, 0);
+        if (end == val || *end || errno) return -1;
+        if (s->size == sizeof(int))
+            *(int *)p = (int)v;
+        else
+            *(long *)p = v;
+        break;
+    }
+    case CO_CFG_SIZE: {
+        long v = co_parse_size(val, &ok);
+        if (!ok) return -1;
+        *(long *)p = v;
+        break;
+    }
+    case CO_CFG_BOOL: {
+        int v = parse_bool(val, &ok);
+        if (!ok) return -1;
+        *(int *)p = v;
+        break;
+    }
+    case CO_CFG_STR:
+        if (strlen(val) >= s->size) return -1;
+        strcpy(p, val);
+        break;
+    }
+    return 0;
+}
+
+/* Defaults first, then the environment; an unknown COHORT_* variable is most likely a typo,
+ * so it is reported rather than silently ignored (COHORT_JOB_* is the launcher's protocol). */
+int co_config_load(co_config *cfg, char *err, size_t errlen) {
+    extern char **environ;
+    memset(cfg, 0, sizeof(*cfg));
+    for (size_t i = 0; i < co_settings_count; i++)
+        if (set_value(cfg, &co_settings[i], co_settings[i].def)) abort();
+    err[0] = 0;
+    int rc = 0;
+    for (size_t i = 0; i < co_settings_count; i++) {
+        char name[64];
+        snprintf(name, sizeof(name), "COHORT_%s", co_settings[i].name);
+        const char *v = getenv(name);
+        if (v && set_value(cfg, &co_settings[i], v)) {
+            snprintf(err, errlen, "invalid value '%s' for %s", v, name);
+            rc = -1;
+        }
+    }
+    for (char **e = environ; e && *e && !rc; e++) {
+        /* COHORT_JOB_*: the launcher's protocol; COHORT_CC/CXX: the compiler wrappers' */
+        if (strncmp(*e, "COHORT_", 7) || !strncmp(*e, "COHORT_JOB_", 11) ||
+            !strncmp(*e, "COHORT_CC=", 10) || !strncmp(*e, "COHORT_CXX=", 11))
+            continue;
+        const char *eq = strchr(*e, '=');
+        size_t n = eq ? (size_t)(eq - *e) - 7 : strlen(*e) - 7;
+        int known = 0;
+        for (size_t i = 0; i < co_settings_count && !known; i++)
+            known = strlen(co_settings[i].name) == n && !strncmp(co_settings[i].name, *e + 7, n);
+        if (!known) snprintf(err, errlen, "unknown setting %.*s ignored", (int)(n + 7), *e);
+    }
+    return rc;
+}
+
+void co_config_format(const co_config *cfg, const co_setting *s, char *out, size_t len) {
+    const char *p = (const char *)cfg + s->offset;
+    switch (s->type) {
+    case CO_CFG_INT:
+        if (s->size == sizeof(int))
+            snprintf(out, len, "%d", *(const int *)p);
+        else
+            snprintf(out, len, "%ld", *(const long *)p);
+        break;
+    case CO_CFG_SIZE: snprintf(out, len, "%ld", *(const long *)p); break;
+    case CO_CFG_BOOL: snprintf(out, len, "%d", *(const int *)p); break;
+    case CO_CFG_STR: snprintf(out, len, "%s", p); break;
+    }
+}

@@ -1,0 +1,86 @@
+/* Handle tables: map the integer handles users hold to the objects behind them. Slots live in
+ * chunks that never move, so pointers stay valid as a table grows; freed slots are reused
+ * with a new generation so that a stale handle is reported instead of aliasing a new object. */
+#include "cohort.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int htab_grow(co_htab *t) {
+    if (t->nchunks * CO_HTAB_CHUNK >= CO_HTAB_MAX_SLOTS) return -1;
+    void ***chunks = realloc(t->chunks, (t->nchunks + 1) * sizeof(*chunks));
+    if (!chunks) return -1;
+    t->chunks = chunks;
+    uint8_t **gens = realloc(t->gens, (t->nchunks + 1) * sizeof(*gens));
+    if (!gens) return -1;
+    t->gens = gens;
+    t->chunks[t->nchunks] = calloc(CO_HTAB_CHUNK, sizeof(void *));
+    t->gens[t->nchunks] = calloc(CO_HTAB_CHUNK, 1);
+    if (!t->chunks[t->nchunks] || !t->gens[t->nchunks]) return -1;
+    t->nchunks++;
+    return 0;
+}
+
+void co_htab_set(co_htab *t, unsigned slot, void *obj) {
+    while (slot >= t->nchunks * CO_HTAB_CHUNK)
+        if (htab_grow(t)) co_fatal("out of memory growing a handle table");
+    t->chunks[slot / CO_HTAB_CHUNK][slot % CO_HTAB_CHUNK] = obj;
+    if (slot >= t->next) t->next = slot + 1;
+    t->live++;
+}
+
+int co_htab_insert(co_htab *t, void *obj) {
+    uint32_t slot;
+    if (t->nfree) {
+        slot = t->freelist[--t->nfree];
+    } else {
+        if (t->next == 0) t->next = 1; /* slot 0 is the kind's NULL handle */
+        slot = t->next;
+        if (slot >= CO_HTAB_MAX_SLOTS) return 0;
+        if (slot >= t->nchunks * CO_HTAB_CHUNK && htab_grow(t)) return 0;
+        t->next++;
+    }
+    t->chunks[slot / CO_HTAB_CHUNK][slot % CO_HTAB_CHUNK] = obj;
+    t->live++;
+    unsigned gen = t->gens[slot / CO_HTAB_CHUNK][slot % CO_HTAB_CHUNK];
+    return CO_HANDLE_MAKE(t->kind, gen, slot);
+}
+
+void *co_htab_get(const co_htab *t, int handle) {
+    if (CO_HANDLE_KIND(handle) != (unsigned)t->kind) return NULL;
+    unsigned slot = CO_HANDLE_SLOT(handle);
+    if (slot >= t->next) return NULL;
+    unsigned c = slot / CO_HTAB_CHUNK, i = slot % CO_HTAB_CHUNK;
+    if (t->gens[c][i] != CO_HANDLE_GEN(handle)) return NULL;
+    return t->chunks[c][i];
+}
+
+void co_htab_remove(co_htab *t, int handle) {
+    unsigned slot = CO_HANDLE_SLOT(handle);
+    unsigned c = slot / CO_HTAB_CHUNK, i = slot % CO_HTAB_CHUNK;
+    if (slot >= t->next || !t->chunks[c][i]) return;
+    t->chunks[c][i] = NULL;
+    t->gens[c][i] = (uint8_t)((t->gens[c][i] + 1) & 0x3f);
+    t->live--;
+    if (t->nfree == t->freecap) {
+        uint32_t cap = t->freecap ? t->freecap * 2 : 256;
+        uint32_t *fl = realloc(t->freelist, cap * sizeof(*fl));
+        if (!fl) return; /* the slot is simply never reused */
+        t->freelist = fl;
+        t->freecap = cap;
+    }
+    t->freelist[t->nfree++] = slot;
+}
+
+void co_htab_destroy(co_htab *t) {
+    for (uint32_t c = 0; c < t->nchunks; c++) {
+        free(t->chunks[c]);
+        free(t->gens[c]);
+    }
+    free(t->chunks);
+    free(t->gens);
+    free(t->freelist);
+    int kind = t->kind;
+    memset(t, 0, sizeof(*t));
+    t->kind = kind;
+}

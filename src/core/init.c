@@ -1,0 +1,106 @@
+/* Start-up and shut-down of the library: read the settings, attach to the job segment (or
+ * make a one-rank job of our own when started without mpiexec), and bring the layers up in
+ * order; MPI_Finalize takes them down in reverse. */
+#include "cohort.h"
+#include "../boot/boot.h"
+
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct cohort_state co_st;
+
+static co_seg the_seg;
+
+static int env_int(const char *name, int def) {
+    const char *v = getenv(name);
+    return v ? atoi(v) : def;
+}
+
+static int attach_segment(char *err, size_t errlen) {
+    const char *fd_s = getenv("COHORT_JOB_FD");
+    if (fd_s) {
+        int fd = atoi(fd_s);
+        if (co_seg_attach(fd, &the_seg, err, errlen)) return -1;
+        close(fd);
+        unsetenv("COHORT_JOB_FD"); /* children of this rank are not ranks */
+        co_st.world_rank = env_int("COHORT_JOB_RANK", -1);
+        co_st.world_size = the_seg.nranks;
+        if (co_st.world_rank < 0 || co_st.world_rank >= co_st.world_size) {
+            snprintf(err, errlen, "COHORT_JOB_RANK is missing or out of range");
+            return -1;
+        }
+        co_st.launched = 1;
+    } else {
+        co_seg_params p = {1, co_st.cfg.shm_ring_cells, co_st.cfg.shm_data_bytes,
+                           co_st.cfg.eager_limit, co_st.cfg.heap_slice};
+        int fd = co_seg_create(&p, &the_seg, err, errlen);
+        if (fd < 0) return -1;
+        close(fd);
+        co_st.world_rank = 0;
+        co_st.world_size = 1;
+    }
+    co_st.seg = &the_seg;
+    the_seg.ranks[co_st.world_rank].pid = (int32_t)getpid();
+    return 0;
+}
+
+int co_init(int *argc, char ***argv, int required, int *provided) {
+    (void)argc;
+    (void)argv;
+    char err[256];
+    if (co_config_load(&co_st.cfg, err, sizeof(err))) {
+        fprintf(stderr, "cohort: %s\n", err);
+        return MPI_ERR_OTHER;
+    }
+    if (err[0]) co_log(CO_LOG_WARN, "%s", err);
+    if (attach_segment(err, sizeof(err))) {
+        fprintf(stderr, "cohort: cannot start: %s\n", err);
+        return MPI_ERR_OTHER;
+    }
+
+    cpu_set_t set;
+    co_st.local_cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+    int job_cpus = env_int("COHORT_JOB_NCPUS", (int)sysconf(_SC_NPROCESSORS_ONLN));
+    co_st.oversubscribed = co_st.world_size > (job_cpus > 0 ? job_cpus : 1);
+    if (co_st.cfg.spin_count <= 0) co_st.cfg.spin_count = co_st.oversubscribed ? 16 : 20000;
+    if (gethostname(co_st.processor_name, sizeof(co_st.processor_name)) != 0)
+        strcpy(co_st.processor_name, "localhost");
+    co_st.processor_name[sizeof(co_st.processor_name) - 1] = 0;
+
+    /* Calls are serialised by the caller at SERIALIZED and below; MULTIPLE would need locks
+     * Cohort does not take, so it is never reported. */
+    co_st.thread_level = required < MPI_THREAD_SERIALIZED ? required : MPI_THREAD_SERIALIZED;
+    if (co_st.thread_level < MPI_THREAD_SINGLE) co_st.thread_level = MPI_THREAD_SINGLE;
+    if (provided) *provided = co_st.thread_level;
+
+    int rc;
+    if ((rc = co_dtype_init()) || (rc = co_op_init()) || (rc = co_p2p_init()) ||
+        (rc = co_comm_init()) || (rc = co_coll_init())) {
+        fprintf(stderr, "cohort: initialisation failed (%s)\n", co_error_class_name(rc));
+        return rc;
+    }
+    if (co_st.launched && co_st.cfg.line_buffer) setvbuf(stdout, NULL, _IOLBF, 0);
+    atomic_store(&co_st.seg->ranks[co_st.world_rank].state, CO_RANK_RUNNING);
+    co_st.initialized = 1;
+    return MPI_SUCCESS;
+}
+
+int co_finalize(void) {
+    /* Finalize is collective: no rank leaves while a peer may still need it. */
+    int rc = co_barrier(co_st.world);
+    if (rc) return rc;
+    co_coll_fini();
+    co_comm_fini();
+    co_p2p_fini();
+    co_op_fini();
+    co_dtype_fini();
+    atomic_store(&co_st.seg->ranks[co_st.world_rank].state, CO_RANK_FINALIZED);
+    co_seg_detach(co_st.seg);
+    co_st.seg = NULL;
+    co_st.finalized = 1;
+    fflush(stdout);
+    return MPI_SUCCESS;
+}

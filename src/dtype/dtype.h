@@ -1,0 +1,131 @@
+/* Datatypes: the object behind MPI_Datatype and the engine that moves typed data.
+ *
+ * A committed type is flattened into segments: each segment is `count` runs of `len` bytes,
+ * the i-th at `disp + i*stride` from the element's origin; an element's segments repeat every
+ * `extent` bytes. One segment describes a whole matrix column, so packing it is a tight
+ * strided loop, not an interpretation of the type tree. Runs are merged when they touch.
+ * Separately, the type signature (`sig`: runs of one basic type) serves element counts and
+ * reductions. */
+#ifndef CO_DTYPE_H
+#define CO_DTYPE_H
+
+#include "../core/cohort.h"
+
+#include <sys/uio.h>
+
+/* Basic element types: the alphabet of type signatures and of reduction kernels. */
+enum co_basic {
+    CO_B_NONE = 0,
+    CO_B_CHAR,
+    CO_B_SCHAR,
+    CO_B_UCHAR,
+    CO_B_BYTE,
+    CO_B_SHORT,
+    CO_B_USHORT,
+    CO_B_INT,
+    CO_B_UINT,
+    CO_B_LONG,
+    CO_B_ULONG,
+    CO_B_LLONG,
+    CO_B_ULLONG,
+    CO_B_FLOAT,
+    CO_B_DOUBLE,
+    CO_B_LDOUBLE,
+    CO_B_WCHAR,
+    CO_B_BOOL,
+    CO_B_INT8,
+    CO_B_INT16,
+    CO_B_INT32,
+    CO_B_INT64,
+    CO_B_UINT8,
+    CO_B_UINT16,
+    CO_B_UINT32,
+    CO_B_UINT64,
+    CO_B_CFLOAT,
+    CO_B_CDOUBLE,
+    CO_B_CLDOUBLE,
+    CO_B_AINT,
+    CO_B_OFFSET,
+    CO_B_COUNT,
+    CO_B_PACKED,
+    /* pair types used by MINLOC/MAXLOC are basic for reductions */
+    CO_B_FLOAT_INT,
+    CO_B_DOUBLE_INT,
+    CO_B_LONG_INT,
+    CO_B_2INT,
+    CO_B_SHORT_INT,
+    CO_B_LDOUBLE_INT,
+    CO_B_COUNT_
+};
+
+typedef struct co_dt_seg {
+    MPI_Aint disp;   /* offset of the first run from the element origin */
+    size_t len;      /* bytes per run */
+    size_t count;    /* runs */
+    MPI_Aint stride; /* between runs */
+} co_dt_seg;
+
+typedef struct co_dt_sig {
+    uint16_t basic; /* enum co_basic */
+    size_t count;   /* consecutive elements of that basic type */
+} co_dt_sig;
+
+struct co_dtype {
+    int handle;
+    int refcount; /* the user handle plus types built from this one and pending operations */
+    int predefined;
+    int committed;
+    int freed;       /* the user freed it; the object lives on while refcount > 0 */
+    size_t size;     /* bytes of data in one element */
+    MPI_Aint lb, ub; /* extent = ub - lb */
+    MPI_Aint true_lb, true_ub;
+    int contig;     /* count elements form one run of count*size bytes at buf + true_lb */
+    uint16_t basic; /* the single basic type of every element, or CO_B_NONE if mixed */
+    uint16_t align; /* alignment of the most aligned member (for struct extents) */
+    size_t nsegs;
+    co_dt_seg *segs;
+    size_t nsig;
+    co_dt_sig *sig;
+    size_t sig_elems; /* basic elements in one element */
+    int combiner;
+    /* MPI_Type_get_contents: the constructor's arguments, copied */
+    int nints, naddrs, ntypes;
+    int *ints;
+    MPI_Aint *addrs;
+    MPI_Datatype *types;
+    char name[MPI_MAX_OBJECT_NAME];
+};
+
+static inline MPI_Aint co_dt_extent(const co_dtype *dt) {
+    return dt->ub - dt->lb;
+}
+
+co_dtype *co_dt_get(MPI_Datatype h); /* NULL if invalid */
+size_t co_basic_size(int basic);
+const char *co_basic_name(int basic);
+
+/* Copy bytes [offset, offset+len) of the packed form of (buf, count, dt) to out, or from in
+ * back into place. Return the bytes moved (less than len only at the end of the data). */
+size_t co_dt_pack(const co_dtype *dt, size_t count, const void *buf, size_t offset, void *out,
+                  size_t len);
+size_t co_dt_unpack(const co_dtype *dt, size_t count, void *buf, size_t offset, const void *in,
+                    size_t len);
+/* Describe bytes [offset, ...) of (buf, count, dt) as up to max iovecs; returns how many were
+ * written and sets *covered to the bytes they span. */
+int co_dt_iov(const co_dtype *dt, size_t count, const void *buf, size_t offset, struct iovec *iov,
+              int max, size_t *covered);
+/* Basic elements contained in the first `bytes` of packed data (MPI_Get_elements). */
+size_t co_dt_elements(const co_dtype *dt, size_t bytes);
+
+/* Reference counting for types held by requests and derived types. */
+static inline void co_dt_retain(co_dtype *dt) {
+    if (!dt->predefined) dt->refcount++;
+}
+void co_dt_release(co_dtype *dt);
+
+/* Derived-type construction helpers used by the constructors in dtype_create.c. */
+co_dtype *co_dt_new(int combiner);
+int co_dt_register(co_dtype *dt);   /* gives it a handle; MPI_SUCCESS or an error class */
+void co_dt_normalize(co_dtype *dt); /* merge touching segments and signature runs */
+
+#endif /* CO_DTYPE_H */

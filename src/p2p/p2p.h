@@ -1,0 +1,111 @@
+/* Point-to-point messaging: requests, the matching engine and the eager/rendezvous protocols
+ * over the shared-memory transport. Every other layer that moves data (collectives,
+ * communicator creation) does so through the functions declared here, on its own context.
+ *
+ * Protocols (the `kind` of a transport cell):
+ *   EAGER       payload travels in the queue; the send completes at once.
+ *   EAGER_SYNC  same, but the receiver answers ACK when the message is matched (Ssend).
+ *   RTS         large message: the receiver copies straight out of the sender's memory with
+ *               process_vm_readv and answers FIN; or, where that is refused, answers CTS
+ *               and the sender streams FRAGs through the queue.
+ *   CTRL        a message for a layer above p2p (ID pools ...), dispatched by type. */
+#ifndef CO_P2P_H
+#define CO_P2P_H
+
+#include "../core/cohort.h"
+#include "../dtype/dtype.h"
+#include "../xport/shm.h"
+
+enum co_msg_kind {
+    CO_MSG_EAGER = 1,
+    CO_MSG_EAGER_SYNC,
+    CO_MSG_RTS,
+    CO_MSG_ACK,
+    CO_MSG_FIN,
+    CO_MSG_CTS,
+    CO_MSG_FRAG,
+    CO_MSG_CTRL,
+};
+
+/* Upper-layer control messages. The handler runs inside the progress engine: it must not
+ * wait; it may send (co_ctrl_send never blocks). */
+typedef void (*co_ctrl_handler)(int src_world, const uint64_t w[3], const void *payload,
+                                size_t len);
+enum { CO_CTRL_IDPOOL = 0, CO_CTRL_MAX = 8 };
+void co_ctrl_register(int type, co_ctrl_handler h);
+int co_ctrl_send(int dst_world, int type, const uint64_t w[3], const void *payload, size_t len);
+
+/* An unexpected message: arrived before a matching receive was posted. */
+typedef struct co_umsg {
+    struct co_umsg *next;
+    uint64_t ctx;
+    int src, tag;
+    int src_world;
+    uint16_t kind;
+    size_t bytes;
+    void *data;        /* eager payload copy */
+    uint64_t cookie;   /* sender's request (sync eager, RTS) */
+    uint64_t addr;     /* RTS: sender's address */
+    co_req *local_req; /* a send to ourselves in synchronous mode */
+    char small[64];    /* small payloads avoid a malloc */
+} co_umsg;
+
+typedef struct co_pending_ctl {
+    struct co_pending_ctl *next;
+    int dst;
+    uint16_t kind;
+    int32_t tag;
+    uint64_t w[3];
+    size_t len;
+    char payload[];
+} co_pending_ctl;
+
+struct co_p2p_state {
+    co_shm shm;
+    co_req *posted_head, *posted_tail;
+    co_umsg *unexp_head, *unexp_tail;
+    co_req **pend_head, **pend_tail; /* per destination: sends waiting for queue room */
+    co_pending_ctl *ctl_head, *ctl_tail;
+    co_req *streaming; /* fallback rendezvous sends pushing fragments */
+    int npending;
+    co_req *free_reqs;
+    co_umsg *free_umsgs;
+    co_ctrl_handler ctrl[CO_CTRL_MAX];
+    int depth;    /* progress re-entrance guard */
+    void *bounce; /* receive-side staging for finely non-contiguous large receives */
+    size_t bounce_size;
+    uint64_t eager_limit;
+};
+
+co_req *co_req_new(int kind);
+void co_req_free(co_req *r);
+void co_req_complete(co_req *r);
+static inline co_req *co_req_get(MPI_Request h) {
+    return co_htab_get(&co_st.reqs, h);
+}
+
+/* Start a send or receive on `comm`; `ctx` is comm->ctx (point-to-point) or comm->ctx|1. */
+int co_isend(const void *buf, size_t count, co_dtype *dt, int dest, int tag, co_comm *comm,
+             uint64_t ctx, int mode, co_req **out);
+int co_irecv(void *buf, size_t count, co_dtype *dt, int src, int tag, co_comm *comm, uint64_t ctx,
+             co_req **out);
+/* A small contiguous standard-mode send straight into the queue, without a request: 1 if it
+ * went, 0 if the caller must take the general path. `buf` points at the first byte. */
+int co_send_eager_fast(const void *buf, size_t bytes, co_comm *comm, int dest, int tag);
+/* (Re)start a prepared request: persistent requests use this on every MPI_Start. */
+int co_send_start(co_req *r);
+int co_recv_start(co_req *r);
+int co_iprobe(int src, int tag, co_comm *comm, uint64_t ctx, int *flag, co_status *st);
+int co_req_cancel(co_req *r);
+
+/* Blocking helpers for layers above (collectives, communicator set-up). */
+int co_send(const void *buf, size_t count, co_dtype *dt, int dest, int tag, co_comm *comm,
+            uint64_t ctx);
+int co_recv(void *buf, size_t count, co_dtype *dt, int src, int tag, co_comm *comm, uint64_t ctx,
+            co_status *st);
+int co_sendrecv(const void *sbuf, size_t scount, co_dtype *sdt, int dest, int stag, void *rbuf,
+                size_t rcount, co_dtype *rdt, int src, int rtag, co_comm *comm, uint64_t ctx,
+                co_status *st);
+int co_waitall_internal(int n, co_req **reqs);
+
+#endif /* CO_P2P_H */

@@ -1,0 +1,143 @@
+/* Shared-memory transport (see shm.h): queue set-up, polling, and the single-copy read. */
+#include "shm.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+static size_t ring_index(const co_seg *seg, int dst, int src) {
+    return (size_t)dst * (size_t)seg->nranks + (size_t)src;
+}
+
+int co_shm_init(co_shm *s, co_seg *seg, int rank, int use_cma) {
+    memset(s, 0, sizeof(*s));
+    co_seg_hdr *h = seg->hdr;
+    s->seg = seg;
+    s->rank = rank;
+    s->nranks = seg->nranks;
+    s->cell_mask = h->ring_cells - 1;
+    s->data_bytes = h->data_bytes;
+    s->data_mask = h->data_bytes - 1;
+    s->out = calloc((size_t)s->nranks, sizeof(*s->out));
+    s->in = calloc((size_t)s->nranks, sizeof(*s->in));
+    s->active = calloc((size_t)s->nranks, sizeof(*s->active));
+    if (!s->out || !s->in || !s->active) return -1;
+    for (int p = 0; p < s->nranks; p++) {
+        size_t ro = ring_index(seg, p, rank), ri = ring_index(seg, rank, p);
+        s->out[p].cells = (co_cell *)co_seg_at(seg, h->off_cells + ro * h->ring_cells * 64);
+        s->out[p].data = co_seg_at(seg, h->off_data + ro * h->data_bytes);
+        s->out[p].ctl = (co_shm_ctl *)co_seg_at(seg, h->off_ring_ctl + ro * 64);
+        s->in[p].cells = (co_cell *)co_seg_at(seg, h->off_cells + ri * h->ring_cells * 64);
+        s->in[p].data = co_seg_at(seg, h->off_data + ri * h->data_bytes);
+        s->in[p].ctl = (co_shm_ctl *)co_seg_at(seg, h->off_ring_ctl + ri * 64);
+        if (p != rank) s->active[s->nactive++] = p;
+    }
+    s->cma_ok = use_cma;
+    return 0;
+}
+
+void co_shm_fini(co_shm *s) {
+    free(s->out);
+    free(s->in);
+    free(s->active);
+    memset(s, 0, sizeof(*s));
+}
+
+/* Up to `budget` messages from one queue. Consumption is published after each message so a
+ * producer waiting for room sees it at once. */
+static int poll_one(co_shm *s, int src, co_shm_handler h, int budget) {
+    co_shm_in *in = &s->in[src];
+    int n = 0;
+    while (n < budget) {
+        co_cell *c = &in->cells[in->head & s->cell_mask];
+        if (atomic_load_explicit(&c->seq, memory_order_acquire) != in->head + 1) break;
+        const void *payload;
+        uint64_t data_end = in->data_head;
+        if (c->flags & CO_CELL_FLAG_INLINE) {
+            payload = c->u.data;
+        } else if (c->len) {
+            payload = in->data + (c->u.w[0] & s->data_mask);
+            data_end = c->u.w[0] + (((uint64_t)c->len + 63) & ~(uint64_t)63);
+        } else {
+            payload = NULL;
+        }
+        h(src, c, payload);
+        in->head++;
+        in->data_head = data_end;
+        atomic_store_explicit(&in->ctl->data_head, data_end, memory_order_release);
+        atomic_store_explicit(&in->ctl->head, in->head, memory_order_release);
+        n++;
+    }
+    return n;
+}
+
+int co_shm_poll(co_shm *s, co_shm_handler h) {
+    int total = 0, na = s->nactive;
+    if (na == 0) return 0;
+    int start = s->next_poll;
+    for (int i = 0; i < na; i++) {
+        int k = start + i;
+        if (k >= na) k -= na;
+        total += poll_one(s, s->active[k], h, 16);
+    }
+    s->next_poll = start + 1 >= na ? 0 : start + 1;
+    return total;
+}
+
+int co_shm_cma_read(pid_t pid, const struct iovec *local, int nlocal, const struct iovec *remote,
+                    int nremote) {
+    /* process_vm_readv may stop short (at most IOV_MAX entries, partial copies); continue from
+     * where it stopped on both sides. */
+    struct iovec l[64], r[64];
+    int li = 0, ri = 0;
+    size_t loff = 0, roff = 0;
+    while (li < nlocal && ri < nremote) {
+        int nl = 0, nr = 0;
+        for (int i = li; i < nlocal && nl < 64; i++, nl++) {
+            size_t skip = i == li ? loff : 0;
+            l[nl].iov_base = (char *)local[i].iov_base + skip;
+            l[nl].iov_len = local[i].iov_len - skip;
+        }
+        for (int i = ri; i < nremote && nr < 64; i++, nr++) {
+            size_t skip = i == ri ? roff : 0;
+            r[nr].iov_base = (char *)remote[i].iov_base + skip;
+            r[nr].iov_len = remote[i].iov_len - skip;
+        }
+        ssize_t got = process_vm_readv(pid, l, (unsigned long)nl, r, (unsigned long)nr, 0);
+        if (got < 0) {
+            if (errno == EINTR) continue;
+            return -errno;
+        }
+        if (got == 0) return -EIO;
+        /* advance both cursors by `got` bytes */
+        size_t g = (size_t)got;
+        while (g && li < nlocal) {
+            size_t left = local[li].iov_len - loff;
+            if (g >= left) {
+                g -= left;
+                li++;
+                loff = 0;
+            } else {
+                loff += g;
+                g = 0;
+            }
+        }
+        g = (size_t)got;
+        while (g && ri < nremote) {
+            size_t left = remote[ri].iov_len - roff;
+            if (g >= left) {
+                g -= left;
+                ri++;
+                roff = 0;
+            } else {
+                roff += g;
+                g = 0;
+            }
+        }
+        while (li < nlocal && local[li].iov_len == 0) li++;
+        while (ri < nremote && remote[ri].iov_len == 0) ri++;
+    }
+    return 0;
+}

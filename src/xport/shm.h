@@ -1,0 +1,126 @@
+/* Shared-memory transport: one single-producer/single-consumer queue per ordered pair of
+ * ranks, plus the single-copy primitive for large messages. It moves cells and bytes and
+ * knows nothing of matching; p2p gives every cell its meaning.
+ *
+ * A queue is a ring of 64-byte header cells and a ring of payload bytes. Every header cell
+ * begins with a sequence word (the cell's absolute position + 1) that the producer stores
+ * last, with release order, so the consumer polls a single cache line per queue and a
+ * message of up to 32 bytes travels in that same line. Larger payloads sit contiguously in
+ * the payload ring. The consumer's positions live in one line the producer reads only when
+ * it believes the queue is full. */
+#ifndef CO_SHM_H
+#define CO_SHM_H
+
+#include "../boot/boot.h"
+#include "../core/cohort.h"
+
+#include <sys/uio.h>
+
+#define CO_CELL_INLINE_MAX  32
+#define CO_CELL_FLAG_INLINE 0x1
+
+typedef struct co_cell {
+    _Atomic uint64_t seq;
+    uint64_t ctx;
+    int32_t src;
+    int32_t tag;
+    uint32_t len;
+    uint16_t kind;
+    uint16_t flags;
+    union {
+        unsigned char data[CO_CELL_INLINE_MAX];
+        uint64_t w[4]; /* w[0]: payload position when not inline; w[1..3]: protocol words */
+    } u;
+} co_cell;
+
+_Static_assert(sizeof(co_cell) == 64, "a cell is one cache line");
+
+typedef struct co_shm_ctl {
+    _Atomic uint64_t head;      /* consumer: next header cell to read */
+    _Atomic uint64_t data_head; /* consumer: first payload byte still in use */
+    char pad[48];
+} co_shm_ctl;
+
+typedef struct co_shm_out { /* producer's private view of one outgoing queue */
+    co_cell *cells;
+    char *data;
+    co_shm_ctl *ctl;
+    uint64_t tail, data_tail;
+    uint64_t head_cache, data_head_cache;
+} co_shm_out;
+
+typedef struct co_shm_in { /* consumer's private view of one incoming queue */
+    co_cell *cells;
+    char *data;
+    co_shm_ctl *ctl;
+    uint64_t head, data_head;
+} co_shm_in;
+
+typedef struct co_shm {
+    co_seg *seg;
+    int rank, nranks;
+    uint64_t cell_mask, data_mask, data_bytes;
+    co_shm_out *out; /* by destination */
+    co_shm_in *in;   /* by source */
+    int *active;     /* sources polled, in round-robin order */
+    int nactive;
+    int next_poll;
+    int cma_ok; /* process_vm_readv works between our ranks */
+} co_shm;
+
+/* The handler returns nothing; the cell and its payload are released when it returns. */
+typedef void (*co_shm_handler)(int src, const co_cell *cell, const void *payload);
+
+int co_shm_init(co_shm *s, co_seg *seg, int rank, int use_cma);
+void co_shm_fini(co_shm *s);
+
+/* Reserve a cell (and `len` payload bytes) towards `dst`; NULL when the queue is full.
+ * *payload points where the payload must be written (inside the cell if inline_ok and
+ * len <= CO_CELL_INLINE_MAX). Fill the cell's fields, then co_shm_publish. */
+static inline co_cell *co_shm_claim(co_shm *s, int dst, size_t len, int inline_ok, void **payload) {
+    co_shm_out *o = &s->out[dst];
+    if (o->tail - o->head_cache > s->cell_mask) {
+        o->head_cache = atomic_load_explicit(&o->ctl->head, memory_order_acquire);
+        if (o->tail - o->head_cache > s->cell_mask) return NULL;
+    }
+    co_cell *c = &o->cells[o->tail & s->cell_mask];
+    if (inline_ok && len <= CO_CELL_INLINE_MAX) {
+        c->flags = CO_CELL_FLAG_INLINE;
+        *payload = c->u.data;
+        return c;
+    }
+    c->flags = 0;
+    if (len == 0) {
+        *payload = NULL;
+        c->u.w[0] = o->data_tail;
+        return c;
+    }
+    uint64_t need = (len + 63) & ~(uint64_t)63;
+    uint64_t pos = o->data_tail;
+    uint64_t off = pos & s->data_mask;
+    if (off + need > s->data_bytes) pos += s->data_bytes - off; /* never wrap a payload */
+    if (pos + need - o->data_head_cache > s->data_bytes) {
+        o->data_head_cache = atomic_load_explicit(&o->ctl->data_head, memory_order_acquire);
+        if (pos + need - o->data_head_cache > s->data_bytes) return NULL;
+    }
+    c->u.w[0] = pos;
+    *payload = o->data + (pos & s->data_mask);
+    return c;
+}
+
+static inline void co_shm_publish(co_shm *s, int dst, co_cell *c) {
+    co_shm_out *o = &s->out[dst];
+    if (!(c->flags & CO_CELL_FLAG_INLINE) && c->len)
+        o->data_tail = c->u.w[0] + (((uint64_t)c->len + 63) & ~(uint64_t)63);
+    uint64_t seq = ++o->tail;
+    atomic_store_explicit(&c->seq, seq, memory_order_release);
+}
+
+/* Handle every message waiting in the incoming queues (a bounded number per queue). */
+int co_shm_poll(co_shm *s, co_shm_handler h);
+
+/* Copy `len` bytes from `remote_addr` in process `pid` (single copy); 0 or -errno. */
+int co_shm_cma_read(pid_t pid, const struct iovec *local, int nlocal, const struct iovec *remote,
+                    int nremote);
+
+#endif /* CO_SHM_H */

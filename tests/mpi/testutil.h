@@ -1,0 +1,48 @@
+/* Helpers for the MPI test programs: a failed check prints where and why, then aborts the
+ * job so that mpiexec (and ctest) see the failure. */
+#ifndef TESTUTIL_H
+#define TESTUTIL_H
+
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int tu_rank(void) {
+    int r = -1, init = 0;
+    MPI_Initialized(&init);
+    if (init) MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    return r;
+}
+
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "FAIL rank %d %s:%d: %s: ", tu_rank(), __FILE__, __LINE__, #cond);     \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fprintf(stderr, "\n");                                                                 \
+            fflush(stderr);                                                                        \
+            MPI_Abort(MPI_COMM_WORLD, 1);                                                          \
+        }                                                                                          \
+    } while (0)
+
+#define CHECK_RC(call)                                                                             \
+    do {                                                                                           \
+        int rc_ = (call);                                                                          \
+        CHECK(rc_ == MPI_SUCCESS, "%s returned %d", #call, rc_);                                   \
+    } while (0)
+
+/* The error class an erroneous call returned under MPI_ERRORS_RETURN. */
+#define CHECK_ERR(call, cls)                                                                       \
+    do {                                                                                           \
+        int rc_ = (call), cls_ = -1;                                                               \
+        if (rc_ != MPI_SUCCESS) MPI_Error_class(rc_, &cls_);                                       \
+        CHECK(cls_ == (cls), "%s: expected error class %d (%s), got rc %d class %d", #call, (cls), \
+              #cls, rc_, cls_);                                                                    \
+    } while (0)
+
+static inline unsigned char tu_pattern(int src, int dst, size_t i) {
+    return (unsigned char)(src * 31 + dst * 7 + i * 13 + (i >> 8));
+}
+
+#endif

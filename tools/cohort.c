@@ -1,0 +1,99 @@
+/* `cohort`: the command-line companion of the library. `cohort info` prints the version, how
+ * this copy was built, the transports this machine offers, and every COHORT_* setting with
+ * its current value, default and meaning, straight from the library's settings table. */
+#include "../src/core/cohort.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: cohort <command>\n"
+               "  info                 version, build, transports and settings\n"
+               "  settings-markdown    the settings table as Markdown (for the README)\n"
+               "  version              the version\n");
+}
+
+/* Can a process read a sibling's memory with process_vm_readv here? (Yama, seccomp and
+ * container policies can forbid it; Cohort then pipelines large messages instead.) */
+static const char *probe_cma(void) {
+    static char value = 42;
+    char got = 0;
+    pid_t pid = fork();
+    if (pid == 0) {
+        pause();
+        _exit(0);
+    }
+    if (pid < 0) return "unknown";
+    struct iovec l = {&got, 1}, r = {&value, 1};
+    ssize_t n = process_vm_readv(pid, &l, 1, &r, 1, 0);
+    int e = errno;
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    if (n == 1 && got == 42) return "available";
+    static char msg[96];
+    snprintf(msg, sizeof(msg), "not permitted (%s): pipelined copies are used", strerror(e));
+    return msg;
+}
+
+static void print_settings(const co_config *cfg, int markdown) {
+    if (markdown) {
+        printf("| Variable | Default | Meaning |\n|---|---|---|\n");
+        for (size_t i = 0; i < co_settings_count; i++)
+            printf("| `COHORT_%s` | `%s` | %s |\n", co_settings[i].name, co_settings[i].def,
+                   co_settings[i].doc);
+        return;
+    }
+    for (size_t i = 0; i < co_settings_count; i++) {
+        char val[128];
+        co_config_format(cfg, &co_settings[i], val, sizeof(val));
+        printf("  COHORT_%-22s = %-10s (default %s)\n      %s\n", co_settings[i].name, val,
+               co_settings[i].def, co_settings[i].doc);
+    }
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+        printf("Cohort %s (MPI %d.%d)\n", COHORT_VERSION_STRING, MPI_VERSION, MPI_SUBVERSION);
+        return 0;
+    }
+    if (!strcmp(cmd, "settings-markdown")) {
+        print_settings(NULL, 1);
+        return 0;
+    }
+    if (!strcmp(cmd, "info")) {
+        co_config cfg;
+        char err[256];
+        int rc = co_config_load(&cfg, err, sizeof(err));
+        printf("Cohort %s, MPI %d.%d\n", COHORT_VERSION_STRING, MPI_VERSION, MPI_SUBVERSION);
+        printf("Build: %s, C compiler %s, %s\n", COHORT_BUILD_TYPE, __VERSION__,
+               sizeof(void *) == 8 ? "64-bit" : "32-bit");
+        printf("Thread support: up to MPI_THREAD_SERIALIZED\n");
+        printf("Transports:\n");
+        printf("  shm   shared memory between the ranks of one machine: per-pair queues, "
+               "eager limit %ld bytes\n",
+               cfg.eager_limit);
+        printf("  cma   single-copy large messages (process_vm_readv): %s\n", probe_cma());
+        if (rc || err[0]) printf("Warning: %s\n", err);
+        printf("Settings (environment variables):\n");
+        print_settings(&cfg, 0);
+        return rc ? 1 : 0;
+    }
+    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+        usage(stdout);
+        return 0;
+    }
+    fprintf(stderr, "cohort: unknown command '%s'\n", cmd);
+    usage(stderr);
+    return 2;
+}

@@ -1,0 +1,533 @@
+/* mpiexec: starts the ranks of a job on this machine and watches over them. It creates the
+ * job segment (an anonymous memfd the ranks inherit), forks one process per rank, forwards
+ * their output line by line (optionally tagged with the rank) and standard input to rank 0,
+ * and ends the whole job as soon as one rank fails, saying which rank failed and how. */
+#include "../src/boot/boot.h"
+#include "../src/core/cohort.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LINE_MAX_BUF 65536
+#define GRACE_MS     1000
+
+typedef struct stream {
+    int fd;  /* read end, -1 when closed */
+    int out; /* 1 or 2: where the lines go */
+    char *buf;
+    size_t len;
+} stream;
+
+typedef struct rank_proc {
+    pid_t pid;
+    int running;
+    int status;
+    stream streams[2]; /* stdout, stderr */
+} rank_proc;
+
+typedef struct job {
+    int n;
+    char **argv; /* program and its arguments */
+    int tag_output;
+    double timeout;
+    int bind; /* -1: default, 0: none, 1: core */
+    char **xvars;
+    int nx;
+    co_seg seg;
+    int seg_fd;
+    rank_proc *ranks;
+    int stdin_fd; /* write end to rank 0, -1 if closed */
+    char inbuf[65536];
+    size_t inlen;
+    int failed; /* a rank failed: exit code decided */
+    int exit_code;
+    int killing; /* SIGTERM sent at kill_started */
+    uint64_t kill_started;
+    int killed_hard;
+} job;
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: mpiexec -n N [options] program [args...]\n"
+               "  -n, -np N            number of ranks (default 1)\n"
+               "  --tag-output         prefix every output line with [rank]\n"
+               "  --timeout S          end the job after S seconds (exit status 124)\n"
+               "  --bind-to core|none  bind each rank to a core (default: core when ranks <= "
+               "cores)\n"
+               "  -x VAR[=VALUE]       set (or pass on) an environment variable for the ranks\n"
+               "  --version            print the version\n"
+               "Ranks inherit the environment. Settings: see `cohort info`.\n");
+}
+
+static uint64_t now_ms(void) {
+    return co_now_ns() / 1000000u;
+}
+
+static void write_all(int fd, const char *p, size_t n) {
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            return; /* our own output is gone: nothing sensible left to do */
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+}
+
+/* Emit one line (without its newline), tagged if asked. */
+static void emit_line(job *j, int rank, int out, const char *p, size_t n) {
+    char tag[32];
+    if (j->tag_output) {
+        int t = snprintf(tag, sizeof(tag), "[%d] ", rank);
+        char *line = malloc((size_t)t + n + 1);
+        if (!line) return;
+        memcpy(line, tag, (size_t)t);
+        memcpy(line + t, p, n);
+        line[(size_t)t + n] = '\n';
+        write_all(out, line, (size_t)t + n + 1);
+        free(line);
+    } else {
+        /* one write per line keeps lines whole even when several ranks print at once */
+        char *line = malloc(n + 1);
+        if (!line) return;
+        memcpy(line, p, n);
+        line[n] = '\n';
+        write_all(out, line, n + 1);
+        free(line);
+    }
+}
+
+/* Read what a rank wrote; forward each complete line. At EOF, flush a last partial line. */
+static void pump(job *j, int rank, stream *s) {
+    char chunk[16384];
+    ssize_t r = read(s->fd, chunk, sizeof(chunk));
+    if (r < 0 && (errno == EINTR || errno == EAGAIN)) return;
+    if (r <= 0) {
+        if (s->len) emit_line(j, rank, s->out, s->buf, s->len);
+        s->len = 0;
+        close(s->fd);
+        s->fd = -1;
+        return;
+    }
+    char *nb = realloc(s->buf, s->len + (size_t)r);
+    if (!nb) return;
+    s->buf = nb;
+    memcpy(s->buf + s->len, chunk, (size_t)r);
+    s->len += (size_t)r;
+    size_t start = 0;
+    for (size_t i = 0; i < s->len; i++) {
+        if (s->buf[i] == '\n') {
+            emit_line(j, rank, s->out, s->buf + start, i - start);
+            start = i + 1;
+        }
+    }
+    if (s->len - start >= LINE_MAX_BUF) { /* a huge line without newline: pass it on */
+        emit_line(j, rank, s->out, s->buf + start, s->len - start);
+        start = s->len;
+    }
+    memmove(s->buf, s->buf + start, s->len - start);
+    s->len -= start;
+}
+
+static void kill_all(job *j, int sig) {
+    for (int i = 0; i < j->n; i++)
+        if (j->ranks[i].running && j->ranks[i].pid > 0) kill(j->ranks[i].pid, sig);
+}
+
+static void start_killing(job *j) {
+    if (j->killing) return;
+    j->killing = 1;
+    j->kill_started = now_ms();
+    kill_all(j, SIGTERM);
+}
+
+/* Decide what a rank's end means. The first failure sets mpiexec's exit status and ends the
+ * rest of the job; ranks we ended ourselves are not failures of their own. */
+static void rank_exited(job *j, int rank, int status) {
+    rank_proc *p = &j->ranks[rank];
+    p->running = 0;
+    p->status = status;
+    if (j->failed && j->killing) return;
+    int state = atomic_load(&j->seg.ranks[rank].state);
+    char what[256];
+    int code = 0;
+    if (state == CO_RANK_ABORTED) {
+        code = j->seg.ranks[rank].abort_code;
+        snprintf(what, sizeof(what), "called MPI_Abort or hit a fatal MPI error (code %d)", code);
+        if (code == 0) code = 1;
+    } else if (WIFSIGNALED(status)) {
+        int sig = WTERMSIG(status);
+        snprintf(what, sizeof(what), "killed by signal %d (%s)", sig, strsignal(sig));
+        code = 128 + sig;
+    } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
+        code = WEXITSTATUS(status);
+        snprintf(what, sizeof(what), "exited with status %d", code);
+    } else if (state == CO_RANK_RUNNING) {
+        code = 1;
+        snprintf(what, sizeof(what), "exited without calling MPI_Finalize");
+    } else {
+        return; /* a clean exit */
+    }
+    if (j->failed) return;
+    j->failed = 1;
+    j->exit_code = code > 255 ? 255 : code;
+    fflush(stdout);
+    fprintf(stderr, "mpiexec: rank %d (pid %d) %s\n", rank, (int)p->pid, what);
+    int others = 0;
+    for (int i = 0; i < j->n; i++) others += j->ranks[i].running;
+    if (others)
+        fprintf(stderr, "mpiexec: ending the other %d rank%s\n", others, others == 1 ? "" : "s");
+    start_killing(j);
+}
+
+static int cpus_of_mask(int *cpus, int max) {
+    cpu_set_t set;
+    int n = 0;
+    if (sched_getaffinity(0, sizeof(set), &set) != 0) return 0;
+    for (int c = 0; c < CPU_SETSIZE && n < max; c++)
+        if (CPU_ISSET(c, &set)) cpus[n++] = c;
+    return n;
+}
+
+static void child(job *j, int rank, int fds[3], int cpu, int ncpus, pid_t launcher) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != launcher) _exit(127); /* mpiexec died before we got here */
+    signal(SIGPIPE, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    dup2(fds[0], 0);
+    dup2(fds[1], 1);
+    dup2(fds[2], 2);
+    char v[32];
+    snprintf(v, sizeof(v), "%d", j->seg_fd);
+    setenv("COHORT_JOB_FD", v, 1);
+    snprintf(v, sizeof(v), "%d", rank);
+    setenv("COHORT_JOB_RANK", v, 1);
+    snprintf(v, sizeof(v), "%d", j->n);
+    setenv("COHORT_JOB_SIZE", v, 1);
+    snprintf(v, sizeof(v), "%d", ncpus);
+    setenv("COHORT_JOB_NCPUS", v, 1);
+    for (int i = 0; i < j->nx; i++) {
+        char *eq = strchr(j->xvars[i], '=');
+        if (eq) {
+            *eq = 0;
+            setenv(j->xvars[i], eq + 1, 1);
+            *eq = '=';
+        }
+    }
+    if (cpu >= 0) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(cpu, &set);
+        sched_setaffinity(0, sizeof(set), &set);
+        j->seg.ranks[rank].cpu = cpu;
+    }
+    execvp(j->argv[0], j->argv);
+    fprintf(stderr, "mpiexec: cannot run '%s': %s\n", j->argv[0], strerror(errno));
+    _exit(127);
+}
+
+static int parse_args(job *j, int argc, char **argv) {
+    int i = 1;
+    j->n = 1;
+    j->bind = -1;
+    j->xvars = calloc((size_t)argc, sizeof(char *));
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (a[0] != '-') break;
+        if (!strcmp(a, "--")) {
+            i++;
+            break;
+        }
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-n") || !strcmp(a, "-np") || !strcmp(a, "--np") || !strcmp(a, "-c")) {
+            char *end;
+            if (!val || (j->n = (int)strtol(val, &end, 10), *end) || j->n < 1) {
+                fprintf(stderr, "mpiexec: %s needs a positive number of ranks\n", a);
+                return -1;
+            }
+            i++;
+        } else if (!strcmp(a, "--tag-output") || !strcmp(a, "-tag-output") || !strcmp(a, "-l")) {
+            j->tag_output = 1;
+        } else if (!strcmp(a, "--timeout") || !strcmp(a, "-timeout")) {
+            char *end;
+            if (!val || (j->timeout = strtod(val, &end), *end) || j->timeout <= 0) {
+                fprintf(stderr, "mpiexec: --timeout needs a positive number of seconds\n");
+                return -1;
+            }
+            i++;
+        } else if (!strcmp(a, "--bind-to") || !strcmp(a, "-bind-to")) {
+            if (val && !strcmp(val, "core"))
+                j->bind = 1;
+            else if (val && !strcmp(val, "none"))
+                j->bind = 0;
+            else {
+                fprintf(stderr, "mpiexec: --bind-to takes 'core' or 'none'\n");
+                return -1;
+            }
+            i++;
+        } else if (!strcmp(a, "-x")) {
+            if (!val) {
+                fprintf(stderr, "mpiexec: -x needs VAR or VAR=VALUE\n");
+                return -1;
+            }
+            j->xvars[j->nx++] = argv[++i];
+        } else if (!strcmp(a, "--oversubscribe") || !strcmp(a, "--allow-run-as-root")) {
+            /* accepted for compatibility: always allowed here */
+        } else if (!strcmp(a, "--version") || !strcmp(a, "-V")) {
+            printf("mpiexec (Cohort) %s\n", COHORT_VERSION_STRING);
+            exit(0);
+        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            exit(0);
+        } else {
+            fprintf(stderr, "mpiexec: unknown option '%s'\n", a);
+            usage(stderr);
+            return -1;
+        }
+    }
+    if (i >= argc) {
+        fprintf(stderr, "mpiexec: no program given\n");
+        usage(stderr);
+        return -1;
+    }
+    j->argv = argv + i;
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    job J = {0}, *j = &J;
+    if (parse_args(j, argc, argv)) return 2;
+
+    char err[256];
+    co_config cfg;
+    if (co_config_load(&cfg, err, sizeof(err))) {
+        fprintf(stderr, "mpiexec: %s\n", err);
+        return 2;
+    }
+    co_seg_params sp = {j->n, cfg.shm_ring_cells, cfg.shm_data_bytes, cfg.eager_limit,
+                        cfg.heap_slice};
+    j->seg_fd = co_seg_create(&sp, &j->seg, err, sizeof(err));
+    if (j->seg_fd < 0) {
+        fprintf(stderr, "mpiexec: %s\n", err);
+        return 2;
+    }
+
+    static int cpus[CPU_SETSIZE];
+    int ncpus = cpus_of_mask(cpus, CPU_SETSIZE);
+    if (ncpus < 1) ncpus = 1;
+    int bind = j->bind >= 0 ? j->bind : (cfg.bind && j->n <= ncpus);
+    if (bind && j->n > ncpus) {
+        fprintf(stderr, "mpiexec: cannot bind %d ranks to %d cores; not binding\n", j->n, ncpus);
+        bind = 0;
+    }
+
+    /* Signals arrive through a signalfd so that the event loop sees them in order. */
+    sigset_t mask;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGCHLD);
+    sigaddset(&mask, SIGINT);
+    sigaddset(&mask, SIGTERM);
+    sigaddset(&mask, SIGHUP);
+    sigaddset(&mask, SIGQUIT);
+    sigprocmask(SIG_BLOCK, &mask, NULL);
+    int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+    signal(SIGPIPE, SIG_IGN);
+
+    j->ranks = calloc((size_t)j->n, sizeof(rank_proc));
+    if (!j->ranks || sfd < 0) {
+        fprintf(stderr, "mpiexec: out of resources\n");
+        return 2;
+    }
+    j->stdin_fd = -1;
+    pid_t self = getpid();
+    fflush(stdout);
+    fflush(stderr);
+    for (int r = 0; r < j->n; r++) {
+        int out[2], errp[2], in[2] = {-1, -1};
+        if (pipe2(out, O_CLOEXEC) || pipe2(errp, O_CLOEXEC)) {
+            fprintf(stderr, "mpiexec: pipe: %s\n", strerror(errno));
+            start_killing(j);
+            j->failed = 1;
+            j->exit_code = 2;
+            break;
+        }
+        int child_in;
+        if (r == 0) {
+            if (pipe2(in, O_CLOEXEC)) in[0] = in[1] = -1;
+            child_in = in[0];
+        } else {
+            child_in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        }
+        pid_t pid = fork();
+        if (pid == 0) {
+            int fds[3] = {child_in, out[1], errp[1]};
+            child(j, r, fds, bind ? cpus[r % ncpus] : -1, ncpus, self);
+        }
+        close(out[1]);
+        close(errp[1]);
+        if (child_in >= 0) close(child_in);
+        if (pid < 0) {
+            fprintf(stderr, "mpiexec: fork: %s\n", strerror(errno));
+            close(out[0]);
+            close(errp[0]);
+            if (in[1] >= 0) close(in[1]);
+            j->failed = 1;
+            j->exit_code = 2;
+            start_killing(j);
+            break;
+        }
+        if (r == 0) {
+            j->stdin_fd = in[1];
+            if (j->stdin_fd >= 0) fcntl(j->stdin_fd, F_SETFL, O_NONBLOCK);
+        }
+        j->ranks[r].pid = pid;
+        j->ranks[r].running = 1;
+        j->ranks[r].streams[0] = (stream){out[0], 1, NULL, 0};
+        j->ranks[r].streams[1] = (stream){errp[0], 2, NULL, 0};
+    }
+    close(j->seg_fd); /* the ranks have their own copies */
+
+    int stdin_open = j->stdin_fd >= 0;
+    uint64_t start = now_ms();
+    struct pollfd *pf = calloc((size_t)j->n * 2 + 3, sizeof(*pf));
+    int signalled = 0;
+    uint64_t drain_deadline = 0;
+
+    for (;;) {
+        int running = 0, open_streams = 0;
+        for (int r = 0; r < j->n; r++) {
+            running += j->ranks[r].running;
+            open_streams += (j->ranks[r].streams[0].fd >= 0) + (j->ranks[r].streams[1].fd >= 0);
+        }
+        if (!running) {
+            /* Output still buffered in pipes arrives promptly; a grandchild that keeps a
+             * pipe open must not keep mpiexec alive forever. */
+            if (!open_streams) break;
+            if (!drain_deadline)
+                drain_deadline = now_ms() + 500;
+            else if (now_ms() > drain_deadline)
+                break;
+        }
+        int np = 0;
+        pf[np++] = (struct pollfd){sfd, POLLIN, 0};
+        int stdin_slot = -1, rank0_slot = -1;
+        if (stdin_open && j->stdin_fd >= 0) {
+            if (j->inlen == 0) {
+                stdin_slot = np;
+                pf[np++] = (struct pollfd){0, POLLIN, 0};
+            } else {
+                rank0_slot = np;
+                pf[np++] = (struct pollfd){j->stdin_fd, POLLOUT, 0};
+            }
+        }
+        int first_stream = np;
+        for (int r = 0; r < j->n; r++)
+            for (int k = 0; k < 2; k++)
+                pf[np++] = (struct pollfd){j->ranks[r].streams[k].fd, POLLIN, 0};
+
+        int wait_ms = 200;
+        if (j->timeout > 0 && !j->killing) {
+            int64_t left = (int64_t)(j->timeout * 1000) - (int64_t)(now_ms() - start);
+            if (left <= 0) {
+                fflush(stdout);
+                fprintf(stderr, "mpiexec: job timed out after %g seconds; ending %d rank%s\n",
+                        j->timeout, running, running == 1 ? "" : "s");
+                if (!j->failed) {
+                    j->failed = 1;
+                    j->exit_code = 124;
+                }
+                start_killing(j);
+                continue;
+            }
+            if (left < wait_ms) wait_ms = (int)left;
+        }
+        if (j->killing && !j->killed_hard) {
+            uint64_t since = now_ms() - j->kill_started;
+            if (since >= GRACE_MS) {
+                kill_all(j, SIGKILL);
+                j->killed_hard = 1;
+            } else if ((int)(GRACE_MS - since) < wait_ms) {
+                wait_ms = (int)(GRACE_MS - since);
+            }
+        }
+        int pr = poll(pf, (nfds_t)np, wait_ms);
+        if (pr < 0 && errno != EINTR) break;
+        if (pr <= 0) continue;
+
+        if (pf[0].revents & POLLIN) {
+            struct signalfd_siginfo si;
+            while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+                if (si.ssi_signo == SIGCHLD) {
+                    int status;
+                    pid_t pid;
+                    while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+                        for (int r = 0; r < j->n; r++)
+                            if (j->ranks[r].pid == pid) rank_exited(j, r, status);
+                } else {
+                    if (!signalled) {
+                        signalled = (int)si.ssi_signo;
+                        fprintf(stderr, "mpiexec: received signal %d (%s); ending the job\n",
+                                signalled, strsignal(signalled));
+                        if (!j->failed) {
+                            j->failed = 1;
+                            j->exit_code = 128 + signalled;
+                        }
+                        start_killing(j);
+                    } else {
+                        kill_all(j, SIGKILL); /* a second signal: no more grace */
+                        j->killed_hard = 1;
+                    }
+                }
+            }
+        }
+        if (stdin_slot >= 0 && (pf[stdin_slot].revents & (POLLIN | POLLHUP | POLLERR))) {
+            ssize_t r = read(0, j->inbuf, sizeof(j->inbuf));
+            if (r > 0) {
+                j->inlen = (size_t)r;
+            } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
+                close(j->stdin_fd);
+                j->stdin_fd = -1;
+                stdin_open = 0;
+            }
+        }
+        if (rank0_slot >= 0 && (pf[rank0_slot].revents & (POLLOUT | POLLERR | POLLHUP))) {
+            ssize_t w = write(j->stdin_fd, j->inbuf, j->inlen);
+            if (w > 0) {
+                memmove(j->inbuf, j->inbuf + w, j->inlen - (size_t)w);
+                j->inlen -= (size_t)w;
+            } else if (w < 0 && errno != EAGAIN && errno != EINTR) { /* rank 0 closed stdin */
+                close(j->stdin_fd);
+                j->stdin_fd = -1;
+                stdin_open = 0;
+            }
+        }
+        for (int r = 0, k = first_stream; r < j->n; r++)
+            for (int s = 0; s < 2; s++, k++)
+                if (pf[k].fd >= 0 && (pf[k].revents & (POLLIN | POLLHUP | POLLERR)))
+                    pump(j, r, &j->ranks[r].streams[s]);
+    }
+    free(pf);
+    for (int r = 0; r < j->n; r++)
+        for (int s = 0; s < 2; s++) {
+            if (j->ranks[r].streams[s].fd >= 0) close(j->ranks[r].streams[s].fd);
+            free(j->ranks[r].streams[s].buf);
+        }
+    if (j->stdin_fd >= 0) close(j->stdin_fd);
+    co_seg_detach(&j->seg);
+    free(j->ranks);
+    free(j->xvars);
+    return j->failed ? j->exit_code : 0;
+}
