@@ -260,6 +260,9 @@ int co_comm_init(void);
 void co_comm_fini(void);
 int co_p2p_init(void);
 void co_p2p_fini(void);
+/* Progress until no outgoing message waits for queue room (MPI_Finalize, before its barrier:
+ * a peer that has passed the barrier no longer drains its queues). */
+void co_p2p_flush(void);
 int co_coll_init(void);
 void co_coll_fini(void);
 int co_barrier(co_comm *comm); /* src/coll: used by MPI_Finalize */
