@@ -97,6 +97,10 @@ struct co_comm {
     uint32_t coll_seq;
     struct co_coll_comm *coll;
     struct co_attr *attrs;
+    /* communicator layer (src/comm): the ID stream and intercommunicator helpers */
+    uint64_t stream_next; /* ID reserved for the next dup-like creation on this communicator */
+    int stream_pending;   /* a stream message from the master is still to be received */
+    co_comm *local_comm;  /* intercommunicator: its local group as a hidden intracommunicator */
 };
 
 /* ---- Requests -------------------------------------------------------------------------------- */
@@ -159,6 +163,8 @@ typedef struct co_config {
     char bcast_algorithm[32];
     char reduce_algorithm[32];
     char allreduce_algorithm[32];
+    long id_batch;
+    long id_space;
 } co_config;
 
 typedef struct co_setting {
@@ -223,6 +229,7 @@ uint64_t co_now_ns(void);
 struct co_seg;
 struct co_p2p_state;
 struct co_coll_state;
+struct co_comm_state;
 
 struct cohort_state {
     int initialized; /* MPI_Init has completed */
@@ -236,6 +243,7 @@ struct cohort_state {
     struct co_seg *seg;
     co_htab comms, groups, dtypes, ops, reqs, errhs, infos;
     struct co_p2p_state *p2p;
+    struct co_comm_state *cm; /* communicator layer: ID pools, attribute keys */
     co_comm *world, *self;
     co_errhandler *errh_fatal, *errh_return;
     int in_error_handler;
