@@ -10,3 +10,10 @@ if(CMOCKA_FOUND)
   set_target_properties(u_comm_idpool PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
   add_test(NAME unit.comm_idpool COMMAND u_comm_idpool)
 endif()
+
+# Every call against expected results, bad arguments included.
+cohort_mpi_test(comm_group NP 1 2 4 8)
+cohort_mpi_test(comm_basic NP 1 2 4 8)
+cohort_mpi_test(comm_inter NP 1 2 4 8)
+cohort_mpi_test(comm_cart NP 1 2 4 8)
+cohort_mpi_test(comm_errors NP 1 2 4 8)
