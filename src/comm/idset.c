@@ -146,20 +146,19 @@ void co_idset_normalize(co_idset *s) {
 uint64_t co_idset_take_run(co_idset *s, uint64_t n) {
     if (n == 0 || s->count < n) return 0;
     if (n == 1) return co_idset_take1(s);
-    for (int pass = 0; pass < 2; pass++) {
-        for (size_t i = 0; i < s->nr; i++) {
-            if (s->r[i].hi - s->r[i].lo < n) continue;
-            uint64_t base = s->r[i].lo;
-            s->r[i].lo += n;
-            if (s->r[i].lo == s->r[i].hi) {
-                memmove(&s->r[i], &s->r[i + 1], (s->nr - i - 1) * sizeof(*s->r));
-                s->nr--;
-            }
-            s->count -= n;
-            return base;
+    /* Returned singles first join the ranges, so that the lowest fitting run is reused
+     * rather than a fresh one cut from the large range at the end. */
+    co_idset_normalize(s);
+    for (size_t i = 0; i < s->nr; i++) {
+        if (s->r[i].hi - s->r[i].lo < n) continue;
+        uint64_t base = s->r[i].lo;
+        s->r[i].lo += n;
+        if (s->r[i].lo == s->r[i].hi) {
+            memmove(&s->r[i], &s->r[i + 1], (s->nr - i - 1) * sizeof(*s->r));
+            s->nr--;
         }
-        if (!s->nl) break;
-        co_idset_normalize(s);
+        s->count -= n;
+        return base;
     }
     return 0;
 }
