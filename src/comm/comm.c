@@ -233,7 +233,10 @@ int co_comm_stream_id(co_comm *c, uint64_t *id, uint64_t *home_serial) {
     /* Reserve the next round's ID without waiting: if the pool must ask upstream, the
      * request is on its way and the next round waits for it only if it is still out. */
     nxt = 0;
-    if (*id && co_idpool_take(p, 1, &nxt) != CO_IDP_OK) nxt = 0;
+    if (*id && co_idpool_take(p, 1, &nxt) != CO_IDP_OK) {
+        nxt = 0;
+        co_idpool_cancel(p);
+    }
     int n = co_comm_members(c);
     if (n > 1) {
         uint64_t w[3] = {CO_IDP_W0(CO_IDP_OP_STREAM, c->id), cur, nxt};

@@ -56,10 +56,11 @@ struct co_idpool {
     uint8_t asked;      /* a REQ upstream is in flight */
     uint8_t local_fail; /* the local taker's demand failed */
     uint8_t is_root;
-    uint8_t reclaiming;  /* root: a reclaim round is running */
-    uint8_t placeholder; /* lease announced by members before the master made it */
-    int rc_owe;          /* reclaim replies owed upstream */
-    int rc_expect;       /* reclaim replies still expected from borrowers */
+    uint8_t reclaiming;   /* root: a reclaim round is running */
+    uint8_t placeholder;  /* lease announced by members before the master made it */
+    int rc_owe;           /* reclaim replies owed upstream */
+    int rc_expect;        /* reclaim replies still expected from borrowers */
+    uint64_t rc_gathered; /* root: IDs the current reclaim round brought back */
     co_idset free;
     uint64_t lent;
     uint64_t local_need; /* IDs the local taker is waiting for */
@@ -298,7 +299,11 @@ static void pool_update(co_idpool *p) {
         uint64_t reserve = CO_MIN(p->local_need, p->free.count);
         uint64_t avail = p->free.count - reserve;
         if (avail == 0 || avail < q->need) break;
-        grant_to(p, q->rank, q->serial, CO_MIN(q->want, avail));
+        /* Extra IDs (a batch for later) only when every request behind this one can still
+         * have what it needs: under pressure nobody hoards. */
+        uint64_t others = p->q_need - q->need, give = q->need;
+        if (avail > q->need + others) give = CO_MIN(q->want, avail - others);
+        grant_to(p, q->rank, q->serial, give);
         p->q_head = q->next;
         if (!p->q_head) p->q_tail = NULL;
         p->q_need -= q->need;
@@ -306,12 +311,16 @@ static void pool_update(co_idpool *p) {
     }
     uint64_t demand = p->local_need + p->q_need;
     if (p->is_root) {
-        if (p->reclaiming && p->rc_expect == 0) { /* round over */
+        /* A round that brought IDs back but not enough (others were served meanwhile, IDs
+         * were moving) is followed by another; only a round that finds nothing fails. */
+        if (p->reclaiming && p->rc_expect == 0) {
             p->reclaiming = 0;
-            if (demand > p->free.count) fail_all(p);
-        } else if (demand > p->free.count && !p->reclaiming) {
+            if (demand > p->free.count && !p->rc_gathered) fail_all(p);
+        }
+        if (demand > p->free.count && !p->reclaiming && (p->q_head || p->local_need)) {
             st->reclaims++;
             p->reclaiming = 1;
+            p->rc_gathered = 0;
             if (send_reclaims(p) == 0) {
                 p->reclaiming = 0;
                 fail_all(p);
@@ -387,6 +396,11 @@ int co_idpool_take(co_idpool *p, uint64_t n, uint64_t *ids) {
 
 int co_idpool_take_run(co_idpool *p, uint64_t n, uint64_t *base) {
     return take_common(p, n, NULL, base);
+}
+
+void co_idpool_cancel(co_idpool *p) {
+    p->local_need = 0; /* a request already on its way still brings IDs: they stay here */
+    p->local_fail = 0;
 }
 
 void co_idpool_put(co_idpool *p, uint64_t id) {
@@ -523,6 +537,7 @@ static void on_return(co_idp *st, int src, const msg_ids *m, const co_idrange *r
             co_u64map_del(&p->borrowers, key);
     }
     if ((m->flags & RETURN_RECLAIM_REPLY) && p->rc_expect) p->rc_expect--;
+    if (p->reclaiming) p->rc_gathered += n;
     pool_update(p);
 }
 

@@ -82,6 +82,9 @@ int co_idpool_take(co_idpool *p, uint64_t n, uint64_t *ids);
 /* Take n consecutive IDs: as co_idpool_take, plus NORUN when the pool holds n IDs but not in
  * one run (take them one by one instead). */
 int co_idpool_take_run(co_idpool *p, uint64_t n, uint64_t *base);
+/* Give up a take that returned WAIT (a reservation made in passing): a later FAIL of its
+ * request must not fail the next take, which asks afresh. */
+void co_idpool_cancel(co_idpool *p);
 /* IDs taken here and not used after all. */
 void co_idpool_put(co_idpool *p, uint64_t id);
 void co_idpool_put_run(co_idpool *p, uint64_t lo, uint64_t hi);
