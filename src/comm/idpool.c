@@ -37,11 +37,14 @@ typedef struct idreq {
     uint64_t serial, need, want;
 } idreq;
 
+#define LMSG_SMALL 64
+
 typedef struct lmsg { /* a message to ourselves */
     struct lmsg *next;
     uint64_t w[3];
     size_t len;
-    char payload[];
+    char *payload; /* small: points at inline */
+    char inline_[LMSG_SMALL];
 } lmsg;
 
 struct co_idpool {
@@ -81,6 +84,7 @@ struct co_idp {
     co_idpool *root;
     co_idpool *all;
     co_idpool *spare; /* freed pool objects, reused (linked by next) */
+    lmsg *spare_msgs; /* small local messages, reused */
     uint64_t npools;
     int depth;
     lmsg *lq_head, *lq_tail;
@@ -95,23 +99,32 @@ static void dispatch(co_idp *st, int src, const uint64_t w[3], const void *pl, s
 
 /* ---- Sending ----------------------------------------------------------------------------- */
 
-static void idp_send(co_idp *st, int dst, unsigned op, const void *payload, size_t len) {
-    uint64_t w[3] = {CO_IDP_W0(op, 0), 0, 0};
+static void idp_send_w(co_idp *st, int dst, const uint64_t w[3], const void *payload, size_t len) {
     if (dst != st->rank) {
         st->send(st->arg, dst, w, payload, len);
         return;
     }
-    lmsg *m = malloc(sizeof(*m) + len);
-    if (!m) co_fatal("out of memory queueing an ID pool message");
+    lmsg *m = st->spare_msgs;
+    if (m)
+        st->spare_msgs = m->next;
+    else if (!(m = malloc(sizeof(*m))))
+        co_fatal("out of memory queueing an ID pool message");
     m->next = NULL;
-    memcpy(m->w, w, sizeof(w));
+    memcpy(m->w, w, sizeof(m->w));
     m->len = len;
+    m->payload = len <= LMSG_SMALL ? m->inline_ : malloc(len);
+    if (!m->payload) co_fatal("out of memory queueing an ID pool message");
     if (len) memcpy(m->payload, payload, len);
     if (st->lq_tail)
         st->lq_tail->next = m;
     else
         st->lq_head = m;
     st->lq_tail = m;
+}
+
+static void idp_send(co_idp *st, int dst, unsigned op, const void *payload, size_t len) {
+    uint64_t w[3] = {CO_IDP_W0(op, 0), 0, 0};
+    idp_send_w(st, dst, w, payload, len);
 }
 
 static void enter(co_idp *st) {
@@ -128,7 +141,9 @@ static void leave(co_idp *st) {
         st->lq_head = m->next;
         if (!st->lq_head) st->lq_tail = NULL;
         dispatch(st, st->rank, m->w, m->payload, m->len);
-        free(m);
+        if (m->payload != m->inline_) free(m->payload);
+        m->next = st->spare_msgs;
+        st->spare_msgs = m;
     }
     st->depth--;
 }
@@ -427,12 +442,10 @@ static void lease_release(co_idpool *p) {
     p->lease_id = 0;
     p->local_need = 0; /* a reservation that was never completed */
     p->local_fail = 0;
-    /* The communicator's own ID goes home (it is a loan to a communicator, not to a pool). */
-    struct {
-        msg_ids m;
-        co_idrange r;
-    } ret = {{p->up_serial, 0, 0, 1}, {id, id + 1}};
-    idp_send(st, p->up_rank, CO_IDP_OP_RETURN, &ret, sizeof(ret));
+    /* The communicator's own ID goes home (a loan to a communicator, not to a pool), in the
+     * message's words: no payload to fetch. */
+    uint64_t w[3] = {CO_IDP_W0(CO_IDP_OP_RETURN1, id), p->up_serial, 0};
+    idp_send_w(st, p->up_rank, w, NULL, 0);
     p->open = 0;
     pool_update(p);
 }
@@ -562,6 +575,12 @@ static void dispatch(co_idp *st, int src, const uint64_t w[3], const void *pl, s
     case CO_IDP_OP_REQ:
         if (len >= sizeof(msg_req)) on_req(st, src, pl);
         break;
+    case CO_IDP_OP_RETURN1: {
+        msg_ids m = {w[1], 0, 0, 1};
+        co_idrange r = {CO_IDP_ARG(w[0]), CO_IDP_ARG(w[0]) + 1};
+        on_return(st, src, &m, &r);
+        break;
+    }
     case CO_IDP_OP_GRANT:
     case CO_IDP_OP_RETURN: {
         if (len < sizeof(msg_ids)) break;
@@ -651,6 +670,12 @@ void co_idp_destroy(co_idp *st) {
     while (st->lq_head) {
         lmsg *m = st->lq_head;
         st->lq_head = m->next;
+        if (m->payload != m->inline_) free(m->payload);
+        free(m);
+    }
+    while (st->spare_msgs) {
+        lmsg *m = st->spare_msgs;
+        st->spare_msgs = m->next;
         free(m);
     }
     co_u64map_clear(&st->pools);

@@ -11,7 +11,7 @@
  * Messages between pools (w[0] >> 60 is the operation):
  *   REQ      a pool asks its upstream pool for IDs (need at least, want preferably)
  *   GRANT    the answer: ranges of IDs, or a failure when the whole space is in use
- *   RETURN   IDs going home: a freed communicator's ID, surplus, or a reclaim reply
+ *   RETURN   IDs going home: surplus, or a reclaim reply (RETURN1: a freed communicator's ID)
  *   RECLAIM  the root (then each pool, down the tree) asks borrowers for unused IDs
  *   NOTICE   a member freed a communicator (to the communicator's master: the lease)
  *   STREAM   not a pool message: reserved IDs for the communicator layer (comm.c) */
@@ -31,6 +31,7 @@ enum {
     CO_IDP_OP_GRANT,
     CO_IDP_OP_RETURN,
     CO_IDP_OP_RECLAIM,
+    CO_IDP_OP_RETURN1, /* one ID, in the words (w[0]: the ID, w[1]: the pool's serial) */
 };
 #define CO_IDP_OP(w0)      ((unsigned)((w0) >> 60))
 #define CO_IDP_ARG(w0)     ((w0) & ((1ull << 60) - 1))

@@ -39,8 +39,8 @@ static size_t range_after(const co_idset *s, uint64_t id) {
     return lo;
 }
 
-void co_idset_put_range(co_idset *s, uint64_t lo, uint64_t hi) {
-    if (lo >= hi) return;
+/* [lo, hi) into the ranges, merged with its neighbours; the count is the caller's. */
+static void insert_range(co_idset *s, uint64_t lo, uint64_t hi) {
     size_t i = range_after(s, lo); /* ranges before i end at or before lo */
     if (i < s->nr && s->r[i].lo < hi)
         co_fatal("communicator ID pool: IDs [%llu, %llu) returned twice", (unsigned long long)lo,
@@ -61,6 +61,11 @@ void co_idset_put_range(co_idset *s, uint64_t lo, uint64_t hi) {
         s->r[i] = (co_idrange){lo, hi};
         s->nr++;
     }
+}
+
+void co_idset_put_range(co_idset *s, uint64_t lo, uint64_t hi) {
+    if (lo >= hi) return;
+    insert_range(s, lo, hi);
     s->count += hi - lo;
 }
 
@@ -101,6 +106,11 @@ static int cmp_u64(const void *a, const void *b) {
 
 void co_idset_normalize(co_idset *s) {
     if (!s->nl) return;
+    if (s->nl <= 16 && s->nr <= 64) { /* the common case: a few singles, a few ranges */
+        for (size_t i = 0; i < s->nl; i++) insert_range(s, s->loose[i], s->loose[i] + 1);
+        s->nl = 0;
+        return;
+    }
     qsort(s->loose, s->nl, sizeof(uint64_t), cmp_u64);
     /* Turn the sorted singles into runs, then merge the two sorted range lists. */
     size_t nruns = 0;
