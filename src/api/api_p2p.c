@@ -398,13 +398,13 @@ static int all_common(const char *fn, int count, MPI_Request reqs[], MPI_Status 
 }
 
 #pragma weak MPI_Waitall = PMPI_Waitall
-int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) {
+int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_of_statuses) {
     return all_common("MPI_Waitall", count, array_of_requests, array_of_statuses, 1, NULL);
 }
 
 #pragma weak MPI_Testall = PMPI_Testall
 int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
-                 MPI_Status array_of_statuses[]) {
+                 MPI_Status *array_of_statuses) {
     return all_common("MPI_Testall", count, array_of_requests, array_of_statuses, 0, flag);
 }
 
@@ -504,14 +504,14 @@ static int some_common(const char *fn, int incount, MPI_Request reqs[], int *out
 
 #pragma weak MPI_Waitsome = PMPI_Waitsome
 int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
-                  int array_of_indices[], MPI_Status array_of_statuses[]) {
+                  int array_of_indices[], MPI_Status *array_of_statuses) {
     return some_common("MPI_Waitsome", incount, array_of_requests, outcount, array_of_indices,
                        array_of_statuses, 1);
 }
 
 #pragma weak MPI_Testsome = PMPI_Testsome
 int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
-                  int array_of_indices[], MPI_Status array_of_statuses[]) {
+                  int array_of_indices[], MPI_Status *array_of_statuses) {
     return some_common("MPI_Testsome", incount, array_of_requests, outcount, array_of_indices,
                        array_of_statuses, 0);
 }

@@ -127,10 +127,11 @@ void co_seg_detach(co_seg *seg) {
     memset(seg, 0, sizeof(*seg));
 }
 
-void co_seg_mark_abort(co_seg *seg, int rank, int code) {
+void co_seg_mark_abort(co_seg *seg, int rank, int code, int kind) {
     int32_t none = -1;
     if (rank >= 0 && rank < seg->nranks) {
         seg->ranks[rank].abort_code = code;
+        seg->ranks[rank].abort_kind = kind;
         atomic_store(&seg->ranks[rank].state, CO_RANK_ABORTED);
     }
     if (atomic_compare_exchange_strong(&seg->hdr->abort_rank, &none, rank))

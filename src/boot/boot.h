@@ -20,12 +20,15 @@ enum co_rank_state {
     CO_RANK_ABORTED    /* MPI_Abort or a fatal error */
 };
 
+enum co_abort_kind { CO_ABORT_CALLED = 1, CO_ABORT_FATAL_ERROR, CO_ABORT_INTERNAL };
+
 typedef struct co_rank_ctl {
     _Atomic int32_t state;
     int32_t pid;
     int32_t abort_code;
-    int32_t cpu; /* core the launcher bound it to, or -1 */
-    char pad[48];
+    int32_t cpu;        /* core the launcher bound it to, or -1 */
+    int32_t abort_kind; /* CO_ABORT_* */
+    char pad[44];
 } co_rank_ctl;
 
 typedef struct co_seg_hdr {
@@ -64,7 +67,7 @@ int co_seg_create(const co_seg_params *p, co_seg *seg, char *err, size_t errlen)
 /* Rank side: map an inherited segment descriptor. */
 int co_seg_attach(int fd, co_seg *seg, char *err, size_t errlen);
 void co_seg_detach(co_seg *seg);
-void co_seg_mark_abort(co_seg *seg, int rank, int code);
+void co_seg_mark_abort(co_seg *seg, int rank, int code, int kind);
 
 static inline void *co_seg_at(const co_seg *seg, uint64_t off) {
     return seg->base + off;
