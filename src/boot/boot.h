@@ -36,7 +36,7 @@ typedef struct co_seg_hdr {
     uint32_t version;
     uint32_t nranks;
     uint64_t size;
-    uint64_t off_ranks, off_ring_ctl, off_cells, off_data, off_heap;
+    uint64_t off_ranks, off_ring_ctl, off_cells, off_data, off_rdv, off_heap;
     uint64_t ring_cells; /* header cells per ordered pair (power of two) */
     uint64_t data_bytes; /* payload bytes per ordered pair (power of two) */
     uint64_t eager_limit;
@@ -68,6 +68,13 @@ int co_seg_create(const co_seg_params *p, co_seg *seg, char *err, size_t errlen)
 int co_seg_attach(int fd, co_seg *seg, char *err, size_t errlen);
 void co_seg_detach(co_seg *seg);
 void co_seg_mark_abort(co_seg *seg, int rank, int code, int kind);
+
+/* Rendezvous slots: each rank owns CO_RDV_SLOTS cache lines through which a large message's
+ * sender and receiver share out the copy (see p2p.c). */
+#define CO_RDV_SLOTS 1024
+static inline void *co_seg_rdv_slot(const co_seg *seg, int rank, unsigned slot) {
+    return seg->base + seg->hdr->off_rdv + ((uint64_t)rank * CO_RDV_SLOTS + slot) * 64;
+}
 
 static inline void *co_seg_at(const co_seg *seg, uint64_t off) {
     return seg->base + off;

@@ -134,6 +134,10 @@ struct co_req {
     size_t done_bytes; /* fallback rendezvous: bytes moved so far */
     uint64_t remote_cookie;
     int pending; /* queued in a pending-send list (ring was full) */
+    /* large messages: the shared rendezvous slot both sides copy through (p2p.c) */
+    void *rdv;
+    int rdv_slot;         /* sender: index of its slot, -1 if none */
+    uint64_t remote_addr; /* receiver: the sender's contiguous data */
     /* queue links (posted-receive queue, pending sends) */
     co_req *next, *prev;
     /* completion hook for layers that build on requests */

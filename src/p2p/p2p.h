@@ -5,9 +5,12 @@
  * Protocols (the `kind` of a transport cell):
  *   EAGER       payload travels in the queue; the send completes at once.
  *   EAGER_SYNC  same, but the receiver answers ACK when the message is matched (Ssend).
- *   RTS         large message: the receiver copies straight out of the sender's memory with
- *               process_vm_readv and answers FIN; or, where that is refused, answers CTS
- *               and the sender streams FRAGs through the queue.
+ *   RTS         large message. The sender also prepares a rendezvous slot (a cache line in
+ *               the job segment); once the receiver matches, both processes claim chunks
+ *               from the slot and copy them directly, the receiver with process_vm_readv
+ *               and the sender (into a contiguous receive buffer) with process_vm_writev,
+ *               so two cores share a single copy. Where the kernel refuses cross-process
+ *               copies, the receiver answers CTS and the sender streams FRAGs instead.
  *   CTRL        a message for a layer above p2p (ID pools ...), dispatched by type. */
 #ifndef CO_P2P_H
 #define CO_P2P_H
@@ -21,7 +24,6 @@ enum co_msg_kind {
     CO_MSG_EAGER_SYNC,
     CO_MSG_RTS,
     CO_MSG_ACK,
-    CO_MSG_FIN,
     CO_MSG_CTS,
     CO_MSG_FRAG,
     CO_MSG_CTRL,
@@ -46,6 +48,7 @@ typedef struct co_umsg {
     void *data;        /* eager payload copy */
     uint64_t cookie;   /* sender's request (sync eager, RTS) */
     uint64_t addr;     /* RTS: sender's address */
+    unsigned rdv_slot; /* RTS: sender's rendezvous slot + 1, 0 if none */
     co_req *local_req; /* a send to ourselves in synchronous mode */
     char small[64];    /* small payloads avoid a malloc */
 } co_umsg;
@@ -66,7 +69,11 @@ struct co_p2p_state {
     co_umsg *unexp_head, *unexp_tail;
     co_req **pend_head, **pend_tail; /* per destination: sends waiting for queue room */
     co_pending_ctl *ctl_head, *ctl_tail;
-    co_req *streaming; /* fallback rendezvous sends pushing fragments */
+    co_req *streaming;             /* fallback rendezvous sends pushing fragments */
+    co_req *rdv_sends, *rdv_recvs; /* large messages being copied through rendezvous slots */
+    int nrdv;
+    uint16_t *rdv_free; /* our free rendezvous slots */
+    int nrdv_free;
     int npending;
     co_req *free_reqs;
     co_umsg *free_umsgs;
