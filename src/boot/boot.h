@@ -1,7 +1,8 @@
 /* Bootstrap: the job segment through which the ranks of one machine find each other. The
  * launcher (or a singleton process) creates it as an anonymous memfd, so no file ever exists
  * in /dev/shm; ranks inherit the descriptor, map it and close it. The segment holds a header,
- * one control block per rank, the per-pair message queues and a per-rank shared heap. */
+ * one control block per rank, the per-pair message queues, rendezvous slots and a per-rank
+ * shared heap. */
 #ifndef CO_BOOT_H
 #define CO_BOOT_H
 

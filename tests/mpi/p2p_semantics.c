@@ -4,6 +4,7 @@
 #include "testutil.h"
 
 #include <stdint.h>
+#include <unistd.h>
 
 static int rank, size;
 
@@ -390,6 +391,29 @@ static void flood(void) {
     }
 }
 
+/* A large send whose sender stays away from MPI for a while after starting it: the receiver
+ * must be able to do the whole copy alone; and a receive into a shorter buffer. */
+static void busy_sender(void) {
+    if (size < 2 || rank > 1) return;
+    int n = 1 << 20;
+    int *buf = malloc((size_t)n * sizeof(int));
+    if (rank == 0) {
+        for (int i = 0; i < n; i++) buf[i] = i * 3;
+        MPI_Request r;
+        CHECK_RC(MPI_Isend(buf, n, MPI_INT, 1, 90, MPI_COMM_WORLD, &r));
+        usleep(50000);
+        CHECK_RC(MPI_Wait(&r, MPI_STATUS_IGNORE));
+        CHECK_RC(MPI_Send(buf, n, MPI_INT, 1, 91, MPI_COMM_WORLD));
+    } else {
+        CHECK_RC(MPI_Recv(buf, n, MPI_INT, 0, 90, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        for (int i = 0; i < n; i++) CHECK(buf[i] == i * 3, "busy-sender data at %d", i);
+        memset(buf, 0, (size_t)n * sizeof(int));
+        CHECK_RC(MPI_Recv(buf, n, MPI_INT, 0, 91, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        for (int i = 0; i < n; i++) CHECK(buf[i] == i * 3, "second large message at %d", i);
+    }
+    free(buf);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -408,6 +432,7 @@ int main(int argc, char **argv) {
     persistent();
     self_sends();
     flood();
+    busy_sender();
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Finalize();
     return 0;
