@@ -55,7 +55,56 @@ check_wrappers() { # bindir
   "$bin/mpiexec" -n 1 "$work/hello2" | grep -q "rank 0 of 1" || fail "separately linked program"
 }
 
+# A CMake project that finds MPI the way real projects do; $1 selects how.
+cmake_project() { # dir mode(findmpi|package) prefix
+  local dir=$1 mode=$2 prefix=$3
+  mkdir -p "$dir"
+  cp "$work/hello.c" "$dir/"
+  if [ "$mode" = findmpi ]; then
+    cat > "$dir/CMakeLists.txt" <<'CM'
+cmake_minimum_required(VERSION 3.16)
+project(hello C)
+find_package(MPI REQUIRED COMPONENTS C)
+add_executable(hello hello.c)
+target_link_libraries(hello PRIVATE MPI::MPI_C)
+file(WRITE ${CMAKE_BINARY_DIR}/found.txt "${MPI_C_VERSION};${MPIEXEC_EXECUTABLE}")
+CM
+    # pointed at the wrapper alone, FindMPI takes Cohort's compiler and version ...
+    cmake -S "$dir" -B "$dir/c" -DMPI_C_COMPILER="$prefix/bin/mpicc" > "$dir/log" 2>&1 || { cat "$dir/log"; fail "FindMPI did not accept Cohort's mpicc"; }
+    grep -q "^3.1;" "$dir/c/found.txt" || fail "FindMPI found: $(cat "$dir/c/found.txt")"
+    # ... and with MPI_HOME (which FindMPI also uses to look for mpiexec) everything is Cohort's
+    cmake -S "$dir" -B "$dir/b" -DMPI_C_COMPILER="$prefix/bin/mpicc" -DMPI_HOME="$prefix" > "$dir/log" 2>&1 || { cat "$dir/log"; fail "FindMPI with MPI_HOME"; }
+    grep -q "^3.1;$prefix/bin/mpiexec$" "$dir/b/found.txt" || fail "FindMPI found: $(cat "$dir/b/found.txt")"
+  else
+    cat > "$dir/CMakeLists.txt" <<'CM'
+cmake_minimum_required(VERSION 3.16)
+project(hello C)
+find_package(Cohort 0.1 REQUIRED)
+add_executable(hello hello.c)
+target_link_libraries(hello PRIVATE Cohort::MPI)
+file(WRITE ${CMAKE_BINARY_DIR}/found.txt "${Cohort_MPIEXEC}")
+CM
+    cmake -S "$dir" -B "$dir/b" -DCMAKE_PREFIX_PATH="$prefix" > "$dir/log" 2>&1 || { cat "$dir/log"; fail "find_package(Cohort) failed"; }
+  fi
+  cmake --build "$dir/b" > "$dir/log" 2>&1 || { cat "$dir/log"; fail "the $mode project did not build"; }
+  env -u LD_LIBRARY_PATH "$prefix/bin/mpiexec" -n 2 "$dir/b/hello" | grep -q "rank 1 of 2 sum 1" || fail "the $mode program did not run"
+}
+
+pkgconfig_build() { # prefix
+  local pc cflags libs
+  cflags=$(PKG_CONFIG_PATH="$1/lib/pkgconfig" pkg-config --cflags cohort) || fail "pkg-config --cflags cohort"
+  libs=$(PKG_CONFIG_PATH="$1/lib/pkgconfig" pkg-config --libs cohort) || fail "pkg-config --libs cohort"
+  cc $cflags -o "$work/hello_pc" "$work/hello.c" $libs || fail "build with pkg-config flags"
+  env -u LD_LIBRARY_PATH "$1/bin/mpiexec" -n 2 "$work/hello_pc" | grep -q "rank 0 of 2" || fail "pkg-config-built program"
+  [ "$(PKG_CONFIG_PATH="$1/lib/pkgconfig" pkg-config --modversion cohort)" = "$("$1/bin/cohort" version | awk '{print $2}')" ] || fail "pkg-config version"
+}
+
 case "$SCENARIO" in
+packaging)
+  pkgconfig_build "$BUILD"
+  cmake_project "$work/findmpi" findmpi "$BUILD"
+  cmake_project "$work/package" package "$BUILD"
+  ;;
 wrappers)
   check_wrappers "$BUILD/bin"
   show=$("$BUILD/bin/mpicc" -show -O2 x.c)
@@ -70,7 +119,7 @@ wrappers)
   ;;
 layout)
   for f in bin/mpicc bin/mpicxx bin/mpiexec bin/cohort include/mpi.h include/mpix.h \
-           lib/libcohort.so lib/libcohort.a; do
+           lib/libcohort.so lib/libcohort.a lib/pkgconfig/cohort.pc lib/cmake/Cohort/CohortConfig.cmake; do
     [ -e "$BUILD/$f" ] || fail "build tree lacks $f"
   done
   ;;
@@ -78,11 +127,14 @@ install)
   make -C "$SRC" --no-print-directory install BUILD="$BUILD" PREFIX="$work/prefix" > "$work/install.log" 2>&1 \
     || { cat "$work/install.log"; fail "make install"; }
   for f in bin/mpicc bin/mpicxx bin/mpiexec bin/cohort include/mpi.h include/mpix.h \
-           lib/libcohort.so lib/libcohort.a; do
+           lib/libcohort.so lib/libcohort.a lib/pkgconfig/cohort.pc lib/cmake/Cohort/CohortConfig.cmake; do
     [ -e "$work/prefix/$f" ] || fail "installation lacks $f"
   done
   check_wrappers "$work/prefix/bin"
   "$work/prefix/bin/mpicc" -show x.c | grep -q -- "-I$work/prefix/include" || fail "installed mpicc points elsewhere"
+  pkgconfig_build "$work/prefix"
+  cmake_project "$work/findmpi" findmpi "$work/prefix"
+  cmake_project "$work/package" package "$work/prefix"
   ;;
 info)
   out=$("$BUILD/bin/cohort" info) || fail "cohort info failed"
