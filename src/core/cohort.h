@@ -119,6 +119,7 @@ struct co_req {
     uint8_t mode;       /* send mode (co_send_mode) */
     uint8_t internal;   /* owned by a layer (collectives), never seen by the user */
     uint8_t matched;    /* receive: matched to a message; no longer cancellable */
+    uint8_t shared;     /* the one shared "completed send" request: never freed */
     co_comm *comm;
     void *buf;
     size_t count;

@@ -921,6 +921,12 @@ int co_p2p_init(void) {
     if (!P->pend_head || !P->pend_tail || !P->rdv_free) return MPI_ERR_NO_MEM;
     for (int i = 0; i < CO_RDV_SLOTS; i++) P->rdv_free[i] = (uint16_t)(CO_RDV_SLOTS - 1 - i);
     P->nrdv_free = CO_RDV_SLOTS;
+    P->done_send = co_req_new(CO_REQ_SEND);
+    if (!P->done_send) return MPI_ERR_NO_MEM;
+    P->done_send->complete = 1;
+    P->done_send->shared = 1;
+    P->done_send->status.source = MPI_ANY_SOURCE;
+    P->done_send->status.tag = MPI_ANY_TAG;
     return MPI_SUCCESS;
 }
 

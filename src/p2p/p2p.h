@@ -82,6 +82,10 @@ struct co_p2p_state {
     void *bounce; /* receive-side staging for finely non-contiguous large receives */
     size_t bounce_size;
     uint64_t eager_limit;
+    /* Returned by MPI_Isend when a small message went straight into a queue: the send is
+     * complete, so every such request can share one handle, which completion calls never free
+     * (as for MPI_REQUEST_NULL, but Wait/Test report it complete with an empty status). */
+    co_req *done_send;
 };
 
 co_req *co_req_new(int kind);
