@@ -6,9 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define P            (co_st.p2p)
-#define BOUNCE_CHUNK (256u * 1024u)
-#define IOV_BATCH    256
+#define P         (co_st.p2p)
+#define IOV_BATCH 256
 
 /* ---- Requests --------------------------------------------------------------------------- */
 
@@ -204,80 +203,97 @@ static void deliver_eager(co_req *r, int src, int tag, const void *data, size_t 
     co_req_complete(r);
 }
 
-/* Large-message single copy: read the sender's (contiguous) bytes into our layout. A layout
- * of long runs is read in place; one of short runs is read through a bounce buffer in chunks
- * and unpacked, which costs a second copy but beats the kernel walking tiny iovecs. */
-static int cma_into(co_req *r, pid_t pid, uint64_t addr, size_t n) {
-    if (r->dt->contig) {
-        struct iovec l = {(char *)r->buf + r->dt->true_lb, n};
-        struct iovec rm = {(void *)(uintptr_t)addr, n};
-        return co_shm_cma_read(pid, &l, 1, &rm, 1);
-    }
-    size_t avg_run = r->dt->size / (r->dt->nsegs ? r->dt->nsegs : 1);
-    if (r->dt->nsegs == 1) avg_run = r->dt->segs[0].len;
-    if (avg_run >= 4096) {
-        struct iovec iov[IOV_BATCH];
-        size_t off = 0;
-        while (off < n) {
-            size_t covered;
-            int k = co_dt_iov(r->dt, r->count, r->buf, off, iov, IOV_BATCH, &covered);
-            if (covered > n - off) { /* trim the tail to what the sender has */
-                size_t excess = covered - (n - off);
-                while (excess) {
-                    size_t cut = CO_MIN(excess, iov[k - 1].iov_len);
-                    iov[k - 1].iov_len -= cut;
-                    excess -= cut;
-                    if (!iov[k - 1].iov_len) k--;
-                }
-                covered = n - off;
-            }
-            struct iovec rm = {(void *)(uintptr_t)(addr + off), covered};
-            int rc = co_shm_cma_read(pid, iov, k, &rm, 1);
-            if (rc) return rc;
-            off += covered;
+/* ---- Rendezvous: how the receiver moves a large message ------------------------------------
+ * The RTS tells where the sender's data is: an address (contiguous data) or a description of
+ * its layout (co_dt_wire). Knowing both layouts, the receiver picks:
+ *   - both contiguous: one process_vm_readv;
+ *   - runs of at least CMA_RUN_MIN bytes on both sides: process_vm_readv from the sender's
+ *     runs straight into ours: one copy, no staging;
+ *   - anything finer: ask the sender (CTS) to pack fragments straight into the shared queue
+ *     while we unpack the ones already there. Two copies, but made by two processes at once,
+ *     and no staging of the whole message.
+ * process_vm_readv pins the pages of every remote run separately, so below CMA_RUN_MIN the
+ * pipelined copy is faster (measurements in docs/datatypes.md). */
+#define CMA_RUN_MIN (64u * 1024u)
+
+/* Cut an iovec list to its first `n` bytes; returns the new length. */
+static int iov_trim(struct iovec *iov, int k, size_t n) {
+    size_t sum = 0;
+    for (int i = 0; i < k; i++) {
+        if (sum + iov[i].iov_len >= n) {
+            iov[i].iov_len = n - sum;
+            return iov[i].iov_len ? i + 1 : i;
         }
-        return 0;
+        sum += iov[i].iov_len;
     }
-    if (!P->bounce) {
-        P->bounce = malloc(BOUNCE_CHUNK);
-        if (!P->bounce) return -ENOMEM;
-        P->bounce_size = BOUNCE_CHUNK;
-    }
-    for (size_t off = 0; off < n; off += BOUNCE_CHUNK) {
-        size_t len = CO_MIN(BOUNCE_CHUNK, n - off);
-        struct iovec l = {P->bounce, len};
-        struct iovec rm = {(void *)(uintptr_t)(addr + off), len};
-        int rc = co_shm_cma_read(pid, &l, 1, &rm, 1);
+    return k;
+}
+
+/* Copy the first n packed bytes of the remote (rbuf, rcount, rdt) into (r->buf, r->count,
+ * r->dt), run to run. */
+static int cma_iov_read(co_req *r, pid_t pid, const co_dtype *rdt, size_t rcount, const void *rbuf,
+                        size_t n) {
+    struct iovec liov[IOV_BATCH], riov[IOV_BATCH];
+    size_t off = 0;
+    while (off < n) {
+        size_t lcov, rcov;
+        int nl = co_dt_iov(r->dt, r->count, r->buf, off, liov, IOV_BATCH, &lcov);
+        int nr = co_dt_iov(rdt, rcount, rbuf, off, riov, IOV_BATCH, &rcov);
+        size_t take = CO_MIN(CO_MIN(lcov, rcov), n - off);
+        if (!take) return -EIO;
+        nl = iov_trim(liov, nl, take);
+        nr = iov_trim(riov, nr, take);
+        int rc = co_shm_cma_read(pid, liov, nl, riov, nr);
         if (rc) return rc;
-        co_dt_unpack(r->dt, r->count, r->buf, off, P->bounce, len);
+        off += take;
     }
     return 0;
 }
 
+/* Read the message with process_vm_readv if that is the better way: returns 0 when done,
+ * 1 when the sender should stream it instead, or -errno. */
+static int cma_receive(co_req *r, pid_t pid, uint64_t addr, const co_dt_wire *w, size_t n) {
+    if (n == 0) return 0;
+    if (!w && r->dt->contig) {
+        struct iovec l = {(char *)r->buf + r->dt->true_lb, n};
+        struct iovec rm = {(void *)(uintptr_t)addr, n};
+        return co_shm_cma_read(pid, &l, 1, &rm, 1);
+    }
+    if (co_dt_avg_run(r->dt) < CMA_RUN_MIN) return 1;
+    if (!w) return cma_iov_read(r, pid, co_dt_get(MPI_BYTE), n, (void *)(uintptr_t)addr, n);
+    if (!w->contig && w->nsegs == 0) return 1; /* layout too irregular to describe */
+    co_dtype view;
+    co_dt_wire_view(w, &view);
+    if (co_dt_avg_run(&view) < CMA_RUN_MIN) return 1;
+    return cma_iov_read(r, pid, &view, w->count, (void *)(uintptr_t)w->base, n);
+}
+
 static void deliver_rts(co_req *r, int src, int tag, int src_world, uint64_t cookie, uint64_t addr,
-                        size_t bytes) {
+                        size_t bytes, const co_dt_wire *w) {
     recv_set_status(r, src, tag, bytes);
     r->matched = 1;
-    uint64_t w[3] = {cookie, 0, 0};
+    uint64_t wd[3] = {cookie, 0, 0};
     if (P->shm.cma_ok) {
         pid_t pid = co_st.seg->ranks[src_world].pid;
-        int rc = r->status.bytes ? cma_into(r, pid, addr, r->status.bytes) : 0;
+        int rc = cma_receive(r, pid, addr, w, r->status.bytes);
         if (rc == 0) {
-            ctl_send(src_world, CO_MSG_FIN, 0, w, NULL, 0);
+            ctl_send(src_world, CO_MSG_FIN, 0, wd, NULL, 0);
             co_req_complete(r);
             return;
         }
-        co_log(CO_LOG_INFO,
-               "process_vm_readv from rank %d failed (%s); large messages now "
-               "use the pipelined copy",
-               src_world, strerror(-rc));
-        P->shm.cma_ok = 0;
+        if (rc < 0) {
+            co_log(CO_LOG_INFO,
+                   "process_vm_readv from rank %d failed (%s); large messages now "
+                   "use the pipelined copy",
+                   src_world, strerror(-rc));
+            P->shm.cma_ok = 0;
+        }
     }
-    /* Pipelined fallback: ask the sender to stream fragments to this request. */
+    /* Pipelined copy: ask the sender to stream fragments to this request. */
     r->bytes = bytes;
     r->done_bytes = 0;
-    w[1] = (uint64_t)(uint32_t)r->handle;
-    ctl_send(src_world, CO_MSG_CTS, 0, w, NULL, 0);
+    wd[1] = (uint64_t)(uint32_t)r->handle;
+    ctl_send(src_world, CO_MSG_CTS, 0, wd, NULL, 0);
 }
 
 static void deliver_umsg(co_req *r, co_umsg *u) {
@@ -290,7 +306,7 @@ static void deliver_umsg(co_req *r, co_umsg *u) {
         break;
     }
     case CO_MSG_RTS:
-        deliver_rts(r, u->src, u->tag, u->src_world, u->cookie, u->addr, u->bytes);
+        deliver_rts(r, u->src, u->tag, u->src_world, u->cookie, u->addr, u->bytes, u->data);
         break;
     case 0: { /* synchronous send to ourselves: copy typed to typed, then release the sender */
         co_req *s = u->local_req;
@@ -318,7 +334,8 @@ static void on_cell(int src_world, const co_cell *c, const void *payload) {
         co_req *r = posted_take(c->ctx, c->src, c->tag);
         if (r) {
             if (c->kind == CO_MSG_RTS) {
-                deliver_rts(r, c->src, c->tag, src_world, c->u.w[1], c->u.w[2], c->u.w[3]);
+                deliver_rts(r, c->src, c->tag, src_world, c->u.w[1], c->u.w[2], c->u.w[3],
+                            c->len ? payload : NULL);
             } else {
                 if (c->kind == CO_MSG_EAGER_SYNC) {
                     uint64_t w[3] = {c->u.w[1], 0, 0};
@@ -334,18 +351,13 @@ static void on_cell(int src_world, const co_cell *c, const void *payload) {
         u->tag = c->tag;
         u->src_world = src_world;
         u->kind = c->kind;
-        if (c->kind == CO_MSG_RTS) {
-            u->cookie = c->u.w[1];
-            u->addr = c->u.w[2];
-            u->bytes = c->u.w[3];
-        } else {
-            u->cookie = c->u.w[1];
-            u->bytes = c->len;
-            if (c->len) {
-                u->data = c->len <= sizeof(u->small) ? u->small : malloc(c->len);
-                if (!u->data) co_fatal("out of memory buffering an unexpected message");
-                memcpy(u->data, payload, c->len);
-            }
+        u->cookie = c->u.w[1];
+        u->bytes = c->kind == CO_MSG_RTS ? c->u.w[3] : c->len;
+        if (c->kind == CO_MSG_RTS) u->addr = c->u.w[2];
+        if (c->len) { /* eager payload, or the sender's layout for an RTS */
+            u->data = c->len <= sizeof(u->small) ? u->small : malloc(c->len);
+            if (!u->data) co_fatal("out of memory buffering an unexpected message");
+            memcpy(u->data, payload, c->len);
         }
         unexp_append(u);
         return;
@@ -428,17 +440,17 @@ static int send_try(co_req *r) {
         if (!sync) co_req_complete(r);
         return 0;
     }
-    if (!r->tmp && !r->dt->contig) { /* the receiver reads one contiguous image */
-        r->tmp = malloc(bytes);
-        if (!r->tmp) co_fatal("out of memory packing a %zu-byte message", bytes);
-        co_dt_pack(r->dt, r->count, r->buf, 0, r->tmp, bytes);
-    }
-    co_cell *c = co_shm_claim(s, dst, 0, 0, &payload);
+    /* Non-contiguous data is not staged: the RTS carries its layout, and the receiver reads
+     * it in place or asks for a stream of fragments packed straight into the queue. */
+    int described = !r->tmp && !r->dt->contig;
+    size_t wlen = described ? co_dt_wire_write(r->dt, r->count, r->buf, NULL) : 0;
+    co_cell *c = co_shm_claim(s, dst, wlen, 0, &payload);
     if (!c) return -1;
+    if (described) co_dt_wire_write(r->dt, r->count, r->buf, payload);
     c->ctx = r->ctx;
     c->src = r->comm->rank;
     c->tag = r->tag;
-    c->len = 0;
+    c->len = (uint32_t)wlen;
     c->kind = CO_MSG_RTS;
     c->u.w[1] = (uint64_t)(uint32_t)r->handle;
     c->u.w[2] = (uint64_t)(uintptr_t)(r->tmp ? r->tmp : (char *)r->buf + r->dt->true_lb);
@@ -660,7 +672,8 @@ static int flush_pending(void) {
     while (*pp) {
         co_req *s = *pp;
         const char *src = s->tmp ? s->tmp : (char *)s->buf + s->dt->true_lb;
-        size_t chunk = P->eager_limit;
+        int packed = !s->tmp && !s->dt->contig;
+        size_t chunk = P->frag_size;
         while (s->done_bytes < s->bytes) {
             size_t len = CO_MIN(chunk, s->bytes - s->done_bytes);
             void *payload;
@@ -673,7 +686,10 @@ static int flush_pending(void) {
             c->kind = CO_MSG_FRAG;
             c->u.w[1] = s->remote_cookie;
             c->u.w[2] = s->done_bytes;
-            memcpy(payload, src + s->done_bytes, len);
+            if (packed) /* gather straight into the queue: no staging copy */
+                co_dt_pack(s->dt, s->count, s->buf, s->done_bytes, payload, len);
+            else
+                memcpy(payload, src + s->done_bytes, len);
             co_shm_publish(&P->shm, s->peer_world, c);
             s->done_bytes += len;
             n++;
@@ -763,6 +779,10 @@ int co_p2p_init(void) {
     co_st.reqs.kind = COHORT_KIND_REQUEST;
     if (co_shm_init(&P->shm, co_st.seg, co_st.world_rank, co_st.cfg.cma)) return MPI_ERR_NO_MEM;
     P->eager_limit = co_st.seg->hdr->eager_limit;
+    /* Fragments of the pipelined copy: a quarter of the queue's payload space keeps several in
+     * flight, so sender and receiver copy at the same time. */
+    P->frag_size = CO_MAX(co_st.seg->hdr->data_bytes / 4, 4096);
+    if (P->frag_size > co_st.seg->hdr->data_bytes) P->frag_size = co_st.seg->hdr->data_bytes;
     P->pend_head = calloc((size_t)co_st.world_size, sizeof(co_req *));
     P->pend_tail = calloc((size_t)co_st.world_size, sizeof(co_req *));
     if (!P->pend_head || !P->pend_tail) return MPI_ERR_NO_MEM;
@@ -797,7 +817,6 @@ void co_p2p_fini(void) {
     co_htab_destroy(&co_st.reqs);
     free(P->pend_head);
     free(P->pend_tail);
-    free(P->bounce);
     co_shm_fini(&P->shm);
     free(P);
     P = NULL;

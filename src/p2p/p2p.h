@@ -43,7 +43,7 @@ typedef struct co_umsg {
     int src_world;
     uint16_t kind;
     size_t bytes;
-    void *data;        /* eager payload copy */
+    void *data;        /* eager payload copy, or the sender's layout (co_dt_wire) of an RTS */
     uint64_t cookie;   /* sender's request (sync eager, RTS) */
     uint64_t addr;     /* RTS: sender's address */
     co_req *local_req; /* a send to ourselves in synchronous mode */
@@ -71,10 +71,9 @@ struct co_p2p_state {
     co_req *free_reqs;
     co_umsg *free_umsgs;
     co_ctrl_handler ctrl[CO_CTRL_MAX];
-    int depth;    /* progress re-entrance guard */
-    void *bounce; /* receive-side staging for finely non-contiguous large receives */
-    size_t bounce_size;
+    int depth; /* progress re-entrance guard */
     uint64_t eager_limit;
+    uint64_t frag_size; /* pipelined rendezvous: bytes per fragment */
 };
 
 co_req *co_req_new(int kind);

@@ -15,7 +15,7 @@ typedef struct {
 
 typedef struct {
     ref_ent *e;
-    int n;
+    int n, cap;
     MPI_Aint lb, ub; /* the bounds the standard gives this type */
 } ref_map;
 
@@ -24,8 +24,11 @@ static inline MPI_Aint ref_extent(const ref_map *m) {
 }
 
 static inline void ref_push(ref_map *m, MPI_Aint disp, int len) {
-    m->e = realloc(m->e, (size_t)(m->n + 1) * sizeof(ref_ent));
-    CHECK(m->e != NULL, "out of memory");
+    if (m->n == m->cap) {
+        m->cap = m->cap ? 2 * m->cap : 16;
+        m->e = realloc(m->e, (size_t)m->cap * sizeof(ref_ent));
+        CHECK(m->e != NULL, "out of memory");
+    }
     m->e[m->n].disp = disp;
     m->e[m->n].len = len;
     m->n++;
@@ -34,7 +37,7 @@ static inline void ref_push(ref_map *m, MPI_Aint disp, int len) {
 static inline void ref_free(ref_map *m) {
     free(m->e);
     m->e = NULL;
-    m->n = 0;
+    m->n = m->cap = 0;
 }
 
 /* A predefined type: one entry per basic element. */
