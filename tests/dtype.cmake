@@ -8,6 +8,9 @@ cohort_mpi_test(dtype_errors NP 1 2)
 cohort_mpi_test(dtype_life NP 1 2 4)
 cohort_mpi_test(dtype_life NP 2 ENV COHORT_CMA=0 SUFFIX .nocma)
 cohort_mpi_test(dtype_pack NP 1 2 4)
+# every large non-contiguous message read run to run with process_vm_readv
+cohort_mpi_test(dtype_p2p NP 2 ENV COHORT_CMA_MIN_RUN=1 SUFFIX .cmaiov)
+cohort_mpi_test(dtype_life NP 2 ENV COHORT_CMA_MIN_RUN=1 SUFFIX .cmaiov)
 
 # Unit tests of the flattened representation (internal functions, static library).
 if(PkgConfig_FOUND)

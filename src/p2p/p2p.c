@@ -207,14 +207,13 @@ static void deliver_eager(co_req *r, int src, int tag, const void *data, size_t 
  * The RTS tells where the sender's data is: an address (contiguous data) or a description of
  * its layout (co_dt_wire). Knowing both layouts, the receiver picks:
  *   - both contiguous: one process_vm_readv;
- *   - runs of at least CMA_RUN_MIN bytes on both sides: process_vm_readv from the sender's
+ *   - runs of at least COHORT_CMA_MIN_RUN bytes on both sides: process_vm_readv from the sender's
  *     runs straight into ours: one copy, no staging;
  *   - anything finer: ask the sender (CTS) to pack fragments straight into the shared queue
  *     while we unpack the ones already there. Two copies, but made by two processes at once,
  *     and no staging of the whole message.
- * process_vm_readv pins the pages of every remote run separately, so below CMA_RUN_MIN the
- * pipelined copy is faster (measurements in docs/datatypes.md). */
-#define CMA_RUN_MIN (64u * 1024u)
+ * process_vm_readv pins the pages of every remote run separately, so below that the pipelined
+ * copy is faster (measurements in docs/datatypes.md). */
 
 /* Cut an iovec list to its first `n` bytes; returns the new length. */
 static int iov_trim(struct iovec *iov, int k, size_t n) {
@@ -259,12 +258,13 @@ static int cma_receive(co_req *r, pid_t pid, uint64_t addr, const co_dt_wire *w,
         struct iovec rm = {(void *)(uintptr_t)addr, n};
         return co_shm_cma_read(pid, &l, 1, &rm, 1);
     }
-    if (co_dt_avg_run(r->dt) < CMA_RUN_MIN) return 1;
+    size_t min_run = (size_t)co_st.cfg.cma_min_run;
+    if (co_dt_avg_run(r->dt) < min_run) return 1;
     if (!w) return cma_iov_read(r, pid, co_dt_get(MPI_BYTE), n, (void *)(uintptr_t)addr, n);
     if (!w->contig && w->nsegs == 0) return 1; /* layout too irregular to describe */
     co_dtype view;
     co_dt_wire_view(w, &view);
-    if (co_dt_avg_run(&view) < CMA_RUN_MIN) return 1;
+    if (co_dt_avg_run(&view) < min_run) return 1;
     return cma_iov_read(r, pid, &view, w->count, (void *)(uintptr_t)w->base, n);
 }
 
