@@ -156,6 +156,7 @@ typedef struct co_config {
     long shm_data_bytes;
     long heap_slice;
     int cma;
+    long cma_min_run;
     long spin_count;
     int log_level;
     int line_buffer;

@@ -6,9 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define P            (co_st.p2p)
-#define BOUNCE_CHUNK (256u * 1024u)
-#define IOV_BATCH    256
+#define P         (co_st.p2p)
+#define IOV_BATCH 256
 
 /* ---- Requests --------------------------------------------------------------------------- */
 
@@ -204,13 +203,23 @@ static void deliver_eager(co_req *r, int src, int tag, const void *data, size_t 
     co_req_complete(r);
 }
 
-/* ---- Large messages: the cooperative single copy ---------------------------------------------
- * The sender's RTS names a rendezvous slot: one cache line in the job segment. When the
- * receiver matches, it records how many bytes to move (it may truncate) and, if its buffer is
- * contiguous, that buffer's address; then both sides take chunks with an atomic fetch-add and
- * copy them, the receiver reading from the sender (process_vm_readv) and the sender writing
- * into the receiver (process_vm_writev). Two cores share one copy, and neither waits for the
- * other: a sender busy outside MPI simply leaves all chunks to the receiver. */
+/* ---- Large messages -------------------------------------------------------------------------
+ * The RTS says where the sender's data is: a contiguous address plus a rendezvous slot, or a
+ * description of a non-contiguous layout (co_dt_wire). The receiver, knowing both layouts,
+ * picks how the bytes move:
+ *   - sender contiguous, receiver contiguous or with long runs: the cooperative single copy.
+ *     The slot (one cache line in the job segment) records how many bytes to move (the
+ *     receiver may truncate) and, if the receiver is contiguous, its buffer's address; both
+ *     sides then take chunks with an atomic fetch-add and copy them, the receiver reading
+ *     (process_vm_readv) and the sender writing (process_vm_writev). Two cores share one copy,
+ *     and a sender busy outside MPI simply leaves every chunk to the receiver;
+ *   - sender non-contiguous with runs of at least COHORT_CMA_MIN_RUN bytes on both sides: the
+ *     receiver reads run to run with process_vm_readv (one copy, no staging) and answers FIN;
+ *   - anything finer: the receiver answers CTS, and the sender packs fragments straight into
+ *     the shared queue while the receiver unpacks the ones already there: two copies, made by
+ *     two processes at once, with no staging of the whole message.
+ * process_vm_readv pins the pages of every remote run separately, so below the minimum run the
+ * pipelined copy is faster (measurements in docs/datatypes.md). */
 typedef struct co_rdv {
     _Atomic uint64_t next;  /* first byte no side has claimed yet */
     _Atomic uint64_t done;  /* bytes copied */
@@ -232,54 +241,48 @@ static void list_remove(co_req **head, co_req *r) {
         }
 }
 
-/* Read packed bytes [off, off+n) of the sender's contiguous data into our layout. Long runs
- * are read in place; short runs through a bounce buffer and unpacked, which costs a second
- * copy but beats the kernel walking tiny iovecs. */
-static int read_window(co_req *r, pid_t pid, size_t off, size_t n) {
-    uint64_t addr = r->remote_addr + off;
-    if (r->dt->contig) {
-        struct iovec l = {(char *)r->buf + r->dt->true_lb + off, n};
-        struct iovec rm = {(void *)(uintptr_t)addr, n};
-        return co_shm_cma_read(pid, &l, 1, &rm, 1);
-    }
-    size_t avg_run = r->dt->nsegs == 1 ? r->dt->segs[0].len : r->dt->size / (r->dt->nsegs + 1);
-    if (avg_run >= 4096) {
-        struct iovec iov[IOV_BATCH];
-        size_t end = off + n;
-        while (off < end) {
-            size_t covered;
-            int k = co_dt_iov(r->dt, r->count, r->buf, off, iov, IOV_BATCH, &covered);
-            if (covered > end - off) { /* trim to the window */
-                size_t excess = covered - (end - off);
-                while (excess) {
-                    size_t cut = CO_MIN(excess, iov[k - 1].iov_len);
-                    iov[k - 1].iov_len -= cut;
-                    excess -= cut;
-                    if (!iov[k - 1].iov_len) k--;
-                }
-                covered = end - off;
-            }
-            struct iovec rm = {(void *)(uintptr_t)(r->remote_addr + off), covered};
-            int rc = co_shm_cma_read(pid, iov, k, &rm, 1);
-            if (rc) return rc;
-            off += covered;
+/* Cut an iovec list to its first `n` bytes; returns the new length. */
+static int iov_trim(struct iovec *iov, int k, size_t n) {
+    size_t sum = 0;
+    for (int i = 0; i < k; i++) {
+        if (sum + iov[i].iov_len >= n) {
+            iov[i].iov_len = n - sum;
+            return iov[i].iov_len ? i + 1 : i;
         }
-        return 0;
+        sum += iov[i].iov_len;
     }
-    if (!P->bounce) {
-        P->bounce = malloc(BOUNCE_CHUNK);
-        if (!P->bounce) return -ENOMEM;
-        P->bounce_size = BOUNCE_CHUNK;
-    }
-    for (size_t done = 0; done < n; done += BOUNCE_CHUNK) {
-        size_t len = CO_MIN(BOUNCE_CHUNK, n - done);
-        struct iovec l = {P->bounce, len};
-        struct iovec rm = {(void *)(uintptr_t)(addr + done), len};
-        int rc = co_shm_cma_read(pid, &l, 1, &rm, 1);
+    return k;
+}
+
+/* Copy packed bytes [off, end) of the remote (rbuf, rcount, rdt) into (r->buf, r->count,
+ * r->dt), run to run. */
+static int cma_iov_read(co_req *r, pid_t pid, const co_dtype *rdt, size_t rcount, const void *rbuf,
+                        size_t off, size_t end) {
+    struct iovec liov[IOV_BATCH], riov[IOV_BATCH];
+    while (off < end) {
+        size_t lcov, rcov;
+        int nl = co_dt_iov(r->dt, r->count, r->buf, off, liov, IOV_BATCH, &lcov);
+        int nr = co_dt_iov(rdt, rcount, rbuf, off, riov, IOV_BATCH, &rcov);
+        size_t take = CO_MIN(CO_MIN(lcov, rcov), end - off);
+        if (!take) return -EIO;
+        nl = iov_trim(liov, nl, take);
+        nr = iov_trim(riov, nr, take);
+        int rc = co_shm_cma_read(pid, liov, nl, riov, nr);
         if (rc) return rc;
-        co_dt_unpack(r->dt, r->count, r->buf, off + done, P->bounce, len);
+        off += take;
     }
     return 0;
+}
+
+/* Read packed bytes [off, off+n) of the sender's contiguous data into our layout. */
+static int read_window(co_req *r, pid_t pid, size_t off, size_t n) {
+    if (r->dt->contig) {
+        struct iovec l = {(char *)r->buf + r->dt->true_lb + off, n};
+        struct iovec rm = {(void *)(uintptr_t)(r->remote_addr + off), n};
+        return co_shm_cma_read(pid, &l, 1, &rm, 1);
+    }
+    return cma_iov_read(r, pid, co_dt_get(MPI_BYTE), r->bytes, (void *)(uintptr_t)r->remote_addr,
+                        off, off + n);
 }
 
 static int write_window(co_req *s, uint64_t raddr, size_t off, size_t n) {
@@ -289,6 +292,14 @@ static int write_window(co_req *s, uint64_t raddr, size_t off, size_t n) {
     ssize_t got = process_vm_writev(co_st.seg->ranks[s->peer_world].pid, &l, 1, &rm, 1, 0);
     if (got == (ssize_t)n) return 0;
     return got < 0 ? -errno : -EIO;
+}
+
+static void cma_failed(int peer, int rc) {
+    co_log(CO_LOG_INFO,
+           "cross-process copy with rank %d failed (%s); large messages now stream through "
+           "shared memory",
+           peer, strerror(-rc));
+    P->shm.cma_ok = 0;
 }
 
 /* Claim and copy chunks until none is left; returns chunks copied, or -1 on a copy error
@@ -302,11 +313,7 @@ static int rdv_share(co_rdv *d, co_req *r, int sender, uint64_t raddr) {
         size_t len = (size_t)CO_MIN(d->chunk, d->limit - off);
         int rc = sender ? write_window(r, raddr, off, len) : read_window(r, pid, off, len);
         if (rc) {
-            co_log(CO_LOG_INFO,
-                   "cross-process copy with rank %d failed (%s); large messages "
-                   "now stream through shared memory",
-                   r->peer_world, strerror(-rc));
-            P->shm.cma_ok = 0;
+            cma_failed(r->peer_world, rc);
             atomic_store_explicit(&d->state, RDV_ABORT, memory_order_release);
             return -1;
         }
@@ -315,33 +322,57 @@ static int rdv_share(co_rdv *d, co_req *r, int sender, uint64_t raddr) {
     }
 }
 
-static void recv_fallback(co_req *r, int src_world, uint64_t cookie) {
-    /* Pipelined fallback: ask the sender to stream fragments to this request. */
+/* Pipelined copy: ask the sender to stream fragments to this request. */
+static void recv_stream(co_req *r) {
     r->done_bytes = 0;
     r->rdv = NULL;
-    uint64_t w[3] = {cookie, (uint64_t)(uint32_t)r->handle, 0};
-    ctl_send(src_world, CO_MSG_CTS, 0, w, NULL, 0);
+    uint64_t w[3] = {r->remote_cookie, (uint64_t)(uint32_t)r->handle, 0};
+    ctl_send(r->peer_world, CO_MSG_CTS, 0, w, NULL, 0);
+}
+
+/* A non-contiguous sender's layout: read run to run if the runs are long on both sides.
+ * Returns 0 when done, 1 when the sender should stream instead, or -errno. */
+static int cma_receive_described(co_req *r, pid_t pid, const co_dt_wire *w, size_t n) {
+    size_t min_run = (size_t)co_st.cfg.cma_min_run;
+    if (n == 0) return 0;
+    if (co_dt_avg_run(r->dt) < min_run) return 1;
+    if (!w->contig && w->nsegs == 0) return 1; /* layout too irregular to describe */
+    co_dtype view;
+    co_dt_wire_view(w, &view);
+    if (co_dt_avg_run(&view) < min_run) return 1;
+    return cma_iov_read(r, pid, &view, w->count, (void *)(uintptr_t)w->base, 0, n);
 }
 
 static void deliver_rts(co_req *r, int src, int tag, int src_world, uint64_t cookie, uint64_t addr,
-                        size_t bytes, unsigned slot) {
+                        size_t bytes, unsigned slot, const co_dt_wire *w) {
     recv_set_status(r, src, tag, bytes);
     r->matched = 1;
     r->bytes = bytes;
     r->peer_world = src_world;
     r->remote_addr = addr;
     r->remote_cookie = cookie;
-    if (!slot) {
-        recv_fallback(r, src_world, cookie);
+    size_t n = r->status.bytes;
+    if (!slot) { /* a described non-contiguous sender, or one that cannot use CMA */
+        if (P->shm.cma_ok && w) {
+            int rc = cma_receive_described(r, co_st.seg->ranks[src_world].pid, w, n);
+            if (rc == 0) {
+                uint64_t wd[3] = {cookie, 0, 0};
+                ctl_send(src_world, CO_MSG_FIN, 0, wd, NULL, 0);
+                co_req_complete(r);
+                return;
+            }
+            if (rc < 0) cma_failed(src_world, rc);
+        }
+        recv_stream(r);
         return;
     }
     co_rdv *d = co_seg_rdv_slot(co_st.seg, src_world, slot - 1);
-    if (!P->shm.cma_ok) {
+    if (!P->shm.cma_ok ||
+        (!r->dt->contig && co_dt_avg_run(r->dt) < (size_t)co_st.cfg.cma_min_run)) {
         atomic_store_explicit(&d->state, RDV_ABORT, memory_order_release);
-        recv_fallback(r, src_world, cookie);
+        recv_stream(r);
         return;
     }
-    size_t n = r->status.bytes;
     d->limit = n;
     /* Halves: each cross-process copy call pins pages and walks page tables, so fewer,
      * larger calls win; measured 1 MiB streaming: 49-58 GB/s with halves, 36-42 with
@@ -379,7 +410,7 @@ static int rdv_progress(void) {
         if (st == RDV_ABORT) {
             list_remove(&P->rdv_recvs, r);
             P->nrdv--;
-            recv_fallback(r, r->peer_world, r->remote_cookie);
+            recv_stream(r);
             n++;
         } else if (atomic_load_explicit(&d->done, memory_order_acquire) >= d->limit) {
             atomic_store_explicit(&d->state, RDV_RECV_DONE, memory_order_release);
@@ -420,7 +451,8 @@ static void deliver_umsg(co_req *r, co_umsg *u) {
         break;
     }
     case CO_MSG_RTS:
-        deliver_rts(r, u->src, u->tag, u->src_world, u->cookie, u->addr, u->bytes, u->rdv_slot);
+        deliver_rts(r, u->src, u->tag, u->src_world, u->cookie, u->addr, u->bytes, u->rdv_slot,
+                    u->data);
         break;
     case 0: { /* synchronous send to ourselves: copy typed to typed, then release the sender */
         co_req *s = u->local_req;
@@ -449,7 +481,7 @@ static void on_cell(int src_world, const co_cell *c, const void *payload) {
         if (r) {
             if (c->kind == CO_MSG_RTS) {
                 deliver_rts(r, c->src, c->tag, src_world, c->u.w[1], c->u.w[2], c->u.w[3],
-                            (unsigned)c->u.w[0]);
+                            c->len ? 0 : (unsigned)c->u.w[0], c->len ? payload : NULL);
             } else {
                 if (c->kind == CO_MSG_EAGER_SYNC) {
                     uint64_t w[3] = {c->u.w[1], 0, 0};
@@ -465,24 +497,23 @@ static void on_cell(int src_world, const co_cell *c, const void *payload) {
         u->tag = c->tag;
         u->src_world = src_world;
         u->kind = c->kind;
+        u->cookie = c->u.w[1];
+        u->bytes = c->kind == CO_MSG_RTS ? c->u.w[3] : c->len;
         if (c->kind == CO_MSG_RTS) {
-            u->cookie = c->u.w[1];
             u->addr = c->u.w[2];
-            u->bytes = c->u.w[3];
-            u->rdv_slot = (unsigned)c->u.w[0];
-        } else {
-            u->cookie = c->u.w[1];
-            u->bytes = c->len;
-            if (c->len) {
-                u->data = c->len <= sizeof(u->small) ? u->small : malloc(c->len);
-                if (!u->data) co_fatal("out of memory buffering an unexpected message");
-                memcpy(u->data, payload, c->len);
-            }
+            /* w[0] is the payload position when a layout travels with the RTS */
+            u->rdv_slot = c->len ? 0 : (unsigned)c->u.w[0];
+        }
+        if (c->len) { /* eager payload, or the sender's layout for an RTS */
+            u->data = c->len <= sizeof(u->small) ? u->small : malloc(c->len);
+            if (!u->data) co_fatal("out of memory buffering an unexpected message");
+            memcpy(u->data, payload, c->len);
         }
         unexp_append(u);
         return;
     }
-    case CO_MSG_ACK: {
+    case CO_MSG_ACK:
+    case CO_MSG_FIN: {
         co_req *s = co_req_get((int)(uint32_t)c->u.w[1]);
         if (s) co_req_complete(s);
         return;
@@ -560,18 +591,19 @@ static int send_try(co_req *r) {
         if (!sync) co_req_complete(r);
         return 0;
     }
-    if (!r->tmp && !r->dt->contig) { /* the receiver reads one contiguous image */
-        r->tmp = malloc(bytes);
-        if (!r->tmp) co_fatal("out of memory packing a %zu-byte message", bytes);
-        co_dt_pack(r->dt, r->count, r->buf, 0, r->tmp, bytes);
-    }
+    /* Non-contiguous data is not staged: the RTS carries its layout, and the receiver reads
+     * it in place or asks for a stream of fragments packed straight into the queue. Contiguous
+     * data gets a rendezvous slot for the cooperative copy. */
+    int described = !r->tmp && !r->dt->contig;
+    size_t wlen = described ? co_dt_wire_write(r->dt, r->count, r->buf, NULL) : 0;
     int slot = -1;
-    if (s->cma_ok) {
+    if (s->cma_ok && !described) {
         if (!P->nrdv_free) return -1; /* all slots busy: wait like for a full queue */
         slot = P->rdv_free[P->nrdv_free - 1];
     }
-    co_cell *c = co_shm_claim(s, dst, 0, 0, &payload);
+    co_cell *c = co_shm_claim(s, dst, wlen, 0, &payload);
     if (!c) return -1;
+    if (described) co_dt_wire_write(r->dt, r->count, r->buf, payload);
     if (slot >= 0) {
         P->nrdv_free--;
         co_rdv *d = co_seg_rdv_slot(co_st.seg, co_st.world_rank, (unsigned)slot);
@@ -588,9 +620,9 @@ static int send_try(co_req *r) {
     c->ctx = r->ctx;
     c->src = r->comm->rank;
     c->tag = r->tag;
-    c->len = 0;
+    c->len = (uint32_t)wlen;
     c->kind = CO_MSG_RTS;
-    c->u.w[0] = (uint64_t)(slot + 1); /* no payload: the transport does not use w[0] */
+    if (!wlen) c->u.w[0] = (uint64_t)(slot + 1); /* without payload w[0] is ours */
     c->u.w[1] = (uint64_t)(uint32_t)r->handle;
     c->u.w[2] = (uint64_t)(uintptr_t)(r->tmp ? r->tmp : (char *)r->buf + r->dt->true_lb);
     c->u.w[3] = bytes;
@@ -811,7 +843,8 @@ static int flush_pending(void) {
     while (*pp) {
         co_req *s = *pp;
         const char *src = s->tmp ? s->tmp : (char *)s->buf + s->dt->true_lb;
-        size_t chunk = P->eager_limit;
+        int packed = !s->tmp && !s->dt->contig;
+        size_t chunk = P->frag_size;
         while (s->done_bytes < s->bytes) {
             size_t len = CO_MIN(chunk, s->bytes - s->done_bytes);
             void *payload;
@@ -824,7 +857,10 @@ static int flush_pending(void) {
             c->kind = CO_MSG_FRAG;
             c->u.w[1] = s->remote_cookie;
             c->u.w[2] = s->done_bytes;
-            memcpy(payload, src + s->done_bytes, len);
+            if (packed) /* gather straight into the queue: no staging copy */
+                co_dt_pack(s->dt, s->count, s->buf, s->done_bytes, payload, len);
+            else
+                memcpy(payload, src + s->done_bytes, len);
             co_shm_publish(&P->shm, s->peer_world, c);
             s->done_bytes += len;
             n++;
@@ -915,6 +951,10 @@ int co_p2p_init(void) {
     co_st.reqs.kind = COHORT_KIND_REQUEST;
     if (co_shm_init(&P->shm, co_st.seg, co_st.world_rank, co_st.cfg.cma)) return MPI_ERR_NO_MEM;
     P->eager_limit = co_st.seg->hdr->eager_limit;
+    /* Fragments of the pipelined copy: a quarter of the queue's payload space keeps several in
+     * flight, so sender and receiver copy at the same time. */
+    P->frag_size = CO_MAX(co_st.seg->hdr->data_bytes / 4, 4096);
+    if (P->frag_size > co_st.seg->hdr->data_bytes) P->frag_size = co_st.seg->hdr->data_bytes;
     P->pend_head = calloc((size_t)co_st.world_size, sizeof(co_req *));
     P->pend_tail = calloc((size_t)co_st.world_size, sizeof(co_req *));
     P->rdv_free = malloc(CO_RDV_SLOTS * sizeof(uint16_t));
@@ -959,7 +999,6 @@ void co_p2p_fini(void) {
     free(P->pend_head);
     free(P->pend_tail);
     free(P->rdv_free);
-    free(P->bounce);
     co_shm_fini(&P->shm);
     free(P);
     P = NULL;

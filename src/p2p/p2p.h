@@ -5,12 +5,10 @@
  * Protocols (the `kind` of a transport cell):
  *   EAGER       payload travels in the queue; the send completes at once.
  *   EAGER_SYNC  same, but the receiver answers ACK when the message is matched (Ssend).
- *   RTS         large message. The sender also prepares a rendezvous slot (a cache line in
- *               the job segment); once the receiver matches, both processes claim chunks
- *               from the slot and copy them directly, the receiver with process_vm_readv
- *               and the sender (into a contiguous receive buffer) with process_vm_writev,
- *               so two cores share a single copy. Where the kernel refuses cross-process
- *               copies, the receiver answers CTS and the sender streams FRAGs instead.
+ *   RTS         large message: the receiver moves it, choosing from both layouts (p2p.c):
+ *               the cooperative single copy through a rendezvous slot (contiguous sender),
+ *               a run-to-run read answered by FIN (described non-contiguous sender), or a
+ *               CTS asking the sender to stream FRAGs through the queue.
  *   CTRL        a message for a layer above p2p (ID pools ...), dispatched by type. */
 #ifndef CO_P2P_H
 #define CO_P2P_H
@@ -24,6 +22,7 @@ enum co_msg_kind {
     CO_MSG_EAGER_SYNC,
     CO_MSG_RTS,
     CO_MSG_ACK,
+    CO_MSG_FIN,
     CO_MSG_CTS,
     CO_MSG_FRAG,
     CO_MSG_CTRL,
@@ -45,7 +44,7 @@ typedef struct co_umsg {
     int src_world;
     uint16_t kind;
     size_t bytes;
-    void *data;        /* eager payload copy */
+    void *data;        /* eager payload copy, or the sender's layout (co_dt_wire) of an RTS */
     uint64_t cookie;   /* sender's request (sync eager, RTS) */
     uint64_t addr;     /* RTS: sender's address */
     unsigned rdv_slot; /* RTS: sender's rendezvous slot + 1, 0 if none */
@@ -78,10 +77,9 @@ struct co_p2p_state {
     co_req *free_reqs;
     co_umsg *free_umsgs;
     co_ctrl_handler ctrl[CO_CTRL_MAX];
-    int depth;    /* progress re-entrance guard */
-    void *bounce; /* receive-side staging for finely non-contiguous large receives */
-    size_t bounce_size;
+    int depth; /* progress re-entrance guard */
     uint64_t eager_limit;
+    uint64_t frag_size; /* pipelined rendezvous: bytes per fragment */
     /* Returned by MPI_Isend when a small message went straight into a queue: the send is
      * complete, so every such request can share one handle, which completion calls never free
      * (as for MPI_REQUEST_NULL, but Wait/Test report it complete with an empty status). */
