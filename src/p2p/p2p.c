@@ -942,6 +942,16 @@ int co_waitall_internal(int n, co_req **reqs) {
     return rc;
 }
 
+void co_p2p_flush(void) {
+    co_backoff b = {0};
+    while (P->npending) {
+        if (co_progress())
+            co_backoff_reset(&b);
+        else
+            co_backoff_idle(&b);
+    }
+}
+
 /* ---- Set-up -----------------------------------------------------------------------------------
  */
 
