@@ -123,6 +123,7 @@ struct co_req {
     uint8_t mode;       /* send mode (co_send_mode) */
     uint8_t internal;   /* owned by a layer (collectives), never seen by the user */
     uint8_t matched;    /* receive: matched to a message; no longer cancellable */
+    uint8_t shared;     /* the one shared "completed send" request: never freed */
     co_comm *comm;
     void *buf;
     size_t count;
@@ -138,6 +139,10 @@ struct co_req {
     size_t done_bytes; /* fallback rendezvous: bytes moved so far */
     uint64_t remote_cookie;
     int pending; /* queued in a pending-send list (ring was full) */
+    /* large messages: the shared rendezvous slot both sides copy through (p2p.c) */
+    void *rdv;
+    int rdv_slot;         /* sender: index of its slot, -1 if none */
+    uint64_t remote_addr; /* receiver: the sender's contiguous data */
     /* queue links (posted-receive queue, pending sends) */
     co_req *next, *prev;
     /* completion hook for layers that build on requests */
@@ -155,6 +160,7 @@ typedef struct co_config {
     long shm_data_bytes;
     long heap_slice;
     int cma;
+    long cma_min_run;
     long spin_count;
     int log_level;
     int line_buffer;
@@ -197,7 +203,8 @@ void co_log(int level, const char *fmt, ...) CO_PRINTF(2, 3);
 int co_error(co_comm *comm, const char *fn, int cls, const char *fmt, ...) CO_PRINTF(4, 5);
 const char *co_error_class_name(int cls);
 const char *co_error_class_text(int cls);
-CO_NORETURN void co_abort_job(int code, const char *msg);
+/* Ends the job: `kind` (CO_ABORT_* in boot.h) tells mpiexec what happened. */
+CO_NORETURN void co_abort_job(int code, int kind, const char *msg);
 CO_NORETURN void co_fatal(const char *fmt, ...) CO_PRINTF(1, 2);
 
 /* ---- Progress (src/core/progress.c) -----------------------------------------------------------
