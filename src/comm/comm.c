@@ -308,11 +308,49 @@ int co_comm_new_child(co_comm *parent, co_group *local, co_group *remote, uint64
     return MPI_SUCCESS;
 }
 
+/* Requests still refer to c (pending operations complete normally after MPI_Comm_free, and
+ * their completion reads the communicator). */
+static int comm_in_use(const co_comm *c) {
+    const co_htab *t = &co_st.reqs;
+    for (uint32_t s = 1; s < t->next; s++) {
+        const co_req *r = t->chunks[s / CO_HTAB_CHUNK][s % CO_HTAB_CHUNK];
+        if (r && r->comm && (r->comm == c || r->comm == c->local_comm)) return 1;
+    }
+    return 0;
+}
+
+/* Freed communicators whose requests have all gone are destroyed now. */
+static void sweep_zombies(void) {
+    for (int i = 0; i < CM->nzombies;) {
+        if (comm_in_use(CM->zombies[i])) {
+            i++;
+            continue;
+        }
+        co_comm_destroy(CM->zombies[i]);
+        CM->zombies[i] = CM->zombies[--CM->nzombies];
+    }
+}
+
 int co_comm_free(co_comm *c, const char *fn) {
     int rc = co_attr_delete_all(c);
     if (rc) return co_error(c, fn, rc, "an attribute delete callback failed (error %d)", rc);
     release_protocol(c);
-    co_comm_destroy(c);
+    if (CM->nzombies) sweep_zombies();
+    if (!comm_in_use(c)) {
+        co_comm_destroy(c);
+        return MPI_SUCCESS;
+    }
+    /* The handle goes now; the object stays until its requests are freed. */
+    co_htab_remove(&co_st.comms, c->handle);
+    c->handle = 0;
+    if (CM->nzombies == CM->capzombies) {
+        int cap = CM->capzombies ? 2 * CM->capzombies : 16;
+        co_comm **z = realloc(CM->zombies, (size_t)cap * sizeof(*z));
+        if (!z) co_fatal("out of memory freeing a communicator");
+        CM->zombies = z;
+        CM->capzombies = cap;
+    }
+    CM->zombies[CM->nzombies++] = c;
     return MPI_SUCCESS;
 }
 
@@ -395,6 +433,8 @@ void co_comm_fini(void) {
     co_htab_destroy(t);
     co_st.world = co_st.self = NULL;
     if (CM) {
+        for (int i = 0; i < CM->nzombies; i++) co_comm_destroy(CM->zombies[i]);
+        free(CM->zombies);
         co_idp_destroy(CM->idp);
         co_u64map *in = CM->inbox;
         for (size_t i = 0; in && i < in->cap; i++) {
