@@ -287,21 +287,25 @@ typedef struct cgroup_msg {
 
 int co_comm_create_group(co_comm *c, co_group *g, int tag, const char *fn, co_comm **out) {
     *out = NULL;
-    int *tab = co_group_rank_table(c->local);
-    if (!tab) co_fatal("out of memory");
-    int *ranks = malloc((size_t)(g->size ? g->size : 1) * sizeof(int));
+    /* the group's members as ranks of c (the parent's ranks are world ranks for the world and
+     * its congruent copies: no table needed then) */
+    int small[64], *ranks = g->size <= 64 ? small : malloc((size_t)g->size * sizeof(int));
     if (!ranks) co_fatal("out of memory");
+    int identity = c->size == co_st.world_size;
+    for (int i = 0; identity && i < c->size; i++) identity = c->local->world[i] == i;
+    int *tab = identity ? NULL : co_group_rank_table(c->local);
+    if (!identity && !tab) co_fatal("out of memory");
     int bad = -1;
     for (int i = 0; i < g->size; i++)
-        if ((ranks[i] = tab[g->world[i]]) < 0 && bad < 0) bad = g->world[i];
+        if ((ranks[i] = tab ? tab[g->world[i]] : g->world[i]) < 0 && bad < 0) bad = g->world[i];
     free(tab);
     if (bad >= 0) {
-        free(ranks);
+        if (ranks != small) free(ranks);
         return co_error(c, fn, MPI_ERR_GROUP,
                         "group is not a subset of the communicator's group (world rank %d)", bad);
     }
     if (g->rank == MPI_UNDEFINED) {
-        free(ranks);
+        if (ranks != small) free(ranks);
         return MPI_SUCCESS; /* not a member: a local call returning MPI_COMM_NULL */
     }
     cgroup_msg msg = {0, 0, 0, 0, 0, 0};
@@ -317,7 +321,7 @@ int co_comm_create_group(co_comm *c, co_group *g, int tag, const char *fn, co_co
     }
     int rc = co_comm_bcast_list(c, co_hidden_ctx(c->id, CO_HIDDEN_CGROUP), tag, ranks, g->size,
                                 g->rank, &msg, sizeof(msg));
-    free(ranks);
+    if (ranks != small) free(ranks);
     if (rc) co_fatal("communicator creation exchange failed (%s)", co_error_class_name(rc));
     if (msg.check != co_group_hash(g) || msg.size != g->size)
         return co_error(c, fn, MPI_ERR_GROUP, "the group's members passed different groups");
