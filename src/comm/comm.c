@@ -278,10 +278,12 @@ static void release_protocol(co_comm *c) {
         if (c->stream_next) co_idpool_put(c->pool, c->stream_next);
         c->stream_next = 0;
         co_idpool_release(c->pool); /* may complete the lease: c->pool is gone then */
+        co_progress();              /* read members' notices as we go (see co_comm_new_child) */
     } else {
         if (c->pool) co_idpool_close(c->pool); /* a delegate pool */
         uint64_t w[3] = {CO_IDP_W0(CO_IDP_OP_NOTICE, c->id), 0, 0};
         co_ctrl_send(master, CO_CTRL_IDPOOL, w, NULL, 0);
+        if (co_st.p2p->ctl_head) co_progress(); /* queues full: push what fits now */
     }
     c->pool = NULL;
 }
@@ -296,8 +298,13 @@ int co_comm_new_child(co_comm *parent, co_group *local, co_group *remote, uint64
         c->errh->refcount++;
     }
     if (remote && !(c->local_comm = local_view(c))) co_fatal("out of memory");
-    if (co_comm_master_world(c) == co_st.world_rank)
+    if (co_comm_master_world(c) == co_st.world_rank) {
         c->pool = co_idp_lease(CM->idp, id, co_comm_members(c), home_rank, home_serial);
+        /* A master that creates in a loop may never have to wait (the ID stream), so it would
+         * never read the free notices its members send: one pass per creation drains up to
+         * 16 messages per member, more than the one notice each member sends per creation. */
+        co_progress();
+    }
     if (co_comm_register(c)) {
         release_protocol(c);
         co_comm_destroy(c);
