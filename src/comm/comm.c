@@ -233,7 +233,10 @@ int co_comm_stream_id(co_comm *c, uint64_t *id, uint64_t *home_serial) {
     /* Reserve the next round's ID without waiting: if the pool must ask upstream, the
      * request is on its way and the next round waits for it only if it is still out. */
     nxt = 0;
-    if (*id && co_idpool_take(p, 1, &nxt) != CO_IDP_OK) nxt = 0;
+    if (*id && co_idpool_take(p, 1, &nxt) != CO_IDP_OK) {
+        nxt = 0;
+        co_idpool_cancel(p);
+    }
     int n = co_comm_members(c);
     if (n > 1) {
         uint64_t w[3] = {CO_IDP_W0(CO_IDP_OP_STREAM, c->id), cur, nxt};
@@ -275,10 +278,12 @@ static void release_protocol(co_comm *c) {
         if (c->stream_next) co_idpool_put(c->pool, c->stream_next);
         c->stream_next = 0;
         co_idpool_release(c->pool); /* may complete the lease: c->pool is gone then */
+        co_progress();              /* read members' notices as we go (see co_comm_new_child) */
     } else {
         if (c->pool) co_idpool_close(c->pool); /* a delegate pool */
         uint64_t w[3] = {CO_IDP_W0(CO_IDP_OP_NOTICE, c->id), 0, 0};
         co_ctrl_send(master, CO_CTRL_IDPOOL, w, NULL, 0);
+        if (co_st.p2p->ctl_head) co_progress(); /* queues full: push what fits now */
     }
     c->pool = NULL;
 }
@@ -293,8 +298,13 @@ int co_comm_new_child(co_comm *parent, co_group *local, co_group *remote, uint64
         c->errh->refcount++;
     }
     if (remote && !(c->local_comm = local_view(c))) co_fatal("out of memory");
-    if (co_comm_master_world(c) == co_st.world_rank)
+    if (co_comm_master_world(c) == co_st.world_rank) {
         c->pool = co_idp_lease(CM->idp, id, co_comm_members(c), home_rank, home_serial);
+        /* A master that creates in a loop may never have to wait (the ID stream), so it would
+         * never read the free notices its members send: one pass per creation drains up to
+         * 16 messages per member, more than the one notice each member sends per creation. */
+        co_progress();
+    }
     if (co_comm_register(c)) {
         release_protocol(c);
         co_comm_destroy(c);
@@ -305,11 +315,49 @@ int co_comm_new_child(co_comm *parent, co_group *local, co_group *remote, uint64
     return MPI_SUCCESS;
 }
 
+/* Requests still refer to c (pending operations complete normally after MPI_Comm_free, and
+ * their completion reads the communicator). */
+static int comm_in_use(const co_comm *c) {
+    const co_htab *t = &co_st.reqs;
+    for (uint32_t s = 1; s < t->next; s++) {
+        const co_req *r = t->chunks[s / CO_HTAB_CHUNK][s % CO_HTAB_CHUNK];
+        if (r && r->comm && (r->comm == c || r->comm == c->local_comm)) return 1;
+    }
+    return 0;
+}
+
+/* Freed communicators whose requests have all gone are destroyed now. */
+static void sweep_zombies(void) {
+    for (int i = 0; i < CM->nzombies;) {
+        if (comm_in_use(CM->zombies[i])) {
+            i++;
+            continue;
+        }
+        co_comm_destroy(CM->zombies[i]);
+        CM->zombies[i] = CM->zombies[--CM->nzombies];
+    }
+}
+
 int co_comm_free(co_comm *c, const char *fn) {
     int rc = co_attr_delete_all(c);
     if (rc) return co_error(c, fn, rc, "an attribute delete callback failed (error %d)", rc);
     release_protocol(c);
-    co_comm_destroy(c);
+    if (CM->nzombies) sweep_zombies();
+    if (!comm_in_use(c)) {
+        co_comm_destroy(c);
+        return MPI_SUCCESS;
+    }
+    /* The handle goes now; the object stays until its requests are freed. */
+    co_htab_remove(&co_st.comms, c->handle);
+    c->handle = 0;
+    if (CM->nzombies == CM->capzombies) {
+        int cap = CM->capzombies ? 2 * CM->capzombies : 16;
+        co_comm **z = realloc(CM->zombies, (size_t)cap * sizeof(*z));
+        if (!z) co_fatal("out of memory freeing a communicator");
+        CM->zombies = z;
+        CM->capzombies = cap;
+    }
+    CM->zombies[CM->nzombies++] = c;
     return MPI_SUCCESS;
 }
 
@@ -392,6 +440,8 @@ void co_comm_fini(void) {
     co_htab_destroy(t);
     co_st.world = co_st.self = NULL;
     if (CM) {
+        for (int i = 0; i < CM->nzombies; i++) co_comm_destroy(CM->zombies[i]);
+        free(CM->zombies);
         co_idp_destroy(CM->idp);
         co_u64map *in = CM->inbox;
         for (size_t i = 0; in && i < in->cap; i++) {

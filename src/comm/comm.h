@@ -90,6 +90,8 @@ struct co_comm_state {
     struct co_smsg *spare_msgs;
     struct co_keyval **keyvals;
     int nkeyvals;
+    co_comm **zombies; /* freed, but requests still refer to them */
+    int nzombies, capzombies;
 };
 
 #endif /* CO_COMM_H */

@@ -25,7 +25,8 @@ int co_comm_allgather(co_comm *c, const void *mine, void *all, size_t blk) {
         memcpy(all, mine, blk);
         return MPI_SUCCESS;
     }
-    char *tmp = malloc((size_t)n * blk);
+    char small[2048];
+    char *tmp = (size_t)n * blk <= sizeof(small) ? small : malloc((size_t)n * blk);
     if (!tmp) return MPI_ERR_NO_MEM;
     memcpy(tmp, mine, blk);
     co_dtype *byte = co_dt_get(MPI_BYTE);
@@ -39,7 +40,7 @@ int co_comm_allgather(co_comm *c, const void *mine, void *all, size_t blk) {
     }
     for (int i = 0; i < n && !rc; i++)
         memcpy((char *)all + (size_t)((r + i) % n) * blk, tmp + (size_t)i * blk, blk);
-    free(tmp);
+    if (tmp != small) free(tmp);
     return rc;
 }
 
@@ -118,15 +119,16 @@ int co_comm_dup(co_comm *c, const char *fn, co_comm **out) {
 
 /* ---- split and create ------------------------------------------------------------------------ */
 
+/* 32 bytes, so that a two-process exchange travels inside the queue's cell. */
 typedef struct split_ent {
     int32_t color, key;
-    uint32_t check; /* create: hash of the group the process passed */
-    int32_t gsize;  /* create: its size */
-    int32_t err;    /* an error class this process found in its own arguments */
-    int32_t pad;
+    uint32_t check;  /* create: hash of the group the process passed */
+    int32_t gsize;   /* create: its size; negative: minus an error class this process found
+                        in its own arguments */
     uint64_t base;   /* master: first of `size` consecutive IDs reserved, 0 if none */
     uint64_t serial; /* master: the pool they come from */
 } split_ent;
+_Static_assert(sizeof(split_ent) == 32, "fits a cell's inline payload");
 
 typedef struct member {
     int color, key, rank;
@@ -144,8 +146,8 @@ static int split_common(co_comm *c, int color, int key, co_group *g, int my_err,
                         const char *my_reason, const char *fn, co_comm **out) {
     int n = c->size, master = c->rank == 0;
     *out = NULL;
-    split_ent mine = {color, key, 0, 0, my_err, 0, 0, 0};
-    if (g) {
+    split_ent mine = {color, key, 0, -my_err, 0, 0};
+    if (g && !my_err) {
         mine.check = co_group_hash(g);
         mine.gsize = g->size;
     }
@@ -153,25 +155,30 @@ static int split_common(co_comm *c, int color, int key, co_group *g, int my_err,
     if (master) {
         pool = co_comm_pool(c);
         mine.serial = co_idpool_serial(pool);
-        if (co_comm_take_run(pool, (uint64_t)n, &mine.base) && !mine.err) mine.err = MPI_ERR_OTHER;
+        if (co_comm_take_run(pool, (uint64_t)n, &mine.base) && mine.gsize >= 0)
+            mine.gsize = -MPI_ERR_OTHER;
     }
-    split_ent *all = malloc((size_t)n * sizeof(*all));
-    member *m = malloc((size_t)n * sizeof(*m));
-    if (!all || !m) co_fatal("out of memory splitting a communicator");
+    /* one scratch block: the exchange, the sorted members, the used-ID marks */
+    size_t bytes = (size_t)n * (sizeof(split_ent) + sizeof(member) + 1);
+    _Alignas(16) char small[2048];
+    char *scratch = bytes <= sizeof(small) ? small : malloc(bytes);
+    if (!scratch) co_fatal("out of memory splitting a communicator");
+    split_ent *all = (split_ent *)scratch;
+    member *m = (member *)(all + n);
+    char *used = (char *)(m + n);
     int rc = co_comm_allgather(c, &mine, all, sizeof(mine));
     if (rc) co_fatal("communicator creation exchange failed (%s)", co_error_class_name(rc));
 
     int err = 0, err_rank = -1, nm = 0;
     for (int i = 0; i < n && !err; i++)
-        if (all[i].err) err = all[i].err, err_rank = i;
+        if (all[i].gsize < 0) err = -all[i].gsize, err_rank = i;
     for (int i = 0; i < n; i++)
         if (all[i].color != MPI_UNDEFINED) m[nm++] = (member){all[i].color, all[i].key, i};
     qsort(m, (size_t)nm, sizeof(*m), cmp_member);
 
     /* Groups: runs of one color. Create checks that all members passed the same group. */
     int ngroups = 0, my_first = -1, my_count = 0, my_index = -1, my_low = 0, inconsistent = 0;
-    char *used = NULL; /* used[r]: a group's ID is base + r */
-    if (!err && !(used = calloc((size_t)n, 1))) co_fatal("out of memory splitting a communicator");
+    memset(used, 0, (unsigned)n); /* used[r]: a group's ID is base + r */
     for (int s = 0, e; s < nm && !err; s = e, ngroups++) {
         int low = m[s].rank;
         for (e = s; e < nm && m[e].color == m[s].color; e++)
@@ -210,11 +217,9 @@ static int split_common(co_comm *c, int color, int key, co_group *g, int my_err,
         for (int i = 0; i < n; i++)
             if (err || !used[i]) co_idpool_put(pool, base + (uint64_t)i);
     }
-    free(used);
 
+    if (scratch != small && (err || my_first < 0)) free(scratch);
     if (err) {
-        free(all);
-        free(m);
         if (err == my_err) return co_error(c, fn, err, "%s", my_reason);
         if (err == MPI_ERR_OTHER)
             return co_error(c, fn, err,
@@ -225,11 +230,7 @@ static int split_common(co_comm *c, int color, int key, co_group *g, int my_err,
                             g ? "group" : "color");
         return co_error(c, fn, err, "the processes passed different groups");
     }
-    if (my_first < 0) {
-        free(all);
-        free(m);
-        return MPI_SUCCESS; /* MPI_UNDEFINED, or not in any group */
-    }
+    if (my_first < 0) return MPI_SUCCESS; /* MPI_UNDEFINED, or not in any group */
     co_group *ng;
     if (g) {
         ng = g;
@@ -240,8 +241,7 @@ static int split_common(co_comm *c, int color, int key, co_group *g, int my_err,
         for (int k = 0; k < my_count; k++) ng->world[k] = c->local->world[m[my_first + k].rank];
         co_group_finish(ng);
     }
-    free(all);
-    free(m);
+    if (scratch != small) free(scratch);
     rc = co_comm_new_child(c, ng, NULL, my_id, c->local->world[0], serial, out);
     co_group_release(ng);
     if (rc) return co_error(c, fn, rc, "out of communicator handles");
@@ -287,21 +287,25 @@ typedef struct cgroup_msg {
 
 int co_comm_create_group(co_comm *c, co_group *g, int tag, const char *fn, co_comm **out) {
     *out = NULL;
-    int *tab = co_group_rank_table(c->local);
-    if (!tab) co_fatal("out of memory");
-    int *ranks = malloc((size_t)(g->size ? g->size : 1) * sizeof(int));
+    /* the group's members as ranks of c (the parent's ranks are world ranks for the world and
+     * its congruent copies: no table needed then) */
+    int small[64], *ranks = g->size <= 64 ? small : malloc((size_t)g->size * sizeof(int));
     if (!ranks) co_fatal("out of memory");
+    int identity = c->size == co_st.world_size;
+    for (int i = 0; identity && i < c->size; i++) identity = c->local->world[i] == i;
+    int *tab = identity ? NULL : co_group_rank_table(c->local);
+    if (!identity && !tab) co_fatal("out of memory");
     int bad = -1;
     for (int i = 0; i < g->size; i++)
-        if ((ranks[i] = tab[g->world[i]]) < 0 && bad < 0) bad = g->world[i];
+        if ((ranks[i] = tab ? tab[g->world[i]] : g->world[i]) < 0 && bad < 0) bad = g->world[i];
     free(tab);
     if (bad >= 0) {
-        free(ranks);
+        if (ranks != small) free(ranks);
         return co_error(c, fn, MPI_ERR_GROUP,
                         "group is not a subset of the communicator's group (world rank %d)", bad);
     }
     if (g->rank == MPI_UNDEFINED) {
-        free(ranks);
+        if (ranks != small) free(ranks);
         return MPI_SUCCESS; /* not a member: a local call returning MPI_COMM_NULL */
     }
     cgroup_msg msg = {0, 0, 0, 0, 0, 0};
@@ -317,7 +321,7 @@ int co_comm_create_group(co_comm *c, co_group *g, int tag, const char *fn, co_co
     }
     int rc = co_comm_bcast_list(c, co_hidden_ctx(c->id, CO_HIDDEN_CGROUP), tag, ranks, g->size,
                                 g->rank, &msg, sizeof(msg));
-    free(ranks);
+    if (ranks != small) free(ranks);
     if (rc) co_fatal("communicator creation exchange failed (%s)", co_error_class_name(rc));
     if (msg.check != co_group_hash(g) || msg.size != g->size)
         return co_error(c, fn, MPI_ERR_GROUP, "the group's members passed different groups");

@@ -37,11 +37,14 @@ typedef struct idreq {
     uint64_t serial, need, want;
 } idreq;
 
+#define LMSG_SMALL 64
+
 typedef struct lmsg { /* a message to ourselves */
     struct lmsg *next;
     uint64_t w[3];
     size_t len;
-    char payload[];
+    char *payload; /* small: points at inline */
+    char inline_[LMSG_SMALL];
 } lmsg;
 
 struct co_idpool {
@@ -56,10 +59,11 @@ struct co_idpool {
     uint8_t asked;      /* a REQ upstream is in flight */
     uint8_t local_fail; /* the local taker's demand failed */
     uint8_t is_root;
-    uint8_t reclaiming;  /* root: a reclaim round is running */
-    uint8_t placeholder; /* lease announced by members before the master made it */
-    int rc_owe;          /* reclaim replies owed upstream */
-    int rc_expect;       /* reclaim replies still expected from borrowers */
+    uint8_t reclaiming;   /* root: a reclaim round is running */
+    uint8_t placeholder;  /* lease announced by members before the master made it */
+    int rc_owe;           /* reclaim replies owed upstream */
+    int rc_expect;        /* reclaim replies still expected from borrowers */
+    uint64_t rc_gathered; /* root: IDs the current reclaim round brought back */
     co_idset free;
     uint64_t lent;
     uint64_t local_need; /* IDs the local taker is waiting for */
@@ -80,6 +84,7 @@ struct co_idp {
     co_idpool *root;
     co_idpool *all;
     co_idpool *spare; /* freed pool objects, reused (linked by next) */
+    lmsg *spare_msgs; /* small local messages, reused */
     uint64_t npools;
     int depth;
     lmsg *lq_head, *lq_tail;
@@ -94,23 +99,32 @@ static void dispatch(co_idp *st, int src, const uint64_t w[3], const void *pl, s
 
 /* ---- Sending ----------------------------------------------------------------------------- */
 
-static void idp_send(co_idp *st, int dst, unsigned op, const void *payload, size_t len) {
-    uint64_t w[3] = {CO_IDP_W0(op, 0), 0, 0};
+static void idp_send_w(co_idp *st, int dst, const uint64_t w[3], const void *payload, size_t len) {
     if (dst != st->rank) {
         st->send(st->arg, dst, w, payload, len);
         return;
     }
-    lmsg *m = malloc(sizeof(*m) + len);
-    if (!m) co_fatal("out of memory queueing an ID pool message");
+    lmsg *m = st->spare_msgs;
+    if (m)
+        st->spare_msgs = m->next;
+    else if (!(m = malloc(sizeof(*m))))
+        co_fatal("out of memory queueing an ID pool message");
     m->next = NULL;
-    memcpy(m->w, w, sizeof(w));
+    memcpy(m->w, w, sizeof(m->w));
     m->len = len;
+    m->payload = len <= LMSG_SMALL ? m->inline_ : malloc(len);
+    if (!m->payload) co_fatal("out of memory queueing an ID pool message");
     if (len) memcpy(m->payload, payload, len);
     if (st->lq_tail)
         st->lq_tail->next = m;
     else
         st->lq_head = m;
     st->lq_tail = m;
+}
+
+static void idp_send(co_idp *st, int dst, unsigned op, const void *payload, size_t len) {
+    uint64_t w[3] = {CO_IDP_W0(op, 0), 0, 0};
+    idp_send_w(st, dst, w, payload, len);
 }
 
 static void enter(co_idp *st) {
@@ -127,7 +141,9 @@ static void leave(co_idp *st) {
         st->lq_head = m->next;
         if (!st->lq_head) st->lq_tail = NULL;
         dispatch(st, st->rank, m->w, m->payload, m->len);
-        free(m);
+        if (m->payload != m->inline_) free(m->payload);
+        m->next = st->spare_msgs;
+        st->spare_msgs = m;
     }
     st->depth--;
 }
@@ -298,7 +314,11 @@ static void pool_update(co_idpool *p) {
         uint64_t reserve = CO_MIN(p->local_need, p->free.count);
         uint64_t avail = p->free.count - reserve;
         if (avail == 0 || avail < q->need) break;
-        grant_to(p, q->rank, q->serial, CO_MIN(q->want, avail));
+        /* Extra IDs (a batch for later) only when every request behind this one can still
+         * have what it needs: under pressure nobody hoards. */
+        uint64_t others = p->q_need - q->need, give = q->need;
+        if (avail > q->need + others) give = CO_MIN(q->want, avail - others);
+        grant_to(p, q->rank, q->serial, give);
         p->q_head = q->next;
         if (!p->q_head) p->q_tail = NULL;
         p->q_need -= q->need;
@@ -306,12 +326,16 @@ static void pool_update(co_idpool *p) {
     }
     uint64_t demand = p->local_need + p->q_need;
     if (p->is_root) {
-        if (p->reclaiming && p->rc_expect == 0) { /* round over */
+        /* A round that brought IDs back but not enough (others were served meanwhile, IDs
+         * were moving) is followed by another; only a round that finds nothing fails. */
+        if (p->reclaiming && p->rc_expect == 0) {
             p->reclaiming = 0;
-            if (demand > p->free.count) fail_all(p);
-        } else if (demand > p->free.count && !p->reclaiming) {
+            if (demand > p->free.count && !p->rc_gathered) fail_all(p);
+        }
+        if (demand > p->free.count && !p->reclaiming && (p->q_head || p->local_need)) {
             st->reclaims++;
             p->reclaiming = 1;
+            p->rc_gathered = 0;
             if (send_reclaims(p) == 0) {
                 p->reclaiming = 0;
                 fail_all(p);
@@ -389,6 +413,11 @@ int co_idpool_take_run(co_idpool *p, uint64_t n, uint64_t *base) {
     return take_common(p, n, NULL, base);
 }
 
+void co_idpool_cancel(co_idpool *p) {
+    p->local_need = 0; /* a request already on its way still brings IDs: they stay here */
+    p->local_fail = 0;
+}
+
 void co_idpool_put(co_idpool *p, uint64_t id) {
     co_idpool_put_run(p, id, id + 1);
 }
@@ -413,12 +442,10 @@ static void lease_release(co_idpool *p) {
     p->lease_id = 0;
     p->local_need = 0; /* a reservation that was never completed */
     p->local_fail = 0;
-    /* The communicator's own ID goes home (it is a loan to a communicator, not to a pool). */
-    struct {
-        msg_ids m;
-        co_idrange r;
-    } ret = {{p->up_serial, 0, 0, 1}, {id, id + 1}};
-    idp_send(st, p->up_rank, CO_IDP_OP_RETURN, &ret, sizeof(ret));
+    /* The communicator's own ID goes home (a loan to a communicator, not to a pool), in the
+     * message's words: no payload to fetch. */
+    uint64_t w[3] = {CO_IDP_W0(CO_IDP_OP_RETURN1, id), p->up_serial, 0};
+    idp_send_w(st, p->up_rank, w, NULL, 0);
     p->open = 0;
     pool_update(p);
 }
@@ -523,6 +550,7 @@ static void on_return(co_idp *st, int src, const msg_ids *m, const co_idrange *r
             co_u64map_del(&p->borrowers, key);
     }
     if ((m->flags & RETURN_RECLAIM_REPLY) && p->rc_expect) p->rc_expect--;
+    if (p->reclaiming) p->rc_gathered += n;
     pool_update(p);
 }
 
@@ -547,6 +575,12 @@ static void dispatch(co_idp *st, int src, const uint64_t w[3], const void *pl, s
     case CO_IDP_OP_REQ:
         if (len >= sizeof(msg_req)) on_req(st, src, pl);
         break;
+    case CO_IDP_OP_RETURN1: {
+        msg_ids m = {w[1], 0, 0, 1};
+        co_idrange r = {CO_IDP_ARG(w[0]), CO_IDP_ARG(w[0]) + 1};
+        on_return(st, src, &m, &r);
+        break;
+    }
     case CO_IDP_OP_GRANT:
     case CO_IDP_OP_RETURN: {
         if (len < sizeof(msg_ids)) break;
@@ -636,6 +670,12 @@ void co_idp_destroy(co_idp *st) {
     while (st->lq_head) {
         lmsg *m = st->lq_head;
         st->lq_head = m->next;
+        if (m->payload != m->inline_) free(m->payload);
+        free(m);
+    }
+    while (st->spare_msgs) {
+        lmsg *m = st->spare_msgs;
+        st->spare_msgs = m->next;
         free(m);
     }
     co_u64map_clear(&st->pools);

@@ -11,7 +11,7 @@
  * Messages between pools (w[0] >> 60 is the operation):
  *   REQ      a pool asks its upstream pool for IDs (need at least, want preferably)
  *   GRANT    the answer: ranges of IDs, or a failure when the whole space is in use
- *   RETURN   IDs going home: a freed communicator's ID, surplus, or a reclaim reply
+ *   RETURN   IDs going home: surplus, or a reclaim reply (RETURN1: a freed communicator's ID)
  *   RECLAIM  the root (then each pool, down the tree) asks borrowers for unused IDs
  *   NOTICE   a member freed a communicator (to the communicator's master: the lease)
  *   STREAM   not a pool message: reserved IDs for the communicator layer (comm.c) */
@@ -31,6 +31,7 @@ enum {
     CO_IDP_OP_GRANT,
     CO_IDP_OP_RETURN,
     CO_IDP_OP_RECLAIM,
+    CO_IDP_OP_RETURN1, /* one ID, in the words (w[0]: the ID, w[1]: the pool's serial) */
 };
 #define CO_IDP_OP(w0)      ((unsigned)((w0) >> 60))
 #define CO_IDP_ARG(w0)     ((w0) & ((1ull << 60) - 1))
@@ -82,6 +83,9 @@ int co_idpool_take(co_idpool *p, uint64_t n, uint64_t *ids);
 /* Take n consecutive IDs: as co_idpool_take, plus NORUN when the pool holds n IDs but not in
  * one run (take them one by one instead). */
 int co_idpool_take_run(co_idpool *p, uint64_t n, uint64_t *base);
+/* Give up a take that returned WAIT (a reservation made in passing): a later FAIL of its
+ * request must not fail the next take, which asks afresh. */
+void co_idpool_cancel(co_idpool *p);
 /* IDs taken here and not used after all. */
 void co_idpool_put(co_idpool *p, uint64_t id);
 void co_idpool_put_run(co_idpool *p, uint64_t lo, uint64_t hi);

@@ -39,8 +39,8 @@ static size_t range_after(const co_idset *s, uint64_t id) {
     return lo;
 }
 
-void co_idset_put_range(co_idset *s, uint64_t lo, uint64_t hi) {
-    if (lo >= hi) return;
+/* [lo, hi) into the ranges, merged with its neighbours; the count is the caller's. */
+static void insert_range(co_idset *s, uint64_t lo, uint64_t hi) {
     size_t i = range_after(s, lo); /* ranges before i end at or before lo */
     if (i < s->nr && s->r[i].lo < hi)
         co_fatal("communicator ID pool: IDs [%llu, %llu) returned twice", (unsigned long long)lo,
@@ -61,6 +61,11 @@ void co_idset_put_range(co_idset *s, uint64_t lo, uint64_t hi) {
         s->r[i] = (co_idrange){lo, hi};
         s->nr++;
     }
+}
+
+void co_idset_put_range(co_idset *s, uint64_t lo, uint64_t hi) {
+    if (lo >= hi) return;
+    insert_range(s, lo, hi);
     s->count += hi - lo;
 }
 
@@ -101,6 +106,11 @@ static int cmp_u64(const void *a, const void *b) {
 
 void co_idset_normalize(co_idset *s) {
     if (!s->nl) return;
+    if (s->nl <= 16 && s->nr <= 64) { /* the common case: a few singles, a few ranges */
+        for (size_t i = 0; i < s->nl; i++) insert_range(s, s->loose[i], s->loose[i] + 1);
+        s->nl = 0;
+        return;
+    }
     qsort(s->loose, s->nl, sizeof(uint64_t), cmp_u64);
     /* Turn the sorted singles into runs, then merge the two sorted range lists. */
     size_t nruns = 0;
@@ -146,20 +156,19 @@ void co_idset_normalize(co_idset *s) {
 uint64_t co_idset_take_run(co_idset *s, uint64_t n) {
     if (n == 0 || s->count < n) return 0;
     if (n == 1) return co_idset_take1(s);
-    for (int pass = 0; pass < 2; pass++) {
-        for (size_t i = 0; i < s->nr; i++) {
-            if (s->r[i].hi - s->r[i].lo < n) continue;
-            uint64_t base = s->r[i].lo;
-            s->r[i].lo += n;
-            if (s->r[i].lo == s->r[i].hi) {
-                memmove(&s->r[i], &s->r[i + 1], (s->nr - i - 1) * sizeof(*s->r));
-                s->nr--;
-            }
-            s->count -= n;
-            return base;
+    /* Returned singles first join the ranges, so that the lowest fitting run is reused
+     * rather than a fresh one cut from the large range at the end. */
+    co_idset_normalize(s);
+    for (size_t i = 0; i < s->nr; i++) {
+        if (s->r[i].hi - s->r[i].lo < n) continue;
+        uint64_t base = s->r[i].lo;
+        s->r[i].lo += n;
+        if (s->r[i].lo == s->r[i].hi) {
+            memmove(&s->r[i], &s->r[i + 1], (s->nr - i - 1) * sizeof(*s->r));
+            s->nr--;
         }
-        if (!s->nl) break;
-        co_idset_normalize(s);
+        s->count -= n;
+        return base;
     }
     return 0;
 }

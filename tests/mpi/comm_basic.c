@@ -82,6 +82,25 @@ int main(int argc, char **argv) {
         CHECK(x == 100 + from && y == 200 + from, "traffic mixed up: %d %d", x, y);
     }
 
+    /* operations pending when their communicator is freed complete normally */
+    if (n > 1) {
+        MPI_Comm t;
+        CHECK_RC(MPI_Comm_dup(MPI_COMM_WORLD, &t));
+        int to = (rank + 1) % n, from = (rank - 1 + n) % n, big = 1 << 16;
+        int *sb = malloc(sizeof(int) * (size_t)big), *rb = calloc((size_t)big, sizeof(int));
+        for (int i = 0; i < big; i++) sb[i] = rank * 7 + i;
+        MPI_Request rq[2];
+        CHECK_RC(MPI_Irecv(rb, big, MPI_INT, from, 1, t, &rq[0]));
+        CHECK_RC(MPI_Isend(sb, big, MPI_INT, to, 1, t, &rq[1]));
+        CHECK_RC(MPI_Comm_free(&t));
+        MPI_Status sts[2];
+        CHECK_RC(MPI_Waitall(2, rq, sts));
+        for (int i = 0; i < big; i++) CHECK(rb[i] == from * 7 + i, "data after free, int %d", i);
+        CHECK(sts[0].MPI_SOURCE == from, "source after free %d", sts[0].MPI_SOURCE);
+        free(sb);
+        free(rb);
+    }
+
     /* names */
     char name[MPI_MAX_OBJECT_NAME];
     int len;

@@ -64,4 +64,31 @@ static inline void cu_stats(uint64_t s[MPIX_ID_STATS]) {
     CHECK_RC(MPIX_Comm_id_stats(s));
 }
 
+/* After freeing many communicators at once, their notices reach the masters at the pace the
+ * masters poll; wait (barriers make progress) until this process's handles, pools and leases
+ * are back to `expect`, everywhere, or give up after 20 s and report the difference. `extra`
+ * pools may remain: delegate pools for communicators that are still alive (the world's). */
+static inline void cu_settle_extra(const uint64_t expect[MPIX_ID_STATS], uint64_t extra) {
+    double t0 = MPI_Wtime();
+    for (;;) {
+        uint64_t s[MPIX_ID_STATS];
+        cu_stats(s);
+        int off = s[0] != expect[0] || s[1] < expect[1] || s[1] > expect[1] + extra ||
+                  s[2] != expect[2],
+            any;
+        MPI_Allreduce(&off, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        if (!any) return;
+        int late = MPI_Wtime() - t0 > 20, give_up;
+        MPI_Allreduce(&late, &give_up, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        CHECK(!give_up, "not settled: handles %llu/%llu pools %llu/%llu leases %llu/%llu",
+              (unsigned long long)s[0], (unsigned long long)expect[0], (unsigned long long)s[1],
+              (unsigned long long)expect[1], (unsigned long long)s[2],
+              (unsigned long long)expect[2]);
+    }
+}
+
+static inline void cu_settle_to(const uint64_t expect[MPIX_ID_STATS]) {
+    cu_settle_extra(expect, 0);
+}
+
 #endif /* COMM_UTIL_H */

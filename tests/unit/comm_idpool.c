@@ -377,11 +377,85 @@ static void test_reclaim(void **state) {
     }
 }
 
+/* Several processes taking at once, each from its own pool (as ranks dup their SELF), while
+ * the space is nearly used up: requests queue at the root during reclaim rounds, grants and
+ * reclaim replies cross. After every quiet moment each ID must be in exactly one place. */
+static void test_concurrent_takes(void **state) {
+    (void)state;
+    for (unsigned seed = 1; seed <= 200; seed++) {
+        uint64_t space = 30 + seed % 40;
+        job_start(space, 1 + seed % 8, seed);
+        co_idpool *pool[NP];
+        uint64_t held[NP][128];
+        int nheld[NP] = {0}, waiting[NP] = {0};
+        for (int r = 0; r < NP; r++) pool[r] = co_idpool_new(J.p[r], 0, CO_IDP_ROOT_SERIAL, 0);
+        int fails = 0;
+        for (int step = 0; step < 4000; step++) {
+            int r = (int)(rnd() % NP);
+            unsigned op = rnd() % 8;
+            if (waiting[r] || op < 4) { /* start or continue a take */
+                uint64_t id;
+                int rc = co_idpool_take(pool[r], 1, &id);
+                waiting[r] = rc == CO_IDP_WAIT;
+                if (rc == CO_IDP_OK) {
+                    for (int q = 0; q < NP; q++)
+                        for (int k = 0; k < nheld[q]; k++) assert_true(held[q][k] != id);
+                    if (nheld[r] < 128)
+                        held[r][nheld[r]++] = id;
+                    else
+                        co_idpool_put(pool[r], id);
+                }
+                if (rc == CO_IDP_FAIL) fails++;
+            } else if (op < 6 && nheld[r]) { /* a free */
+                int k = (int)(rnd() % (unsigned)nheld[r]);
+                co_idpool_put(pool[r], held[r][k]);
+                held[r][k] = held[r][--nheld[r]];
+            } else {
+                for (int k = rnd() % 6; k > 0; k--) deliver_one();
+            }
+            int quiet = !J.inflight;
+            for (int q = 0; q < NP; q++) quiet &= !waiting[q];
+            if (quiet) { /* every ID once: held by a process or idle in a pool */
+                for (uint64_t id = 100; id < 100 + space; id++) {
+                    int n = 0;
+                    for (int q = 0; q < NP; q++) {
+                        n += co_idp_holds(J.p[q], id);
+                        for (int k = 0; k < nheld[q]; k++) n += held[q][k] == id;
+                    }
+                    if (n != 1)
+                        fprintf(stderr, "seed %u step %d: ID %llu held %d times\n", seed, step,
+                                (unsigned long long)id, n);
+                    assert_int_equal(n, 1);
+                }
+            }
+        }
+        /* finish: wait out every take, give everything back */
+        for (int busy = 1; busy;) {
+            busy = 0;
+            for (int r = 0; r < NP; r++) {
+                if (!waiting[r]) continue;
+                uint64_t id;
+                int rc = co_idpool_take(pool[r], 1, &id);
+                if (rc == CO_IDP_OK) co_idpool_put(pool[r], id);
+                waiting[r] = rc == CO_IDP_WAIT;
+                busy |= waiting[r];
+            }
+            if (busy && !deliver_one()) assert_true(0);
+        }
+        for (int r = 0; r < NP; r++) {
+            while (nheld[r]) co_idpool_put(pool[r], held[r][--nheld[r]]);
+            co_idpool_close(pool[r]);
+        }
+        (void)fails;
+        job_end();
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_idset),       cmocka_unit_test(test_u64map),
         cmocka_unit_test(test_random_tree), cmocka_unit_test(test_deep_chain),
-        cmocka_unit_test(test_reclaim),
+        cmocka_unit_test(test_reclaim),     cmocka_unit_test(test_concurrent_takes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
