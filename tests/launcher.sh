@@ -30,7 +30,7 @@ expect_out() { grep -Eq -- "$1" "$out/stdout" || fail "stdout lacks /$1/"; }
 # every pid the job printed must be gone
 expect_no_survivors() {
   for p in $(sed -n 's/^\(\[[0-9]*\] \)\{0,1\}pid \([0-9]*\).*/\2/p' "$out/stdout"); do
-    for i in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+    for i in $(seq 300); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
     kill -0 "$p" 2>/dev/null && fail "process $p survived the job"
   done
   return 0
@@ -83,7 +83,7 @@ killed)
   # mpiexec itself dies without a chance to clean up: its ranks must die with it
   "$MPIEXEC" -n 3 "$PROG" sleep > "$out/stdout" 2> "$out/stderr" &
   mp=$!
-  for i in $(seq 100); do [ "$(grep -c '^pid' "$out/stdout")" -eq 3 ] && break; sleep 0.05; done
+  for i in $(seq 600); do [ "$(grep -c '^pid' "$out/stdout")" -eq 3 ] && break; sleep 0.05; done
   [ "$(grep -c '^pid' "$out/stdout")" -eq 3 ] || fail "ranks did not start"
   kill -KILL $mp
   wait $mp 2>/dev/null
@@ -92,7 +92,7 @@ killed)
 interrupted)
   "$MPIEXEC" -n 2 "$PROG" hang > "$out/stdout" 2> "$out/stderr" &
   mp=$!
-  for i in $(seq 100); do [ "$(grep -c '^pid' "$out/stdout")" -eq 2 ] && break; sleep 0.05; done
+  for i in $(seq 600); do [ "$(grep -c '^pid' "$out/stdout")" -eq 2 ] && break; sleep 0.05; done
   kill -TERM $mp
   wait $mp
   status=$?
