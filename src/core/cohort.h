@@ -119,6 +119,7 @@ struct co_req {
     uint8_t mode;       /* send mode (co_send_mode) */
     uint8_t internal;   /* owned by a layer (collectives), never seen by the user */
     uint8_t matched;    /* receive: matched to a message; no longer cancellable */
+    uint8_t shared;     /* the one shared "completed send" request: never freed */
     co_comm *comm;
     void *buf;
     size_t count;
@@ -129,11 +130,15 @@ struct co_req {
     co_status status;
     /* send side */
     int peer_world;    /* destination's world rank */
-    void *tmp;         /* packed copy of a non-contiguous send, or buffered-send copy */
+    void *tmp;         /* send: buffered-send copy; receive: the sender's layout (p2p.c) */
     size_t bytes;      /* total packed bytes of the message */
     size_t done_bytes; /* fallback rendezvous: bytes moved so far */
     uint64_t remote_cookie;
     int pending; /* queued in a pending-send list (ring was full) */
+    /* large messages: the shared rendezvous slot both sides copy through (p2p.c) */
+    void *rdv;
+    int rdv_slot;         /* sender: index of its slot, -1 if none */
+    uint64_t remote_addr; /* receiver: the sender's contiguous data */
     /* queue links (posted-receive queue, pending sends) */
     co_req *next, *prev;
     /* completion hook for layers that build on requests */
@@ -192,7 +197,8 @@ void co_log(int level, const char *fmt, ...) CO_PRINTF(2, 3);
 int co_error(co_comm *comm, const char *fn, int cls, const char *fmt, ...) CO_PRINTF(4, 5);
 const char *co_error_class_name(int cls);
 const char *co_error_class_text(int cls);
-CO_NORETURN void co_abort_job(int code, const char *msg);
+/* Ends the job: `kind` (CO_ABORT_* in boot.h) tells mpiexec what happened. */
+CO_NORETURN void co_abort_job(int code, int kind, const char *msg);
 CO_NORETURN void co_fatal(const char *fmt, ...) CO_PRINTF(1, 2);
 
 /* ---- Progress (src/core/progress.c) -----------------------------------------------------------

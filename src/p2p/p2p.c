@@ -203,17 +203,42 @@ static void deliver_eager(co_req *r, int src, int tag, const void *data, size_t 
     co_req_complete(r);
 }
 
-/* ---- Rendezvous: how the receiver moves a large message ------------------------------------
- * The RTS tells where the sender's data is: an address (contiguous data) or a description of
- * its layout (co_dt_wire). Knowing both layouts, the receiver picks:
- *   - both contiguous: one process_vm_readv;
- *   - runs of at least COHORT_CMA_MIN_RUN bytes on both sides: process_vm_readv from the sender's
- *     runs straight into ours: one copy, no staging;
- *   - anything finer: ask the sender (CTS) to pack fragments straight into the shared queue
- *     while we unpack the ones already there. Two copies, but made by two processes at once,
- *     and no staging of the whole message.
- * process_vm_readv pins the pages of every remote run separately, so below that the pipelined
- * copy is faster (measurements in docs/datatypes.md). */
+/* ---- Large messages: the cooperative single copy ---------------------------------------------
+ * The sender's RTS names a rendezvous slot: one cache line in the job segment. When the
+ * receiver matches, it records how many bytes to move (it may truncate) and, if its buffer is
+ * contiguous, that buffer's address; then both sides take chunks with an atomic fetch-add and
+ * copy them, the receiver reading from the sender (process_vm_readv) and the sender writing
+ * into the receiver (process_vm_writev). Two cores share one copy, and neither waits for the
+ * other: a sender busy outside MPI simply leaves all chunks to the receiver.
+ *
+ * Non-contiguous data is never staged. The RTS of a non-contiguous send carries the sender's
+ * layout (co_dt_wire) instead of an address, and the receiver, knowing both layouts, decides:
+ * runs of at least COHORT_CMA_MIN_RUN bytes on both sides are copied run to run through the
+ * slot as above (the sender writes only into a contiguous receive buffer); anything finer is
+ * refused (RDV_ABORT) in favour of the pipelined copy, where the sender packs fragments
+ * straight into the queue while the receiver unpacks those already there. Cross-process
+ * copies pin the pages of every remote run separately, so on short runs two processes
+ * packing and unpacking at once beat the single copy (measurements in docs/datatypes.md). */
+typedef struct co_rdv {
+    _Atomic uint64_t next;  /* first byte no side has claimed yet */
+    _Atomic uint64_t done;  /* bytes copied */
+    _Atomic uint64_t raddr; /* receiver's contiguous buffer, 0 if the sender must not write */
+    uint64_t limit;         /* bytes to move */
+    uint64_t chunk;
+    _Atomic uint32_t state;
+} co_rdv;
+_Static_assert(sizeof(co_rdv) <= 64, "a rendezvous slot is one cache line");
+
+enum { RDV_POSTED = 1, RDV_GO, RDV_RECV_DONE, RDV_ABORT };
+
+static void list_remove(co_req **head, co_req *r) {
+    for (co_req **pp = head; *pp; pp = &(*pp)->next)
+        if (*pp == r) {
+            *pp = r->next;
+            r->next = NULL;
+            return;
+        }
+}
 
 /* Cut an iovec list to its first `n` bytes; returns the new length. */
 static int iov_trim(struct iovec *iov, int k, size_t n) {
@@ -228,17 +253,38 @@ static int iov_trim(struct iovec *iov, int k, size_t n) {
     return k;
 }
 
-/* Copy the first n packed bytes of the remote (rbuf, rcount, rdt) into (r->buf, r->count,
- * r->dt), run to run. */
-static int cma_iov_read(co_req *r, pid_t pid, const co_dtype *rdt, size_t rcount, const void *rbuf,
-                        size_t n) {
+/* The sender's layout as this receive sees it: its description (kept in r->tmp while the
+ * copy lasts) or plain bytes at remote_addr. */
+static const co_dtype *remote_layout(co_req *r, co_dtype *view, size_t *count, void **base) {
+    if (!r->tmp) {
+        *count = r->bytes;
+        *base = (void *)(uintptr_t)r->remote_addr;
+        return co_dt_get(MPI_BYTE);
+    }
+    const co_dt_wire *w = r->tmp;
+    co_dt_wire_view(w, view);
+    *count = w->count;
+    *base = (void *)(uintptr_t)w->base;
+    return view;
+}
+
+/* Read packed bytes [off, off+n) of the sender's data into our layout, run to run. */
+static int read_window(co_req *r, pid_t pid, size_t off, size_t n) {
+    if (r->dt->contig && !r->tmp) {
+        struct iovec l = {(char *)r->buf + r->dt->true_lb + off, n};
+        struct iovec rm = {(void *)(uintptr_t)(r->remote_addr + off), n};
+        return co_shm_cma_read(pid, &l, 1, &rm, 1);
+    }
+    co_dtype view;
+    size_t rcount;
+    void *rbase;
+    const co_dtype *rdt = remote_layout(r, &view, &rcount, &rbase);
     struct iovec liov[IOV_BATCH], riov[IOV_BATCH];
-    size_t off = 0;
-    while (off < n) {
+    for (size_t end = off + n; off < end;) {
         size_t lcov, rcov;
         int nl = co_dt_iov(r->dt, r->count, r->buf, off, liov, IOV_BATCH, &lcov);
-        int nr = co_dt_iov(rdt, rcount, rbuf, off, riov, IOV_BATCH, &rcov);
-        size_t take = CO_MIN(CO_MIN(lcov, rcov), n - off);
+        int nr = co_dt_iov(rdt, rcount, rbase, off, riov, IOV_BATCH, &rcov);
+        size_t take = CO_MIN(CO_MIN(lcov, rcov), end - off);
         if (!take) return -EIO;
         nl = iov_trim(liov, nl, take);
         nr = iov_trim(riov, nr, take);
@@ -249,51 +295,178 @@ static int cma_iov_read(co_req *r, pid_t pid, const co_dtype *rdt, size_t rcount
     return 0;
 }
 
-/* Read the message with process_vm_readv if that is the better way: returns 0 when done,
- * 1 when the sender should stream it instead, or -errno. */
-static int cma_receive(co_req *r, pid_t pid, uint64_t addr, const co_dt_wire *w, size_t n) {
-    if (n == 0) return 0;
-    if (!w && r->dt->contig) {
-        struct iovec l = {(char *)r->buf + r->dt->true_lb, n};
-        struct iovec rm = {(void *)(uintptr_t)addr, n};
-        return co_shm_cma_read(pid, &l, 1, &rm, 1);
+/* Write packed bytes [off, off+n) of our data into the receiver's contiguous buffer. */
+static int write_window(co_req *s, uint64_t raddr, size_t off, size_t n) {
+    pid_t pid = co_st.seg->ranks[s->peer_world].pid;
+    if (s->tmp || s->dt->contig) {
+        const char *src = s->tmp ? s->tmp : (char *)s->buf + s->dt->true_lb;
+        struct iovec l = {(char *)src + off, n};
+        struct iovec rm = {(void *)(uintptr_t)(raddr + off), n};
+        ssize_t got = process_vm_writev(pid, &l, 1, &rm, 1, 0);
+        if (got == (ssize_t)n) return 0;
+        return got < 0 ? -errno : -EIO;
     }
+    struct iovec liov[IOV_BATCH];
+    for (size_t end = off + n; off < end;) {
+        size_t cov;
+        int nl = co_dt_iov(s->dt, s->count, s->buf, off, liov, IOV_BATCH, &cov);
+        size_t take = CO_MIN(cov, end - off);
+        if (!take) return -EIO;
+        nl = iov_trim(liov, nl, take);
+        struct iovec rm = {(void *)(uintptr_t)(raddr + off), take};
+        ssize_t got = process_vm_writev(pid, liov, (unsigned long)nl, &rm, 1, 0);
+        if (got != (ssize_t)take) return got < 0 ? -errno : -EIO;
+        off += take;
+    }
+    return 0;
+}
+
+/* Whether the single copy pays for this pair of layouts (w: the sender's, NULL when it is
+ * contiguous); if not, the pipelined copy does the job. */
+static int single_copy_pays(const co_req *r, const co_dt_wire *w) {
+    if (!w && r->dt->contig) return 1;
     size_t min_run = (size_t)co_st.cfg.cma_min_run;
-    if (co_dt_avg_run(r->dt) < min_run) return 1;
-    if (!w) return cma_iov_read(r, pid, co_dt_get(MPI_BYTE), n, (void *)(uintptr_t)addr, n);
-    if (!w->contig && w->nsegs == 0) return 1; /* layout too irregular to describe */
+    if (co_dt_avg_run(r->dt) < min_run) return 0;
+    if (!w) return 1;
+    if (!w->contig && w->nsegs == 0) return 0; /* layout too irregular to describe */
     co_dtype view;
     co_dt_wire_view(w, &view);
-    if (co_dt_avg_run(&view) < min_run) return 1;
-    return cma_iov_read(r, pid, &view, w->count, (void *)(uintptr_t)w->base, n);
+    return co_dt_avg_run(&view) >= min_run;
+}
+
+/* Claim and copy chunks until none is left; returns chunks copied, or -1 on a copy error
+ * (the transfer then falls back to streaming through the queue). */
+static int rdv_share(co_rdv *d, co_req *r, int sender, uint64_t raddr) {
+    int n = 0;
+    pid_t pid = co_st.seg->ranks[r->peer_world].pid;
+    for (;;) {
+        uint64_t off = atomic_fetch_add_explicit(&d->next, d->chunk, memory_order_relaxed);
+        if (off >= d->limit) return n;
+        size_t len = (size_t)CO_MIN(d->chunk, d->limit - off);
+        int rc = sender ? write_window(r, raddr, off, len) : read_window(r, pid, off, len);
+        if (rc) {
+            co_log(CO_LOG_INFO,
+                   "cross-process copy with rank %d failed (%s); large messages "
+                   "now stream through shared memory",
+                   r->peer_world, strerror(-rc));
+            P->shm.cma_ok = 0;
+            atomic_store_explicit(&d->state, RDV_ABORT, memory_order_release);
+            return -1;
+        }
+        atomic_fetch_add_explicit(&d->done, len, memory_order_release);
+        n++;
+    }
+}
+
+static void recv_fallback(co_req *r, int src_world, uint64_t cookie) {
+    /* Pipelined fallback: ask the sender to stream fragments to this request. */
+    r->done_bytes = 0;
+    r->rdv = NULL;
+    uint64_t w[3] = {cookie, (uint64_t)(uint32_t)r->handle, 0};
+    ctl_send(src_world, CO_MSG_CTS, 0, w, NULL, 0);
 }
 
 static void deliver_rts(co_req *r, int src, int tag, int src_world, uint64_t cookie, uint64_t addr,
-                        size_t bytes, const co_dt_wire *w) {
+                        size_t bytes, unsigned slot, const co_dt_wire *w) {
     recv_set_status(r, src, tag, bytes);
     r->matched = 1;
-    uint64_t wd[3] = {cookie, 0, 0};
-    if (P->shm.cma_ok) {
-        pid_t pid = co_st.seg->ranks[src_world].pid;
-        int rc = cma_receive(r, pid, addr, w, r->status.bytes);
-        if (rc == 0) {
-            ctl_send(src_world, CO_MSG_FIN, 0, wd, NULL, 0);
-            co_req_complete(r);
-            return;
-        }
-        if (rc < 0) {
-            co_log(CO_LOG_INFO,
-                   "process_vm_readv from rank %d failed (%s); large messages now "
-                   "use the pipelined copy",
-                   src_world, strerror(-rc));
-            P->shm.cma_ok = 0;
-        }
-    }
-    /* Pipelined copy: ask the sender to stream fragments to this request. */
     r->bytes = bytes;
-    r->done_bytes = 0;
-    wd[1] = (uint64_t)(uint32_t)r->handle;
-    ctl_send(src_world, CO_MSG_CTS, 0, wd, NULL, 0);
+    r->peer_world = src_world;
+    r->remote_addr = addr;
+    r->remote_cookie = cookie;
+    if (!slot) {
+        recv_fallback(r, src_world, cookie);
+        return;
+    }
+    co_rdv *d = co_seg_rdv_slot(co_st.seg, src_world, slot - 1);
+    size_t wlen = w ? sizeof(co_dt_wire) + w->nsegs * sizeof(co_dt_seg) : 0;
+    if (!P->shm.cma_ok || !single_copy_pays(r, w) || (w && !(r->tmp = malloc(wlen)))) {
+        atomic_store_explicit(&d->state, RDV_ABORT, memory_order_release);
+        recv_fallback(r, src_world, cookie);
+        return;
+    }
+    if (w) memcpy(r->tmp, w, wlen); /* read_window needs it after the RTS is gone */
+    size_t n = r->status.bytes;
+    d->limit = n;
+    /* Halves: each cross-process copy call pins pages and walks page tables, so fewer,
+     * larger calls win; measured 1 MiB streaming: 49-58 GB/s with halves, 36-42 with
+     * eighths, 29 with sixteenths (docs/runtime.md). */
+    size_t chunk = (n / 2 + 4095) & ~(size_t)4095;
+    d->chunk = CO_MAX(chunk, 32u * 1024);
+    atomic_store_explicit(
+        &d->raddr, r->dt->contig ? (uint64_t)(uintptr_t)((char *)r->buf + r->dt->true_lb) : 0,
+        memory_order_relaxed);
+    atomic_store_explicit(&d->state, RDV_GO, memory_order_release);
+    r->rdv = d;
+    r->next = P->rdv_recvs;
+    P->rdv_recvs = r;
+    P->nrdv++;
+}
+
+static void rdv_send_release(co_req *s) {
+    list_remove(&P->rdv_sends, s);
+    P->nrdv--;
+    P->rdv_free[P->nrdv_free++] = (uint16_t)s->rdv_slot;
+    s->rdv = NULL;
+    s->rdv_slot = -1;
+}
+
+/* Drive every large message in flight: copy our share, notice the end. */
+static int rdv_progress(void) {
+    int n = 0;
+    co_req *r = P->rdv_recvs;
+    while (r) {
+        co_req *next = r->next;
+        co_rdv *d = r->rdv;
+        if (atomic_load_explicit(&d->state, memory_order_acquire) != RDV_ABORT)
+            n += rdv_share(d, r, 0, 0) > 0;
+        uint32_t st = atomic_load_explicit(&d->state, memory_order_acquire);
+        if (st == RDV_ABORT) {
+            list_remove(&P->rdv_recvs, r);
+            P->nrdv--;
+            recv_fallback(r, r->peer_world, r->remote_cookie);
+            n++;
+        } else if (atomic_load_explicit(&d->done, memory_order_acquire) >= d->limit) {
+            atomic_store_explicit(&d->state, RDV_RECV_DONE, memory_order_release);
+            list_remove(&P->rdv_recvs, r);
+            P->nrdv--;
+            co_req_complete(r);
+            n++;
+        }
+        r = next;
+    }
+    co_req *s = P->rdv_sends;
+    while (s) {
+        co_req *next = s->next;
+        co_rdv *d = s->rdv;
+        uint32_t st = atomic_load_explicit(&d->state, memory_order_acquire);
+        if (st == RDV_GO) {
+            uint64_t raddr = atomic_load_explicit(&d->raddr, memory_order_relaxed);
+            if (raddr) n += rdv_share(d, s, 1, raddr) > 0;
+            st = atomic_load_explicit(&d->state, memory_order_acquire);
+        }
+        if (st == RDV_RECV_DONE || st == RDV_ABORT) {
+            rdv_send_release(s);
+            if (st == RDV_RECV_DONE) co_req_complete(s); /* else a CTS follows */
+            n++;
+        }
+        s = next;
+    }
+    return n;
+}
+
+/* An RTS without payload (contiguous data) has its slot in w[0]; one with a payload (the
+ * transport uses w[0] for the payload's position) starts the payload with it, followed by
+ * the sender's layout. */
+#define RTS_HDR sizeof(uint64_t)
+static unsigned rts_slot(const co_cell *c, const void *payload) {
+    if (!c->len) return (unsigned)c->u.w[0];
+    uint64_t slot;
+    memcpy(&slot, payload, sizeof(slot));
+    return (unsigned)slot;
+}
+static const co_dt_wire *rts_layout(const co_cell *c, const void *payload) {
+    return c->len ? (const co_dt_wire *)((const char *)payload + RTS_HDR) : NULL;
 }
 
 static void deliver_umsg(co_req *r, co_umsg *u) {
@@ -306,7 +479,8 @@ static void deliver_umsg(co_req *r, co_umsg *u) {
         break;
     }
     case CO_MSG_RTS:
-        deliver_rts(r, u->src, u->tag, u->src_world, u->cookie, u->addr, u->bytes, u->data);
+        deliver_rts(r, u->src, u->tag, u->src_world, u->cookie, u->addr, u->bytes, u->rdv_slot,
+                    u->data ? (const co_dt_wire *)((char *)u->data + RTS_HDR) : NULL);
         break;
     case 0: { /* synchronous send to ourselves: copy typed to typed, then release the sender */
         co_req *s = u->local_req;
@@ -335,7 +509,7 @@ static void on_cell(int src_world, const co_cell *c, const void *payload) {
         if (r) {
             if (c->kind == CO_MSG_RTS) {
                 deliver_rts(r, c->src, c->tag, src_world, c->u.w[1], c->u.w[2], c->u.w[3],
-                            c->len ? payload : NULL);
+                            rts_slot(c, payload), rts_layout(c, payload));
             } else {
                 if (c->kind == CO_MSG_EAGER_SYNC) {
                     uint64_t w[3] = {c->u.w[1], 0, 0};
@@ -353,8 +527,11 @@ static void on_cell(int src_world, const co_cell *c, const void *payload) {
         u->kind = c->kind;
         u->cookie = c->u.w[1];
         u->bytes = c->kind == CO_MSG_RTS ? c->u.w[3] : c->len;
-        if (c->kind == CO_MSG_RTS) u->addr = c->u.w[2];
-        if (c->len) { /* eager payload, or the sender's layout for an RTS */
+        if (c->kind == CO_MSG_RTS) {
+            u->addr = c->u.w[2];
+            u->rdv_slot = rts_slot(c, payload);
+        }
+        if (c->len) { /* eager payload, or the slot and layout of an RTS */
             u->data = c->len <= sizeof(u->small) ? u->small : malloc(c->len);
             if (!u->data) co_fatal("out of memory buffering an unexpected message");
             memcpy(u->data, payload, c->len);
@@ -362,8 +539,7 @@ static void on_cell(int src_world, const co_cell *c, const void *payload) {
         unexp_append(u);
         return;
     }
-    case CO_MSG_ACK:
-    case CO_MSG_FIN: {
+    case CO_MSG_ACK: {
         co_req *s = co_req_get((int)(uint32_t)c->u.w[1]);
         if (s) co_req_complete(s);
         return;
@@ -371,6 +547,7 @@ static void on_cell(int src_world, const co_cell *c, const void *payload) {
     case CO_MSG_CTS: {
         co_req *s = co_req_get((int)(uint32_t)c->u.w[1]);
         if (!s) return;
+        if (s->rdv) rdv_send_release(s); /* the receiver gave up on the shared copy */
         s->remote_cookie = c->u.w[2];
         s->done_bytes = 0;
         s->next = P->streaming;
@@ -440,18 +617,40 @@ static int send_try(co_req *r) {
         if (!sync) co_req_complete(r);
         return 0;
     }
-    /* Non-contiguous data is not staged: the RTS carries its layout, and the receiver reads
-     * it in place or asks for a stream of fragments packed straight into the queue. */
+    int slot = -1;
+    if (s->cma_ok) {
+        if (!P->nrdv_free) return -1; /* all slots busy: wait like for a full queue */
+        slot = P->rdv_free[P->nrdv_free - 1];
+    }
+    /* Non-contiguous data is not staged: the RTS carries its layout (see above). */
     int described = !r->tmp && !r->dt->contig;
-    size_t wlen = described ? co_dt_wire_write(r->dt, r->count, r->buf, NULL) : 0;
-    co_cell *c = co_shm_claim(s, dst, wlen, 0, &payload);
+    size_t plen = described ? RTS_HDR + co_dt_wire_write(r->dt, r->count, r->buf, NULL) : 0;
+    co_cell *c = co_shm_claim(s, dst, plen, 0, &payload);
     if (!c) return -1;
-    if (described) co_dt_wire_write(r->dt, r->count, r->buf, payload);
+    if (described) {
+        uint64_t sl = (uint64_t)(slot + 1);
+        memcpy(payload, &sl, sizeof(sl));
+        co_dt_wire_write(r->dt, r->count, r->buf, (co_dt_wire *)((char *)payload + RTS_HDR));
+    }
+    if (slot >= 0) {
+        P->nrdv_free--;
+        co_rdv *d = co_seg_rdv_slot(co_st.seg, co_st.world_rank, (unsigned)slot);
+        atomic_store_explicit(&d->next, 0, memory_order_relaxed);
+        atomic_store_explicit(&d->done, 0, memory_order_relaxed);
+        atomic_store_explicit(&d->raddr, 0, memory_order_relaxed);
+        atomic_store_explicit(&d->state, RDV_POSTED, memory_order_relaxed);
+        r->rdv = d;
+        r->rdv_slot = slot;
+        r->next = P->rdv_sends;
+        P->rdv_sends = r;
+        P->nrdv++;
+    }
     c->ctx = r->ctx;
     c->src = r->comm->rank;
     c->tag = r->tag;
-    c->len = (uint32_t)wlen;
+    c->len = (uint32_t)plen;
     c->kind = CO_MSG_RTS;
+    if (!described) c->u.w[0] = (uint64_t)(slot + 1); /* no payload: w[0] is free */
     c->u.w[1] = (uint64_t)(uint32_t)r->handle;
     c->u.w[2] = (uint64_t)(uintptr_t)(r->tmp ? r->tmp : (char *)r->buf + r->dt->true_lb);
     c->u.w[3] = bytes;
@@ -711,6 +910,7 @@ int co_progress(void) {
     P->depth++;
     int n = co_shm_poll(&P->shm, on_cell);
     if (P->npending) n += flush_pending();
+    if (P->nrdv) n += rdv_progress();
     if (co_st.coll_progress) n += co_st.coll_progress();
     P->depth--;
     return n;
@@ -785,7 +985,16 @@ int co_p2p_init(void) {
     if (P->frag_size > co_st.seg->hdr->data_bytes) P->frag_size = co_st.seg->hdr->data_bytes;
     P->pend_head = calloc((size_t)co_st.world_size, sizeof(co_req *));
     P->pend_tail = calloc((size_t)co_st.world_size, sizeof(co_req *));
-    if (!P->pend_head || !P->pend_tail) return MPI_ERR_NO_MEM;
+    P->rdv_free = malloc(CO_RDV_SLOTS * sizeof(uint16_t));
+    if (!P->pend_head || !P->pend_tail || !P->rdv_free) return MPI_ERR_NO_MEM;
+    for (int i = 0; i < CO_RDV_SLOTS; i++) P->rdv_free[i] = (uint16_t)(CO_RDV_SLOTS - 1 - i);
+    P->nrdv_free = CO_RDV_SLOTS;
+    P->done_send = co_req_new(CO_REQ_SEND);
+    if (!P->done_send) return MPI_ERR_NO_MEM;
+    P->done_send->complete = 1;
+    P->done_send->shared = 1;
+    P->done_send->status.source = MPI_ANY_SOURCE;
+    P->done_send->status.tag = MPI_ANY_TAG;
     return MPI_SUCCESS;
 }
 
@@ -817,6 +1026,7 @@ void co_p2p_fini(void) {
     co_htab_destroy(&co_st.reqs);
     free(P->pend_head);
     free(P->pend_tail);
+    free(P->rdv_free);
     co_shm_fini(&P->shm);
     free(P);
     P = NULL;

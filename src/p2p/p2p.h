@@ -5,9 +5,12 @@
  * Protocols (the `kind` of a transport cell):
  *   EAGER       payload travels in the queue; the send completes at once.
  *   EAGER_SYNC  same, but the receiver answers ACK when the message is matched (Ssend).
- *   RTS         large message: the receiver copies straight out of the sender's memory with
- *               process_vm_readv and answers FIN; or, where that is refused, answers CTS
- *               and the sender streams FRAGs through the queue.
+ *   RTS         large message. The sender also prepares a rendezvous slot (a cache line in
+ *               the job segment); once the receiver matches, both processes claim chunks
+ *               from the slot and copy them directly, the receiver with process_vm_readv
+ *               and the sender (into a contiguous receive buffer) with process_vm_writev,
+ *               so two cores share a single copy. Where the kernel refuses cross-process
+ *               copies, the receiver answers CTS and the sender streams FRAGs instead.
  *   CTRL        a message for a layer above p2p (ID pools ...), dispatched by type. */
 #ifndef CO_P2P_H
 #define CO_P2P_H
@@ -21,7 +24,6 @@ enum co_msg_kind {
     CO_MSG_EAGER_SYNC,
     CO_MSG_RTS,
     CO_MSG_ACK,
-    CO_MSG_FIN,
     CO_MSG_CTS,
     CO_MSG_FRAG,
     CO_MSG_CTRL,
@@ -43,9 +45,10 @@ typedef struct co_umsg {
     int src_world;
     uint16_t kind;
     size_t bytes;
-    void *data;        /* eager payload copy, or the sender's layout (co_dt_wire) of an RTS */
+    void *data;        /* eager payload copy, or an RTS's slot and sender layout (p2p.c) */
     uint64_t cookie;   /* sender's request (sync eager, RTS) */
     uint64_t addr;     /* RTS: sender's address */
+    unsigned rdv_slot; /* RTS: sender's rendezvous slot + 1, 0 if none */
     co_req *local_req; /* a send to ourselves in synchronous mode */
     char small[64];    /* small payloads avoid a malloc */
 } co_umsg;
@@ -66,7 +69,11 @@ struct co_p2p_state {
     co_umsg *unexp_head, *unexp_tail;
     co_req **pend_head, **pend_tail; /* per destination: sends waiting for queue room */
     co_pending_ctl *ctl_head, *ctl_tail;
-    co_req *streaming; /* fallback rendezvous sends pushing fragments */
+    co_req *streaming;             /* fallback rendezvous sends pushing fragments */
+    co_req *rdv_sends, *rdv_recvs; /* large messages being copied through rendezvous slots */
+    int nrdv;
+    uint16_t *rdv_free; /* our free rendezvous slots */
+    int nrdv_free;
     int npending;
     co_req *free_reqs;
     co_umsg *free_umsgs;
@@ -74,6 +81,10 @@ struct co_p2p_state {
     int depth; /* progress re-entrance guard */
     uint64_t eager_limit;
     uint64_t frag_size; /* pipelined rendezvous: bytes per fragment */
+    /* Returned by MPI_Isend when a small message went straight into a queue: the send is
+     * complete, so every such request can share one handle, which completion calls never free
+     * (as for MPI_REQUEST_NULL, but Wait/Test report it complete with an empty status). */
+    co_req *done_send;
 };
 
 co_req *co_req_new(int kind);

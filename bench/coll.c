@@ -1,0 +1,232 @@
+/*
+ * coll: OSU-style latency of every MPI collective on MPI_COMM_WORLD: Barrier, Bcast, Reduce,
+ * Allreduce, Gather, Gatherv, Scatter, Scatterv, Allgather, Allgatherv, Alltoall, Alltoallv,
+ * Reduce_scatter, Reduce_scatter_block, Scan, Exscan. As in the OSU micro-benchmarks, each call is
+ * timed on its own (MPI_Wtime before and after) and followed by an MPI_Barrier that is not timed
+ * (Barrier itself is timed back to back). Sizes follow OSU: the per-rank message in bytes
+ * (Bcast: the broadcast buffer; Gather/Scatter/Allgather: what one rank contributes/receives;
+ * Alltoall: what one rank sends to each peer; the v-variants use equal counts). Data-movement
+ * collectives use MPI_CHAR; reductions use MPI_FLOAT with MPI_SUM and count = size/4 (at least one
+ * element, so they start at 4 B): Reduce/Allreduce/Scan/Exscan reduce size bytes, Reduce_scatter
+ * reduces a size-byte vector split as evenly as possible over the ranks (OSU's scheme), and
+ * Reduce_scatter_block gives each rank max(1, size/4/np) elements (so it starts at 4*np B).
+ * Sizes that round to an already-measured size are skipped; printed sizes are the real ones.
+ * Reported value: average over ranks of each rank's mean latency (OSU's default "Avg Latency"),
+ * in microseconds; with -f also the maximum over ranks (case <Name>_max). Roots are rank 0.
+ *
+ * Output: RESULT coll <Collective> <size> <usec> us <iterations>
+ */
+#include "bench_common.h"
+#include <ctype.h>
+
+enum {
+    BARRIER,
+    BCAST,
+    REDUCE,
+    ALLREDUCE,
+    GATHER,
+    GATHERV,
+    SCATTER,
+    SCATTERV,
+    ALLGATHER,
+    ALLGATHERV,
+    ALLTOALL,
+    ALLTOALLV,
+    REDUCE_SCATTER,
+    REDUCE_SCATTER_BLOCK,
+    SCAN,
+    EXSCAN,
+    NCOLL
+};
+
+static const char *const coll_names[NCOLL] = {"Barrier",        "Bcast",
+                                              "Reduce",         "Allreduce",
+                                              "Gather",         "Gatherv",
+                                              "Scatter",        "Scatterv",
+                                              "Allgather",      "Allgatherv",
+                                              "Alltoall",       "Alltoallv",
+                                              "Reduce_scatter", "Reduce_scatter_block",
+                                              "Scan",           "Exscan"};
+
+typedef struct {
+    int which, np, rank;
+    int count; /* elements: MPI_CHAR for data movement, MPI_FLOAT for reductions */
+    char *sbuf, *rbuf;
+    int *counts, *displs;
+    double acc; /* time spent inside the collective on this rank */
+} coll_ctx;
+
+static void coll_once(coll_ctx *c) {
+    MPI_Comm w = MPI_COMM_WORLD;
+    int n = c->count;
+    switch (c->which) {
+    case BARRIER: MPI_Barrier(w); break;
+    case BCAST: MPI_Bcast(c->sbuf, n, MPI_CHAR, 0, w); break;
+    case REDUCE: MPI_Reduce(c->sbuf, c->rbuf, n, MPI_FLOAT, MPI_SUM, 0, w); break;
+    case ALLREDUCE: MPI_Allreduce(c->sbuf, c->rbuf, n, MPI_FLOAT, MPI_SUM, w); break;
+    case GATHER: MPI_Gather(c->sbuf, n, MPI_CHAR, c->rbuf, n, MPI_CHAR, 0, w); break;
+    case GATHERV:
+        MPI_Gatherv(c->sbuf, n, MPI_CHAR, c->rbuf, c->counts, c->displs, MPI_CHAR, 0, w);
+        break;
+    case SCATTER: MPI_Scatter(c->sbuf, n, MPI_CHAR, c->rbuf, n, MPI_CHAR, 0, w); break;
+    case SCATTERV:
+        MPI_Scatterv(c->sbuf, c->counts, c->displs, MPI_CHAR, c->rbuf, n, MPI_CHAR, 0, w);
+        break;
+    case ALLGATHER: MPI_Allgather(c->sbuf, n, MPI_CHAR, c->rbuf, n, MPI_CHAR, w); break;
+    case ALLGATHERV:
+        MPI_Allgatherv(c->sbuf, n, MPI_CHAR, c->rbuf, c->counts, c->displs, MPI_CHAR, w);
+        break;
+    case ALLTOALL: MPI_Alltoall(c->sbuf, n, MPI_CHAR, c->rbuf, n, MPI_CHAR, w); break;
+    case ALLTOALLV:
+        MPI_Alltoallv(c->sbuf, c->counts, c->displs, MPI_CHAR, c->rbuf, c->counts, c->displs,
+                      MPI_CHAR, w);
+        break;
+    case REDUCE_SCATTER:
+        MPI_Reduce_scatter(c->sbuf, c->rbuf, c->counts, MPI_FLOAT, MPI_SUM, w);
+        break;
+    case REDUCE_SCATTER_BLOCK:
+        MPI_Reduce_scatter_block(c->sbuf, c->rbuf, n, MPI_FLOAT, MPI_SUM, w);
+        break;
+    case SCAN: MPI_Scan(c->sbuf, c->rbuf, n, MPI_FLOAT, MPI_SUM, w); break;
+    case EXSCAN: MPI_Exscan(c->sbuf, c->rbuf, n, MPI_FLOAT, MPI_SUM, w); break;
+    }
+}
+
+/* OSU loop: time each call, untimed barrier in between. Returns the loop's wall time. */
+static double coll_kernel(void *vctx, long iters) {
+    coll_ctx *c = vctx;
+    c->acc = 0;
+    double t0 = MPI_Wtime();
+    if (c->which == BARRIER) {
+        for (long i = 0; i < iters; i++) MPI_Barrier(MPI_COMM_WORLD);
+        c->acc = MPI_Wtime() - t0;
+        return c->acc;
+    }
+    for (long i = 0; i < iters; i++) {
+        double t = MPI_Wtime();
+        coll_once(c);
+        c->acc += MPI_Wtime() - t;
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    return MPI_Wtime() - t0;
+}
+
+/*
+ * Sets counts for `size` requested bytes; returns the real size in bytes that will be reported.
+ */
+static long coll_setup(coll_ctx *c, long size) {
+    int np = c->np;
+    long nf = size / 4 > 0 ? size / 4 : 1; /* float elements for reductions */
+    switch (c->which) {
+    case BARRIER: c->count = 0; return 0;
+    case REDUCE:
+    case ALLREDUCE:
+    case SCAN:
+    case EXSCAN: c->count = (int)nf; return nf * 4;
+    case REDUCE_SCATTER:
+        for (int i = 0; i < np; i++) c->counts[i] = (int)(nf / np + (i < nf % np ? 1 : 0));
+        return nf * 4;
+    case REDUCE_SCATTER_BLOCK:
+        c->count = (int)(nf / np > 0 ? nf / np : 1);
+        return (long)c->count * np * 4;
+    default:
+        c->count = (int)size;
+        for (int i = 0; i < np; i++) {
+            c->counts[i] = (int)size;
+            c->displs[i] = (int)(size * i);
+        }
+        return size;
+    }
+}
+
+static int coll_lookup(const char *name) {
+    for (int k = 0; k < NCOLL; k++) {
+        const char *a = name, *b = coll_names[k];
+        while (*a && *b && tolower((unsigned char)*a) == tolower((unsigned char)*b)) a++, b++;
+        if (*a == '\0' && *b == '\0') return k;
+    }
+    return -1;
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    bench_opts o;
+    bench_defaults(&o, 1, 4L << 20, 4);
+    int selected[NCOLL], any_selected = 0, full = 0;
+    for (int k = 0; k < NCOLL; k++) selected[k] = 0;
+    const char *what = "OSU-style latency of every collective (average over ranks, microseconds).";
+    const char *extra =
+        "  -c LIST    comma-separated collectives (case-insensitive), default all:\n"
+        "             Barrier,Bcast,Reduce,Allreduce,Gather,Gatherv,Scatter,\n"
+        "             Scatterv,Allgather,Allgatherv,Alltoall,Alltoallv,\n"
+        "             Reduce_scatter,Reduce_scatter_block,Scan,Exscan\n"
+        "  -f         also report the maximum over ranks (case <Name>_max)\n";
+    for (int i = 1; i < argc; i++) {
+        int r = bench_common_opt(&o, argc, argv, &i);
+        if (r == 0 && strcmp(argv[i], "-h") == 0) bench_usage_exit(argv[0], what, extra, 0);
+        if (r == 0 && strcmp(argv[i], "-f") == 0) r = full = 1;
+        if (r == 0 && strcmp(argv[i], "-c") == 0 && i + 1 < argc) {
+            char buf[512];
+            snprintf(buf, sizeof buf, "%s", argv[++i]);
+            r = 1;
+            for (char *p = buf; p && *p;) {
+                char *comma = strchr(p, ',');
+                if (comma) *comma = '\0';
+                int k = coll_lookup(p);
+                if (k < 0) {
+                    if (bench_rank() == 0) fprintf(stderr, "unknown collective '%s'\n", p);
+                    r = -1;
+                    break;
+                }
+                selected[k] = any_selected = 1;
+                p = comma ? comma + 1 : NULL;
+            }
+        }
+        if (r <= 0) bench_usage_exit(argv[0], what, extra, 2);
+    }
+    if (!any_selected)
+        for (int k = 0; k < NCOLL; k++) selected[k] = 1;
+
+    long sizes[BENCH_MAX_SIZES];
+    int ns = bench_sizes(&o, sizes);
+    coll_ctx c;
+    memset(&c, 0, sizeof c);
+    c.np = bench_nprocs();
+    c.rank = bench_rank();
+    long maxsize = bench_max_of(sizes, ns);
+    if (maxsize < 4) maxsize = 4;
+    size_t bufbytes = (size_t)maxsize * (size_t)c.np + 64;
+    c.sbuf = bench_alloc(bufbytes);
+    c.rbuf = bench_alloc(bufbytes);
+    c.counts = bench_alloc(sizeof(int) * (size_t)c.np);
+    c.displs = bench_alloc(sizeof(int) * (size_t)c.np);
+    if (c.rank == 0) printf("# coll np=%d target=%.0fms\n", c.np, o.target_s * 1e3);
+
+    for (int k = 0; k < NCOLL; k++) {
+        if (!selected[k]) continue;
+        c.which = k;
+        long prev = -1;
+        for (int s = 0; s < ns; s++) {
+            long real = coll_setup(&c, sizes[s]);
+            if (real == prev) continue;
+            prev = real;
+            long iters;
+            bench_measure(&o, coll_kernel, &c, 0, MPI_COMM_WORLD, &iters);
+            double mine = c.acc / (double)iters, sum = 0, max = 0;
+            MPI_Reduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+            MPI_Reduce(&mine, &max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+            bench_result("coll", coll_names[k], real, sum / c.np * 1e6, "us", iters);
+            if (full) {
+                char name[64];
+                snprintf(name, sizeof name, "%s_max", coll_names[k]);
+                bench_result("coll", name, real, max * 1e6, "us", iters);
+            }
+        }
+    }
+    free(c.sbuf);
+    free(c.rbuf);
+    free(c.counts);
+    free(c.displs);
+    MPI_Finalize();
+    return 0;
+}
