@@ -213,9 +213,9 @@ static void deliver_eager(co_req *r, int src, int tag, const void *data, size_t 
  *
  * Non-contiguous data is never staged. The RTS of a non-contiguous send carries the sender's
  * layout (co_dt_wire) instead of an address, and the receiver, knowing both layouts, decides:
- * runs of at least COHORT_CMA_MIN_RUN bytes on both sides are copied run to run through the
- * slot as above (the sender writes only into a contiguous receive buffer); anything finer is
- * refused (RDV_ABORT) in favour of the pipelined copy, where the sender packs fragments
+ * long runs (single_copy_pays) are copied run to run through the slot as above (the sender
+ * writes only into a contiguous receive buffer); anything finer is refused (RDV_ABORT) in
+ * favour of the pipelined copy, where the sender packs fragments
  * straight into the queue while the receiver unpacks those already there. Cross-process
  * copies pin the pages of every remote run separately, so on short runs two processes
  * packing and unpacking at once beat the single copy (measurements in docs/datatypes.md). */
@@ -322,16 +322,23 @@ static int write_window(co_req *s, uint64_t raddr, size_t off, size_t n) {
 }
 
 /* Whether the single copy pays for this pair of layouts (w: the sender's, NULL when it is
- * contiguous); if not, the pipelined copy does the job. */
+ * contiguous); if not, the pipelined copy does the job. Every run costs a cross-process copy
+ * some fixed work, remote runs (page pinning) about three times more than local ones, and a
+ * contiguous receive buffer lets the sender take half of the copy. Hence, with T =
+ * COHORT_CMA_MIN_RUN: our runs must be at least T/2 long, the sender's at least T, or T/8
+ * when we are contiguous (measurements in docs/datatypes.md). */
 static int single_copy_pays(const co_req *r, const co_dt_wire *w) {
     if (!w && r->dt->contig) return 1;
-    size_t min_run = (size_t)co_st.cfg.cma_min_run;
-    if (co_dt_avg_run(r->dt) < min_run) return 0;
-    if (!w) return 1;
-    if (!w->contig && w->nsegs == 0) return 0; /* layout too irregular to describe */
-    co_dtype view;
-    co_dt_wire_view(w, &view);
-    return co_dt_avg_run(&view) >= min_run;
+    size_t t = (size_t)co_st.cfg.cma_min_run;
+    if (co_dt_avg_run(r->dt) < t / 2) return 0;
+    size_t remote = SIZE_MAX;
+    if (w) {
+        if (!w->contig && w->nsegs == 0) return 0; /* layout too irregular to describe */
+        co_dtype view;
+        co_dt_wire_view(w, &view);
+        remote = co_dt_avg_run(&view);
+    }
+    return remote >= (r->dt->contig ? t / 8 : t);
 }
 
 /* Claim and copy chunks until none is left; returns chunks copied, or -1 on a copy error
