@@ -97,6 +97,10 @@ struct co_comm {
     uint32_t coll_seq;
     struct co_coll_comm *coll;
     struct co_attr *attrs;
+    /* communicator layer (src/comm): the ID stream and intercommunicator helpers */
+    uint64_t stream_next; /* ID reserved for the next dup-like creation on this communicator */
+    int stream_pending;   /* a stream message from the master is still to be received */
+    co_comm *local_comm;  /* intercommunicator: its local group as a hidden intracommunicator */
 };
 
 /* ---- Requests -------------------------------------------------------------------------------- */
@@ -165,6 +169,8 @@ typedef struct co_config {
     char bcast_algorithm[32];
     char reduce_algorithm[32];
     char allreduce_algorithm[32];
+    long id_batch;
+    long id_space;
 } co_config;
 
 typedef struct co_setting {
@@ -230,6 +236,7 @@ uint64_t co_now_ns(void);
 struct co_seg;
 struct co_p2p_state;
 struct co_coll_state;
+struct co_comm_state;
 
 struct cohort_state {
     int initialized; /* MPI_Init has completed */
@@ -243,6 +250,7 @@ struct cohort_state {
     struct co_seg *seg;
     co_htab comms, groups, dtypes, ops, reqs, errhs, infos;
     struct co_p2p_state *p2p;
+    struct co_comm_state *cm; /* communicator layer: ID pools, attribute keys */
     co_comm *world, *self;
     co_errhandler *errh_fatal, *errh_return;
     int in_error_handler;
@@ -267,6 +275,9 @@ int co_comm_init(void);
 void co_comm_fini(void);
 int co_p2p_init(void);
 void co_p2p_fini(void);
+/* Progress until no outgoing message waits for queue room (MPI_Finalize, before its barrier:
+ * a peer that has passed the barrier no longer drains its queues). */
+void co_p2p_flush(void);
 int co_coll_init(void);
 void co_coll_fini(void);
 int co_barrier(co_comm *comm); /* src/coll: used by MPI_Finalize */

@@ -46,6 +46,12 @@ const co_setting co_settings[] = {
      "force a reduce algorithm; auto uses the selection table"},
     {"ALLREDUCE_ALGORITHM", CO_CFG_STR, "auto", CFG(allreduce_algorithm),
      "force an allreduce algorithm; auto uses the selection table"},
+    {"ID_BATCH", CO_CFG_INT, "64", CFG(id_batch),
+     "communicator IDs a master's pool asks for beyond its immediate need, so that later "
+     "children are served locally"},
+    {"ID_SPACE", CO_CFG_SIZE, "0", CFG(id_space),
+     "communicator IDs the root pool owns (0: all 2^60 of them); small values exercise "
+     "reclaiming in tests"},
 };
 const size_t co_settings_count = CO_ARRAY_LEN(co_settings);
 

@@ -203,22 +203,21 @@ static void deliver_eager(co_req *r, int src, int tag, const void *data, size_t 
     co_req_complete(r);
 }
 
-/* ---- Large messages: the cooperative single copy ---------------------------------------------
- * The sender's RTS names a rendezvous slot: one cache line in the job segment. When the
- * receiver matches, it records how many bytes to move (it may truncate) and, if its buffer is
- * contiguous, that buffer's address; then both sides take chunks with an atomic fetch-add and
- * copy them, the receiver reading from the sender (process_vm_readv) and the sender writing
- * into the receiver (process_vm_writev). Two cores share one copy, and neither waits for the
- * other: a sender busy outside MPI simply leaves all chunks to the receiver.
- *
- * Non-contiguous data is never staged. The RTS of a non-contiguous send carries the sender's
- * layout (co_dt_wire) instead of an address, and the receiver, knowing both layouts, decides:
- * long runs (single_copy_pays) are copied run to run through the slot as above (the sender
- * writes only into a contiguous receive buffer); anything finer is refused (RDV_ABORT) in
- * favour of the pipelined copy, where the sender packs fragments
- * straight into the queue while the receiver unpacks those already there. Cross-process
- * copies pin the pages of every remote run separately, so on short runs two processes
- * packing and unpacking at once beat the single copy (measurements in docs/datatypes.md). */
+/* ---- Large messages -------------------------------------------------------------------------
+ * The RTS says where the sender's data is (a contiguous address, or a description of a
+ * non-contiguous layout, co_dt_wire) and names a rendezvous slot: one cache line in the job
+ * segment. The receiver, knowing both layouts, picks how the bytes move:
+ *   - the cooperative single copy, when the runs are long enough (single_copy_pays): the slot
+ *     records how many bytes to move (the receiver may truncate) and, if the receiver is
+ *     contiguous, its buffer's address; both sides then take chunks with an atomic fetch-add
+ *     and copy them run to run, the receiver reading (process_vm_readv) and the sender writing
+ *     (process_vm_writev, only into a contiguous buffer). Two cores share one copy, and a
+ *     sender busy outside MPI simply leaves every chunk to the receiver;
+ *   - anything finer: the receiver refuses the slot and answers CTS, and the sender packs
+ *     fragments straight into the shared queue while the receiver unpacks the ones already
+ *     there: two copies, made by two processes at once, with no staging of the whole message.
+ * Cross-process copies pin the pages of every remote run separately, so on short runs the
+ * pipelined copy is faster (measurements in docs/datatypes.md). */
 typedef struct co_rdv {
     _Atomic uint64_t next;  /* first byte no side has claimed yet */
     _Atomic uint64_t done;  /* bytes copied */
@@ -253,37 +252,15 @@ static int iov_trim(struct iovec *iov, int k, size_t n) {
     return k;
 }
 
-/* The sender's layout as this receive sees it: its description (kept in r->tmp while the
- * copy lasts) or plain bytes at remote_addr. */
-static const co_dtype *remote_layout(co_req *r, co_dtype *view, size_t *count, void **base) {
-    if (!r->tmp) {
-        *count = r->bytes;
-        *base = (void *)(uintptr_t)r->remote_addr;
-        return co_dt_get(MPI_BYTE);
-    }
-    const co_dt_wire *w = r->tmp;
-    co_dt_wire_view(w, view);
-    *count = w->count;
-    *base = (void *)(uintptr_t)w->base;
-    return view;
-}
-
-/* Read packed bytes [off, off+n) of the sender's data into our layout, run to run. */
-static int read_window(co_req *r, pid_t pid, size_t off, size_t n) {
-    if (r->dt->contig && !r->tmp) {
-        struct iovec l = {(char *)r->buf + r->dt->true_lb + off, n};
-        struct iovec rm = {(void *)(uintptr_t)(r->remote_addr + off), n};
-        return co_shm_cma_read(pid, &l, 1, &rm, 1);
-    }
-    co_dtype view;
-    size_t rcount;
-    void *rbase;
-    const co_dtype *rdt = remote_layout(r, &view, &rcount, &rbase);
+/* Copy packed bytes [off, end) of the remote (rbuf, rcount, rdt) into (r->buf, r->count,
+ * r->dt), run to run. */
+static int cma_iov_read(co_req *r, pid_t pid, const co_dtype *rdt, size_t rcount, const void *rbuf,
+                        size_t off, size_t end) {
     struct iovec liov[IOV_BATCH], riov[IOV_BATCH];
-    for (size_t end = off + n; off < end;) {
+    while (off < end) {
         size_t lcov, rcov;
         int nl = co_dt_iov(r->dt, r->count, r->buf, off, liov, IOV_BATCH, &lcov);
-        int nr = co_dt_iov(rdt, rcount, rbase, off, riov, IOV_BATCH, &rcov);
+        int nr = co_dt_iov(rdt, rcount, rbuf, off, riov, IOV_BATCH, &rcov);
         size_t take = CO_MIN(CO_MIN(lcov, rcov), end - off);
         if (!take) return -EIO;
         nl = iov_trim(liov, nl, take);
@@ -293,6 +270,24 @@ static int read_window(co_req *r, pid_t pid, size_t off, size_t n) {
         off += take;
     }
     return 0;
+}
+
+/* Read packed bytes [off, off+n) of the sender's data into our layout. The sender's layout
+ * is its description, kept in r->tmp while the copy lasts, or plain bytes at remote_addr. */
+static int read_window(co_req *r, pid_t pid, size_t off, size_t n) {
+    if (!r->tmp) {
+        if (r->dt->contig) {
+            struct iovec l = {(char *)r->buf + r->dt->true_lb + off, n};
+            struct iovec rm = {(void *)(uintptr_t)(r->remote_addr + off), n};
+            return co_shm_cma_read(pid, &l, 1, &rm, 1);
+        }
+        return cma_iov_read(r, pid, co_dt_get(MPI_BYTE), r->bytes,
+                            (void *)(uintptr_t)r->remote_addr, off, off + n);
+    }
+    const co_dt_wire *w = r->tmp;
+    co_dtype view;
+    co_dt_wire_view(w, &view);
+    return cma_iov_read(r, pid, &view, w->count, (void *)(uintptr_t)w->base, off, off + n);
 }
 
 /* Write packed bytes [off, off+n) of our data into the receiver's contiguous buffer. */
@@ -341,6 +336,14 @@ static int single_copy_pays(const co_req *r, const co_dt_wire *w) {
     return remote >= (r->dt->contig ? t / 8 : t);
 }
 
+static void cma_failed(int peer, int rc) {
+    co_log(CO_LOG_INFO,
+           "cross-process copy with rank %d failed (%s); large messages now stream through "
+           "shared memory",
+           peer, strerror(-rc));
+    P->shm.cma_ok = 0;
+}
+
 /* Claim and copy chunks until none is left; returns chunks copied, or -1 on a copy error
  * (the transfer then falls back to streaming through the queue). */
 static int rdv_share(co_rdv *d, co_req *r, int sender, uint64_t raddr) {
@@ -352,11 +355,7 @@ static int rdv_share(co_rdv *d, co_req *r, int sender, uint64_t raddr) {
         size_t len = (size_t)CO_MIN(d->chunk, d->limit - off);
         int rc = sender ? write_window(r, raddr, off, len) : read_window(r, pid, off, len);
         if (rc) {
-            co_log(CO_LOG_INFO,
-                   "cross-process copy with rank %d failed (%s); large messages "
-                   "now stream through shared memory",
-                   r->peer_world, strerror(-rc));
-            P->shm.cma_ok = 0;
+            cma_failed(r->peer_world, rc);
             atomic_store_explicit(&d->state, RDV_ABORT, memory_order_release);
             return -1;
         }
@@ -365,12 +364,12 @@ static int rdv_share(co_rdv *d, co_req *r, int sender, uint64_t raddr) {
     }
 }
 
-static void recv_fallback(co_req *r, int src_world, uint64_t cookie) {
-    /* Pipelined fallback: ask the sender to stream fragments to this request. */
+/* Pipelined copy: ask the sender to stream fragments to this request. */
+static void recv_stream(co_req *r) {
     r->done_bytes = 0;
     r->rdv = NULL;
-    uint64_t w[3] = {cookie, (uint64_t)(uint32_t)r->handle, 0};
-    ctl_send(src_world, CO_MSG_CTS, 0, w, NULL, 0);
+    uint64_t w[3] = {r->remote_cookie, (uint64_t)(uint32_t)r->handle, 0};
+    ctl_send(r->peer_world, CO_MSG_CTS, 0, w, NULL, 0);
 }
 
 static void deliver_rts(co_req *r, int src, int tag, int src_world, uint64_t cookie, uint64_t addr,
@@ -381,19 +380,19 @@ static void deliver_rts(co_req *r, int src, int tag, int src_world, uint64_t coo
     r->peer_world = src_world;
     r->remote_addr = addr;
     r->remote_cookie = cookie;
-    if (!slot) {
-        recv_fallback(r, src_world, cookie);
+    size_t n = r->status.bytes;
+    if (!slot) { /* the sender cannot use cross-process copies */
+        recv_stream(r);
         return;
     }
     co_rdv *d = co_seg_rdv_slot(co_st.seg, src_world, slot - 1);
     size_t wlen = w ? sizeof(co_dt_wire) + w->nsegs * sizeof(co_dt_seg) : 0;
     if (!P->shm.cma_ok || !single_copy_pays(r, w) || (w && !(r->tmp = malloc(wlen)))) {
         atomic_store_explicit(&d->state, RDV_ABORT, memory_order_release);
-        recv_fallback(r, src_world, cookie);
+        recv_stream(r);
         return;
     }
     if (w) memcpy(r->tmp, w, wlen); /* read_window needs it after the RTS is gone */
-    size_t n = r->status.bytes;
     d->limit = n;
     /* Halves: each cross-process copy call pins pages and walks page tables, so fewer,
      * larger calls win; measured 1 MiB streaming: 49-58 GB/s with halves, 36-42 with
@@ -431,7 +430,7 @@ static int rdv_progress(void) {
         if (st == RDV_ABORT) {
             list_remove(&P->rdv_recvs, r);
             P->nrdv--;
-            recv_fallback(r, r->peer_world, r->remote_cookie);
+            recv_stream(r);
             n++;
         } else if (atomic_load_explicit(&d->done, memory_order_acquire) >= d->limit) {
             atomic_store_explicit(&d->state, RDV_RECV_DONE, memory_order_release);
@@ -463,8 +462,8 @@ static int rdv_progress(void) {
 }
 
 /* An RTS without payload (contiguous data) has its slot in w[0]; one with a payload (the
- * transport uses w[0] for the payload's position) starts the payload with it, followed by
- * the sender's layout. */
+ * transport uses w[0] for the payload's position) starts the payload with it, followed by the
+ * sender's layout. */
 #define RTS_HDR sizeof(uint64_t)
 static unsigned rts_slot(const co_cell *c, const void *payload) {
     if (!c->len) return (unsigned)c->u.w[0];
@@ -546,7 +545,8 @@ static void on_cell(int src_world, const co_cell *c, const void *payload) {
         unexp_append(u);
         return;
     }
-    case CO_MSG_ACK: {
+    case CO_MSG_ACK:
+    case CO_MSG_FIN: {
         co_req *s = co_req_get((int)(uint32_t)c->u.w[1]);
         if (s) co_req_complete(s);
         return;
@@ -629,7 +629,9 @@ static int send_try(co_req *r) {
         if (!P->nrdv_free) return -1; /* all slots busy: wait like for a full queue */
         slot = P->rdv_free[P->nrdv_free - 1];
     }
-    /* Non-contiguous data is not staged: the RTS carries its layout (see above). */
+    /* Non-contiguous data is not staged: the RTS carries its layout, after the slot number
+     * (see rts_slot), and the receiver copies in place or asks for a stream of fragments
+     * packed straight into the queue. */
     int described = !r->tmp && !r->dt->contig;
     size_t plen = described ? RTS_HDR + co_dt_wire_write(r->dt, r->count, r->buf, NULL) : 0;
     co_cell *c = co_shm_claim(s, dst, plen, 0, &payload);
@@ -657,7 +659,7 @@ static int send_try(co_req *r) {
     c->tag = r->tag;
     c->len = (uint32_t)plen;
     c->kind = CO_MSG_RTS;
-    if (!described) c->u.w[0] = (uint64_t)(slot + 1); /* no payload: w[0] is free */
+    if (!plen) c->u.w[0] = (uint64_t)(slot + 1); /* without payload w[0] is ours */
     c->u.w[1] = (uint64_t)(uint32_t)r->handle;
     c->u.w[2] = (uint64_t)(uintptr_t)(r->tmp ? r->tmp : (char *)r->buf + r->dt->true_lb);
     c->u.w[3] = bytes;
@@ -975,6 +977,16 @@ int co_waitall_internal(int n, co_req **reqs) {
         reqs[i] = NULL;
     }
     return rc;
+}
+
+void co_p2p_flush(void) {
+    co_backoff b = {0};
+    while (P->npending) {
+        if (co_progress())
+            co_backoff_reset(&b);
+        else
+            co_backoff_idle(&b);
+    }
 }
 
 /* ---- Set-up -----------------------------------------------------------------------------------

@@ -5,12 +5,10 @@
  * Protocols (the `kind` of a transport cell):
  *   EAGER       payload travels in the queue; the send completes at once.
  *   EAGER_SYNC  same, but the receiver answers ACK when the message is matched (Ssend).
- *   RTS         large message. The sender also prepares a rendezvous slot (a cache line in
- *               the job segment); once the receiver matches, both processes claim chunks
- *               from the slot and copy them directly, the receiver with process_vm_readv
- *               and the sender (into a contiguous receive buffer) with process_vm_writev,
- *               so two cores share a single copy. Where the kernel refuses cross-process
- *               copies, the receiver answers CTS and the sender streams FRAGs instead.
+ *   RTS         large message: the receiver moves it, choosing from both layouts (p2p.c):
+ *               the cooperative single copy through a rendezvous slot (contiguous sender),
+ *               a run-to-run read answered by FIN (described non-contiguous sender), or a
+ *               CTS asking the sender to stream FRAGs through the queue.
  *   CTRL        a message for a layer above p2p (ID pools ...), dispatched by type. */
 #ifndef CO_P2P_H
 #define CO_P2P_H
@@ -24,6 +22,7 @@ enum co_msg_kind {
     CO_MSG_EAGER_SYNC,
     CO_MSG_RTS,
     CO_MSG_ACK,
+    CO_MSG_FIN,
     CO_MSG_CTS,
     CO_MSG_FRAG,
     CO_MSG_CTRL,
