@@ -134,7 +134,7 @@ struct co_req {
     co_status status;
     /* send side */
     int peer_world;    /* destination's world rank */
-    void *tmp;         /* packed copy of a non-contiguous send, or buffered-send copy */
+    void *tmp;         /* send: buffered-send copy; receive: the sender's layout (p2p.c) */
     size_t bytes;      /* total packed bytes of the message */
     size_t done_bytes; /* fallback rendezvous: bytes moved so far */
     uint64_t remote_cookie;

@@ -25,9 +25,10 @@ const co_setting co_settings[] = {
     {"CMA", CO_CFG_BOOL, "1", CFG(cma),
      "copy large messages with one process_vm_readv; 0 forces the pipelined copy through "
      "shared buffers"},
-    {"CMA_MIN_RUN", CO_CFG_SIZE, "64K", CFG(cma_min_run),
-     "large non-contiguous messages: runs at least this long (bytes) on both sides are read in "
-     "place with process_vm_readv; finer layouts use the pipelined copy"},
+    {"CMA_MIN_RUN", CO_CFG_SIZE, "8K", CFG(cma_min_run),
+     "large non-contiguous messages are copied in place, run to run, when the sender's runs are "
+     "this long (an eighth of it into a contiguous buffer) and the receiver's half of it; "
+     "finer layouts use the pipelined copy"},
     {"SPIN_COUNT", CO_CFG_INT, "0", CFG(spin_count),
      "idle progress passes before a waiting rank yields the CPU; 0 picks one from the number "
      "of ranks per core"},

@@ -204,21 +204,19 @@ static void deliver_eager(co_req *r, int src, int tag, const void *data, size_t 
 }
 
 /* ---- Large messages -------------------------------------------------------------------------
- * The RTS says where the sender's data is: a contiguous address plus a rendezvous slot, or a
- * description of a non-contiguous layout (co_dt_wire). The receiver, knowing both layouts,
- * picks how the bytes move:
- *   - sender contiguous, receiver contiguous or with long runs: the cooperative single copy.
- *     The slot (one cache line in the job segment) records how many bytes to move (the
- *     receiver may truncate) and, if the receiver is contiguous, its buffer's address; both
- *     sides then take chunks with an atomic fetch-add and copy them, the receiver reading
- *     (process_vm_readv) and the sender writing (process_vm_writev). Two cores share one copy,
- *     and a sender busy outside MPI simply leaves every chunk to the receiver;
- *   - sender non-contiguous with runs of at least COHORT_CMA_MIN_RUN bytes on both sides: the
- *     receiver reads run to run with process_vm_readv (one copy, no staging) and answers FIN;
- *   - anything finer: the receiver answers CTS, and the sender packs fragments straight into
- *     the shared queue while the receiver unpacks the ones already there: two copies, made by
- *     two processes at once, with no staging of the whole message.
- * process_vm_readv pins the pages of every remote run separately, so below the minimum run the
+ * The RTS says where the sender's data is (a contiguous address, or a description of a
+ * non-contiguous layout, co_dt_wire) and names a rendezvous slot: one cache line in the job
+ * segment. The receiver, knowing both layouts, picks how the bytes move:
+ *   - the cooperative single copy, when the runs are long enough (single_copy_pays): the slot
+ *     records how many bytes to move (the receiver may truncate) and, if the receiver is
+ *     contiguous, its buffer's address; both sides then take chunks with an atomic fetch-add
+ *     and copy them run to run, the receiver reading (process_vm_readv) and the sender writing
+ *     (process_vm_writev, only into a contiguous buffer). Two cores share one copy, and a
+ *     sender busy outside MPI simply leaves every chunk to the receiver;
+ *   - anything finer: the receiver refuses the slot and answers CTS, and the sender packs
+ *     fragments straight into the shared queue while the receiver unpacks the ones already
+ *     there: two copies, made by two processes at once, with no staging of the whole message.
+ * Cross-process copies pin the pages of every remote run separately, so on short runs the
  * pipelined copy is faster (measurements in docs/datatypes.md). */
 typedef struct co_rdv {
     _Atomic uint64_t next;  /* first byte no side has claimed yet */
@@ -274,24 +272,68 @@ static int cma_iov_read(co_req *r, pid_t pid, const co_dtype *rdt, size_t rcount
     return 0;
 }
 
-/* Read packed bytes [off, off+n) of the sender's contiguous data into our layout. */
+/* Read packed bytes [off, off+n) of the sender's data into our layout. The sender's layout
+ * is its description, kept in r->tmp while the copy lasts, or plain bytes at remote_addr. */
 static int read_window(co_req *r, pid_t pid, size_t off, size_t n) {
-    if (r->dt->contig) {
-        struct iovec l = {(char *)r->buf + r->dt->true_lb + off, n};
-        struct iovec rm = {(void *)(uintptr_t)(r->remote_addr + off), n};
-        return co_shm_cma_read(pid, &l, 1, &rm, 1);
+    if (!r->tmp) {
+        if (r->dt->contig) {
+            struct iovec l = {(char *)r->buf + r->dt->true_lb + off, n};
+            struct iovec rm = {(void *)(uintptr_t)(r->remote_addr + off), n};
+            return co_shm_cma_read(pid, &l, 1, &rm, 1);
+        }
+        return cma_iov_read(r, pid, co_dt_get(MPI_BYTE), r->bytes,
+                            (void *)(uintptr_t)r->remote_addr, off, off + n);
     }
-    return cma_iov_read(r, pid, co_dt_get(MPI_BYTE), r->bytes, (void *)(uintptr_t)r->remote_addr,
-                        off, off + n);
+    const co_dt_wire *w = r->tmp;
+    co_dtype view;
+    co_dt_wire_view(w, &view);
+    return cma_iov_read(r, pid, &view, w->count, (void *)(uintptr_t)w->base, off, off + n);
 }
 
+/* Write packed bytes [off, off+n) of our data into the receiver's contiguous buffer. */
 static int write_window(co_req *s, uint64_t raddr, size_t off, size_t n) {
-    const char *src = s->tmp ? s->tmp : (char *)s->buf + s->dt->true_lb;
-    struct iovec l = {(char *)src + off, n};
-    struct iovec rm = {(void *)(uintptr_t)(raddr + off), n};
-    ssize_t got = process_vm_writev(co_st.seg->ranks[s->peer_world].pid, &l, 1, &rm, 1, 0);
-    if (got == (ssize_t)n) return 0;
-    return got < 0 ? -errno : -EIO;
+    pid_t pid = co_st.seg->ranks[s->peer_world].pid;
+    if (s->tmp || s->dt->contig) {
+        const char *src = s->tmp ? s->tmp : (char *)s->buf + s->dt->true_lb;
+        struct iovec l = {(char *)src + off, n};
+        struct iovec rm = {(void *)(uintptr_t)(raddr + off), n};
+        ssize_t got = process_vm_writev(pid, &l, 1, &rm, 1, 0);
+        if (got == (ssize_t)n) return 0;
+        return got < 0 ? -errno : -EIO;
+    }
+    struct iovec liov[IOV_BATCH];
+    for (size_t end = off + n; off < end;) {
+        size_t cov;
+        int nl = co_dt_iov(s->dt, s->count, s->buf, off, liov, IOV_BATCH, &cov);
+        size_t take = CO_MIN(cov, end - off);
+        if (!take) return -EIO;
+        nl = iov_trim(liov, nl, take);
+        struct iovec rm = {(void *)(uintptr_t)(raddr + off), take};
+        ssize_t got = process_vm_writev(pid, liov, (unsigned long)nl, &rm, 1, 0);
+        if (got != (ssize_t)take) return got < 0 ? -errno : -EIO;
+        off += take;
+    }
+    return 0;
+}
+
+/* Whether the single copy pays for this pair of layouts (w: the sender's, NULL when it is
+ * contiguous); if not, the pipelined copy does the job. Every run costs a cross-process copy
+ * some fixed work, remote runs (page pinning) about three times more than local ones, and a
+ * contiguous receive buffer lets the sender take half of the copy. Hence, with T =
+ * COHORT_CMA_MIN_RUN: our runs must be at least T/2 long, the sender's at least T, or T/8
+ * when we are contiguous (measurements in docs/datatypes.md). */
+static int single_copy_pays(const co_req *r, const co_dt_wire *w) {
+    if (!w && r->dt->contig) return 1;
+    size_t t = (size_t)co_st.cfg.cma_min_run;
+    if (co_dt_avg_run(r->dt) < t / 2) return 0;
+    size_t remote = SIZE_MAX;
+    if (w) {
+        if (!w->contig && w->nsegs == 0) return 0; /* layout too irregular to describe */
+        co_dtype view;
+        co_dt_wire_view(w, &view);
+        remote = co_dt_avg_run(&view);
+    }
+    return remote >= (r->dt->contig ? t / 8 : t);
 }
 
 static void cma_failed(int peer, int rc) {
@@ -330,19 +372,6 @@ static void recv_stream(co_req *r) {
     ctl_send(r->peer_world, CO_MSG_CTS, 0, w, NULL, 0);
 }
 
-/* A non-contiguous sender's layout: read run to run if the runs are long on both sides.
- * Returns 0 when done, 1 when the sender should stream instead, or -errno. */
-static int cma_receive_described(co_req *r, pid_t pid, const co_dt_wire *w, size_t n) {
-    size_t min_run = (size_t)co_st.cfg.cma_min_run;
-    if (n == 0) return 0;
-    if (co_dt_avg_run(r->dt) < min_run) return 1;
-    if (!w->contig && w->nsegs == 0) return 1; /* layout too irregular to describe */
-    co_dtype view;
-    co_dt_wire_view(w, &view);
-    if (co_dt_avg_run(&view) < min_run) return 1;
-    return cma_iov_read(r, pid, &view, w->count, (void *)(uintptr_t)w->base, 0, n);
-}
-
 static void deliver_rts(co_req *r, int src, int tag, int src_world, uint64_t cookie, uint64_t addr,
                         size_t bytes, unsigned slot, const co_dt_wire *w) {
     recv_set_status(r, src, tag, bytes);
@@ -352,27 +381,18 @@ static void deliver_rts(co_req *r, int src, int tag, int src_world, uint64_t coo
     r->remote_addr = addr;
     r->remote_cookie = cookie;
     size_t n = r->status.bytes;
-    if (!slot) { /* a described non-contiguous sender, or one that cannot use CMA */
-        if (P->shm.cma_ok && w) {
-            int rc = cma_receive_described(r, co_st.seg->ranks[src_world].pid, w, n);
-            if (rc == 0) {
-                uint64_t wd[3] = {cookie, 0, 0};
-                ctl_send(src_world, CO_MSG_FIN, 0, wd, NULL, 0);
-                co_req_complete(r);
-                return;
-            }
-            if (rc < 0) cma_failed(src_world, rc);
-        }
+    if (!slot) { /* the sender cannot use cross-process copies */
         recv_stream(r);
         return;
     }
     co_rdv *d = co_seg_rdv_slot(co_st.seg, src_world, slot - 1);
-    if (!P->shm.cma_ok ||
-        (!r->dt->contig && co_dt_avg_run(r->dt) < (size_t)co_st.cfg.cma_min_run)) {
+    size_t wlen = w ? sizeof(co_dt_wire) + w->nsegs * sizeof(co_dt_seg) : 0;
+    if (!P->shm.cma_ok || !single_copy_pays(r, w) || (w && !(r->tmp = malloc(wlen)))) {
         atomic_store_explicit(&d->state, RDV_ABORT, memory_order_release);
         recv_stream(r);
         return;
     }
+    if (w) memcpy(r->tmp, w, wlen); /* read_window needs it after the RTS is gone */
     d->limit = n;
     /* Halves: each cross-process copy call pins pages and walks page tables, so fewer,
      * larger calls win; measured 1 MiB streaming: 49-58 GB/s with halves, 36-42 with
@@ -441,6 +461,20 @@ static int rdv_progress(void) {
     return n;
 }
 
+/* An RTS without payload (contiguous data) has its slot in w[0]; one with a payload (the
+ * transport uses w[0] for the payload's position) starts the payload with it, followed by the
+ * sender's layout. */
+#define RTS_HDR sizeof(uint64_t)
+static unsigned rts_slot(const co_cell *c, const void *payload) {
+    if (!c->len) return (unsigned)c->u.w[0];
+    uint64_t slot;
+    memcpy(&slot, payload, sizeof(slot));
+    return (unsigned)slot;
+}
+static const co_dt_wire *rts_layout(const co_cell *c, const void *payload) {
+    return c->len ? (const co_dt_wire *)((const char *)payload + RTS_HDR) : NULL;
+}
+
 static void deliver_umsg(co_req *r, co_umsg *u) {
     switch (u->kind) {
     case CO_MSG_EAGER: deliver_eager(r, u->src, u->tag, u->data, u->bytes); break;
@@ -452,7 +486,7 @@ static void deliver_umsg(co_req *r, co_umsg *u) {
     }
     case CO_MSG_RTS:
         deliver_rts(r, u->src, u->tag, u->src_world, u->cookie, u->addr, u->bytes, u->rdv_slot,
-                    u->data);
+                    u->data ? (const co_dt_wire *)((char *)u->data + RTS_HDR) : NULL);
         break;
     case 0: { /* synchronous send to ourselves: copy typed to typed, then release the sender */
         co_req *s = u->local_req;
@@ -481,7 +515,7 @@ static void on_cell(int src_world, const co_cell *c, const void *payload) {
         if (r) {
             if (c->kind == CO_MSG_RTS) {
                 deliver_rts(r, c->src, c->tag, src_world, c->u.w[1], c->u.w[2], c->u.w[3],
-                            c->len ? 0 : (unsigned)c->u.w[0], c->len ? payload : NULL);
+                            rts_slot(c, payload), rts_layout(c, payload));
             } else {
                 if (c->kind == CO_MSG_EAGER_SYNC) {
                     uint64_t w[3] = {c->u.w[1], 0, 0};
@@ -501,10 +535,9 @@ static void on_cell(int src_world, const co_cell *c, const void *payload) {
         u->bytes = c->kind == CO_MSG_RTS ? c->u.w[3] : c->len;
         if (c->kind == CO_MSG_RTS) {
             u->addr = c->u.w[2];
-            /* w[0] is the payload position when a layout travels with the RTS */
-            u->rdv_slot = c->len ? 0 : (unsigned)c->u.w[0];
+            u->rdv_slot = rts_slot(c, payload);
         }
-        if (c->len) { /* eager payload, or the sender's layout for an RTS */
+        if (c->len) { /* eager payload, or the slot and layout of an RTS */
             u->data = c->len <= sizeof(u->small) ? u->small : malloc(c->len);
             if (!u->data) co_fatal("out of memory buffering an unexpected message");
             memcpy(u->data, payload, c->len);
@@ -591,19 +624,23 @@ static int send_try(co_req *r) {
         if (!sync) co_req_complete(r);
         return 0;
     }
-    /* Non-contiguous data is not staged: the RTS carries its layout, and the receiver reads
-     * it in place or asks for a stream of fragments packed straight into the queue. Contiguous
-     * data gets a rendezvous slot for the cooperative copy. */
-    int described = !r->tmp && !r->dt->contig;
-    size_t wlen = described ? co_dt_wire_write(r->dt, r->count, r->buf, NULL) : 0;
     int slot = -1;
-    if (s->cma_ok && !described) {
+    if (s->cma_ok) {
         if (!P->nrdv_free) return -1; /* all slots busy: wait like for a full queue */
         slot = P->rdv_free[P->nrdv_free - 1];
     }
-    co_cell *c = co_shm_claim(s, dst, wlen, 0, &payload);
+    /* Non-contiguous data is not staged: the RTS carries its layout, after the slot number
+     * (see rts_slot), and the receiver copies in place or asks for a stream of fragments
+     * packed straight into the queue. */
+    int described = !r->tmp && !r->dt->contig;
+    size_t plen = described ? RTS_HDR + co_dt_wire_write(r->dt, r->count, r->buf, NULL) : 0;
+    co_cell *c = co_shm_claim(s, dst, plen, 0, &payload);
     if (!c) return -1;
-    if (described) co_dt_wire_write(r->dt, r->count, r->buf, payload);
+    if (described) {
+        uint64_t sl = (uint64_t)(slot + 1);
+        memcpy(payload, &sl, sizeof(sl));
+        co_dt_wire_write(r->dt, r->count, r->buf, (co_dt_wire *)((char *)payload + RTS_HDR));
+    }
     if (slot >= 0) {
         P->nrdv_free--;
         co_rdv *d = co_seg_rdv_slot(co_st.seg, co_st.world_rank, (unsigned)slot);
@@ -620,9 +657,9 @@ static int send_try(co_req *r) {
     c->ctx = r->ctx;
     c->src = r->comm->rank;
     c->tag = r->tag;
-    c->len = (uint32_t)wlen;
+    c->len = (uint32_t)plen;
     c->kind = CO_MSG_RTS;
-    if (!wlen) c->u.w[0] = (uint64_t)(slot + 1); /* without payload w[0] is ours */
+    if (!plen) c->u.w[0] = (uint64_t)(slot + 1); /* without payload w[0] is ours */
     c->u.w[1] = (uint64_t)(uint32_t)r->handle;
     c->u.w[2] = (uint64_t)(uintptr_t)(r->tmp ? r->tmp : (char *)r->buf + r->dt->true_lb);
     c->u.w[3] = bytes;

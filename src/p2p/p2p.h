@@ -44,7 +44,7 @@ typedef struct co_umsg {
     int src_world;
     uint16_t kind;
     size_t bytes;
-    void *data;        /* eager payload copy, or the sender's layout (co_dt_wire) of an RTS */
+    void *data;        /* eager payload copy, or an RTS's slot and sender layout (p2p.c) */
     uint64_t cookie;   /* sender's request (sync eager, RTS) */
     uint64_t addr;     /* RTS: sender's address */
     unsigned rdv_slot; /* RTS: sender's rendezvous slot + 1, 0 if none */

@@ -46,7 +46,9 @@ void co_shm_fini(co_shm *s) {
 }
 
 /* Up to `budget` messages from one queue. Consumption is published once per batch: each
- * store to the shared positions line costs the producer a cache miss when it next looks. */
+ * store to the shared positions line costs the producer a cache miss when it next looks.
+ * A large payload is handed back at once, though: consuming it (unpacking a fragment of a
+ * pipelined copy) takes long, and its producer is likely waiting for the room. */
 static int poll_one(co_shm *s, int src, co_shm_handler h, int budget) {
     co_shm_in *in = &s->in[src];
     int n = 0;
@@ -64,9 +66,14 @@ static int poll_one(co_shm *s, int src, co_shm_handler h, int budget) {
             payload = NULL;
         }
         h(src, c, payload);
+        int large = !(c->flags & CO_CELL_FLAG_INLINE) && c->len >= 4096;
         in->head++;
         in->data_head = data_end;
         n++;
+        if (large) {
+            atomic_store_explicit(&in->ctl->data_head, in->data_head, memory_order_release);
+            atomic_store_explicit(&in->ctl->head, in->head, memory_order_release);
+        }
     }
     if (n) {
         atomic_store_explicit(&in->ctl->data_head, in->data_head, memory_order_release);
