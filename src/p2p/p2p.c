@@ -545,8 +545,7 @@ static void on_cell(int src_world, const co_cell *c, const void *payload) {
         unexp_append(u);
         return;
     }
-    case CO_MSG_ACK:
-    case CO_MSG_FIN: {
+    case CO_MSG_ACK: {
         co_req *s = co_req_get((int)(uint32_t)c->u.w[1]);
         if (s) co_req_complete(s);
         return;

@@ -5,10 +5,9 @@
  * Protocols (the `kind` of a transport cell):
  *   EAGER       payload travels in the queue; the send completes at once.
  *   EAGER_SYNC  same, but the receiver answers ACK when the message is matched (Ssend).
- *   RTS         large message: the receiver moves it, choosing from both layouts (p2p.c):
- *               the cooperative single copy through a rendezvous slot (contiguous sender),
- *               a run-to-run read answered by FIN (described non-contiguous sender), or a
- *               CTS asking the sender to stream FRAGs through the queue.
+ *   RTS         large message: the receiver chooses, from both layouts, the cooperative
+ *               single copy through the rendezvous slot the RTS names, or a CTS asking the
+ *               sender to stream FRAGs through the queue (p2p.c, "Large messages").
  *   CTRL        a message for a layer above p2p (ID pools ...), dispatched by type. */
 #ifndef CO_P2P_H
 #define CO_P2P_H
@@ -22,7 +21,6 @@ enum co_msg_kind {
     CO_MSG_EAGER_SYNC,
     CO_MSG_RTS,
     CO_MSG_ACK,
-    CO_MSG_FIN,
     CO_MSG_CTS,
     CO_MSG_FRAG,
     CO_MSG_CTRL,
