@@ -159,6 +159,19 @@ typedef struct co_config {
     char bcast_algorithm[32];
     char reduce_algorithm[32];
     char allreduce_algorithm[32];
+    char gather_algorithm[32];
+    char gatherv_algorithm[32];
+    char scatter_algorithm[32];
+    char scatterv_algorithm[32];
+    char allgather_algorithm[32];
+    char allgatherv_algorithm[32];
+    char alltoall_algorithm[32];
+    char alltoallv_algorithm[32];
+    char reduce_scatter_algorithm[32];
+    char reduce_scatter_block_algorithm[32];
+    char scan_algorithm[32];
+    char exscan_algorithm[32];
+    long coll_shm_chunk;
 } co_config;
 
 typedef struct co_setting {
@@ -236,6 +249,7 @@ struct cohort_state {
     struct co_seg *seg;
     co_htab comms, groups, dtypes, ops, reqs, errhs, infos;
     struct co_p2p_state *p2p;
+    struct co_coll_state *coll;
     co_comm *world, *self;
     co_errhandler *errh_fatal, *errh_return;
     int in_error_handler;
