@@ -60,3 +60,6 @@ cohort_mpi_test(coll_ops NP 1 2 4)
 add_test(NAME coll.vectorized
   COMMAND ${CMAKE_SOURCE_DIR}/tests/check-vectorized.sh ${CMAKE_C_COMPILER} ${CMAKE_SOURCE_DIR})
 set_tests_properties(coll.vectorized PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120)
+add_test(NAME coll.registry
+  COMMAND ${CMAKE_SOURCE_DIR}/tests/coll-registry.sh ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
+set_tests_properties(coll.registry PROPERTIES TIMEOUT 60)
