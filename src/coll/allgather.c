@@ -60,12 +60,12 @@ static int allgather_bruck(const void *sbuf, size_t scount, co_dtype *sdt, void 
 }
 
 /* Round k: every rank packs bytes [k*C, (k+1)*C) of its block into its buffer k % NBUF
- * (h+1), then copies the same piece of every other block out (h+2). */
+ * (step h+1), then copies the same piece of every other block out (h+2). */
 static int allgather_shm(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size_t rcount,
                          co_dtype *rdt, co_comm *c) {
     co_cshm *s = c->coll->shm;
     int n = s->n, me = s->me, rc = MPI_SUCCESS;
-    size_t bb = rcount * rdt->size, C = s->chunk - CO_CSHM_HDR;
+    size_t bb = rcount * rdt->size, C = co_cshm_cap(s);
     size_t sb = sbuf == MPI_IN_PLACE ? bb : scount * sdt->size;
     size_t rext = (size_t)co_dt_extent(rdt) * rcount;
     char *mine = (char *)rbuf + rext * (size_t)me;
@@ -75,21 +75,18 @@ static int allgather_shm(const void *sbuf, size_t scount, co_dtype *sdt, void *r
         uint64_t h = g + 2 * k;
         unsigned b = (unsigned)(k % CO_CSHM_NBUF);
         size_t off = k * C, len = CO_MIN(C, bb - off);
-        co_cshm_wait_all(s, s->free_at[b]);
-        char *w = co_cshm_buf(s, me, b);
-        *(uint64_t *)w = sb;
+        char *d = co_cshm_acquire(s, b);
         if (sbuf == MPI_IN_PLACE)
-            co_dt_pack(rdt, rcount, mine, off, w + CO_CSHM_HDR, len);
+            co_dt_pack(rdt, rcount, mine, off, d, len);
         else
-            co_dt_pack(sdt, scount, sbuf, off, w + CO_CSHM_HDR, len);
-        s->free_at[b] = h + 2;
-        co_cshm_post(s, h + 1);
+            co_dt_pack(sdt, scount, sbuf, off, d, len);
+        co_cshm_publish(s, b, h + 1, sb, h + 2);
         for (int j = 1; j < n; j++) {
             int q = (me + j) % n;
-            co_cshm_wait(s, q, h + 1);
-            const char *qw = co_cshm_buf(s, q, b);
-            if (*(const uint64_t *)qw > bb) rc = MPI_ERR_TRUNCATE;
-            co_dt_unpack(rdt, rcount, (char *)rbuf + rext * (size_t)q, off, qw + CO_CSHM_HDR, len);
+            uint64_t qb;
+            const char *qd = co_cshm_read(s, q, b, h + 1, &qb);
+            if (qb > bb) rc = MPI_ERR_TRUNCATE;
+            co_dt_unpack(rdt, rcount, (char *)rbuf + rext * (size_t)q, off, qd, len);
         }
         co_cshm_post(s, h + 2);
     }

@@ -74,7 +74,7 @@ static int allgatherv_shm(const void *sbuf, size_t scount, co_dtype *sdt, void *
     co_cshm *s = c->coll->shm;
     int n = s->n, me = s->me, rc = MPI_SUCCESS;
     MPI_Aint ext = co_dt_extent(rdt);
-    size_t C = s->chunk - CO_CSHM_HDR, maxb = 0;
+    size_t C = co_cshm_cap(s), maxb = 0;
     for (int i = 0; i < n; i++) maxb = CO_MAX(maxb, (size_t)rcounts[i] * rdt->size);
     size_t rounds = (maxb + C - 1) / C;
     size_t mb = (size_t)rcounts[me] * rdt->size;
@@ -84,26 +84,21 @@ static int allgatherv_shm(const void *sbuf, size_t scount, co_dtype *sdt, void *
         unsigned b = (unsigned)(k % CO_CSHM_NBUF);
         size_t off = k * C;
         if (off < mb) {
-            co_cshm_wait_all(s, s->free_at[b]);
-            char *w = co_cshm_buf(s, me, b);
-            *(uint64_t *)w = sbuf == MPI_IN_PLACE ? mb : scount * sdt->size;
+            char *d = co_cshm_acquire(s, b);
             if (sbuf == MPI_IN_PLACE)
-                co_dt_pack(rdt, (size_t)rcounts[me], BLK(me), off, w + CO_CSHM_HDR,
-                           CO_MIN(C, mb - off));
+                co_dt_pack(rdt, (size_t)rcounts[me], BLK(me), off, d, CO_MIN(C, mb - off));
             else
-                co_dt_pack(sdt, scount, sbuf, off, w + CO_CSHM_HDR, CO_MIN(C, mb - off));
-            s->free_at[b] = h + 2;
+                co_dt_pack(sdt, scount, sbuf, off, d, CO_MIN(C, mb - off));
+            co_cshm_publish(s, b, h + 1, sbuf == MPI_IN_PLACE ? mb : scount * sdt->size, h + 2);
         }
-        co_cshm_post(s, h + 1);
         for (int j = 1; j < n; j++) {
             int q = (me + j) % n;
             size_t qb = (size_t)rcounts[q] * rdt->size;
             if (off >= qb) continue;
-            co_cshm_wait(s, q, h + 1);
-            const char *qw = co_cshm_buf(s, q, b);
-            if (*(const uint64_t *)qw > qb) rc = MPI_ERR_TRUNCATE;
-            co_dt_unpack(rdt, (size_t)rcounts[q], BLK(q), off, qw + CO_CSHM_HDR,
-                         CO_MIN(C, qb - off));
+            uint64_t wb;
+            const char *qd = co_cshm_read(s, q, b, h + 1, &wb);
+            if (wb > qb) rc = MPI_ERR_TRUNCATE;
+            co_dt_unpack(rdt, (size_t)rcounts[q], BLK(q), off, qd, CO_MIN(C, qb - off));
         }
         co_cshm_post(s, h + 2);
     }

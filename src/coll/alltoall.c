@@ -95,12 +95,12 @@ static int a2a_bruck(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf,
 }
 
 /* Round k: every rank packs bytes [k*Cd, (k+1)*Cd) of its block for rank q at q*Cd in its
- * buffer k % NBUF (h+1), then copies its own piece out of every other rank's (h+2). */
+ * buffer k % NBUF (step h+1), then copies its own piece out of every other rank's (h+2). */
 static int a2a_shm(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size_t rcount,
                    co_dtype *rdt, co_comm *c) {
     co_cshm *s = c->coll->shm;
     int n = s->n, me = s->me, rc = MPI_SUCCESS;
-    size_t bb = rcount * rdt->size, Cd = (s->chunk - CO_CSHM_HDR) / (size_t)n & ~(size_t)63;
+    size_t bb = rcount * rdt->size, Cd = co_cshm_cap(s) / (size_t)n & ~(size_t)63;
     size_t sext = (size_t)co_dt_extent(sdt) * scount, rext = (size_t)co_dt_extent(rdt) * rcount;
     size_t rounds = (bb + Cd - 1) / Cd;
     uint64_t g = s->seq;
@@ -108,23 +108,19 @@ static int a2a_shm(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, s
         uint64_t h = g + 2 * k;
         unsigned b = (unsigned)(k % CO_CSHM_NBUF);
         size_t off = k * Cd, len = CO_MIN(Cd, bb - off);
-        co_cshm_wait_all(s, s->free_at[b]);
-        char *base = co_cshm_buf(s, me, b);
-        *(uint64_t *)base = scount * sdt->size;
-        base += CO_CSHM_HDR;
+        char *d = co_cshm_acquire(s, b);
         for (int q = 0; q < n; q++)
             if (q != me)
                 co_dt_pack(sdt, scount, (const char *)sbuf + sext * (size_t)q, off,
-                           base + (size_t)q * Cd, len);
-        s->free_at[b] = h + 2;
-        co_cshm_post(s, h + 1);
+                           d + (size_t)q * Cd, len);
+        co_cshm_publish(s, b, h + 1, scount * sdt->size, h + 2);
         for (int j = 1; j < n; j++) {
             int q = (me + j) % n;
-            co_cshm_wait(s, q, h + 1);
-            const char *w = co_cshm_buf(s, q, b);
-            if (*(const uint64_t *)w > bb) rc = MPI_ERR_TRUNCATE;
-            co_dt_unpack(rdt, rcount, (char *)rbuf + rext * (size_t)q, off,
-                         w + CO_CSHM_HDR + (size_t)me * Cd, len);
+            uint64_t qb;
+            const char *qd = co_cshm_read(s, q, b, h + 1, &qb);
+            if (qb > bb) rc = MPI_ERR_TRUNCATE;
+            co_dt_unpack(rdt, rcount, (char *)rbuf + rext * (size_t)q, off, qd + (size_t)me * Cd,
+                         len);
         }
         co_cshm_post(s, h + 2);
     }
@@ -159,7 +155,7 @@ int co_alltoall(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size
         case CO_ALLTOALL_LINEAR: rc = a2a_linear(sbuf, scount, sdt, rbuf, rcount, rdt, c); break;
         case CO_ALLTOALL_BRUCK: rc = a2a_bruck(sbuf, scount, sdt, rbuf, rcount, rdt, c); break;
         case CO_ALLTOALL_SHM:
-            if ((c->coll->shm->chunk - CO_CSHM_HDR) / (size_t)n >= 64) {
+            if (co_cshm_cap(c->coll->shm) / (size_t)n >= 64) {
                 rc = a2a_shm(sbuf, scount, sdt, rbuf, rcount, rdt, c);
                 break;
             }

@@ -36,16 +36,7 @@ static int barrier_counter(co_comm *c, co_cshm *s) {
         int q = me + k < n ? me + k : me + k - n;
         atomic_fetch_add_explicit(&s->ctl[q].counter, 1, memory_order_acq_rel);
     }
-    uint64_t target = e * (uint64_t)(n - 1);
-    _Atomic uint64_t *mine = &s->ctl[me].counter;
-    if (atomic_load_explicit(mine, memory_order_acquire) >= target) return MPI_SUCCESS;
-    co_backoff b = {0};
-    while (atomic_load_explicit(mine, memory_order_acquire) < target) {
-        if (co_progress())
-            co_backoff_reset(&b);
-        else
-            co_backoff_idle(&b);
-    }
+    co_cshm_wait_word(&s->ctl[me].counter, e * (uint64_t)(n - 1));
     return MPI_SUCCESS;
 }
 

@@ -103,43 +103,45 @@ static int bcast_scatter_allgather(void *buf, size_t count, co_dtype *dt, int ro
     return rc;
 }
 
-/* One step per piece: the root publishes piece j in its buffer (g+j) % NBUF and posts g+j+1;
- * a reader copies it out and posts the same step. The root never waits for readers except
- * to reuse a buffer. Each buffer starts with a 64-byte header holding the total size, so a
- * reader with a different count notices (the root may have moved on by then, so the size
- * cannot live in its control block). */
-#define HDR CO_CSHM_HDR
+/* Pieces of a large broadcast: a few, so that readers copy one piece while the root writes
+ * the next, but not so small that steps cost more than copies. Root and readers derive it
+ * from the root's total size. */
+static size_t piece_size(size_t total, size_t cap) {
+    if (total <= 8192) return cap;
+    size_t p = (total / 4 + 4095) & ~(size_t)4095;
+    return CO_MIN(CO_MAX(p, 4096), cap);
+}
+
+/* One step per piece: the root publishes piece j in its buffer (g+j) % NBUF as step g+j+1;
+ * a reader copies it out and posts the same step. The root waits for readers only to reuse
+ * a buffer. */
 static int bcast_shm(void *buf, size_t count, co_dtype *dt, int root, co_comm *c) {
     co_cshm *s = c->coll->shm;
-    size_t bytes = count * dt->size, C = s->chunk - HDR;
+    size_t bytes = count * dt->size;
     uint64_t g = s->seq;
     int rc = MPI_SUCCESS;
     if (s->me == root) {
-        size_t nch = (bytes + C - 1) / C;
+        size_t P = piece_size(bytes, co_cshm_cap(s)), nch = (bytes + P - 1) / P;
         for (size_t j = 0; j < nch; j++) {
             unsigned b = (unsigned)((g + j) % CO_CSHM_NBUF);
-            co_cshm_wait_all(s, s->free_at[b]);
-            char *sb = co_cshm_buf(s, root, b);
-            size_t off = j * C;
-            *(uint64_t *)sb = bytes;
-            co_dt_pack(dt, count, buf, off, sb + HDR, CO_MIN(C, bytes - off));
-            s->free_at[b] = g + j + 1;
-            co_cshm_post(s, g + j + 1);
+            char *d = co_cshm_acquire(s, b);
+            size_t off = j * P;
+            co_dt_pack(dt, count, buf, off, d, CO_MIN(P, bytes - off));
+            co_cshm_publish(s, b, g + j + 1, bytes, g + j + 1);
         }
         s->seq = g + nch;
         return rc;
     }
-    co_cshm_wait(s, root, g + 1);
-    size_t total = *(const uint64_t *)co_cshm_buf(s, root, (unsigned)(g % CO_CSHM_NBUF));
+    uint64_t total;
+    co_cshm_read(s, root, (unsigned)(g % CO_CSHM_NBUF), g + 1, &total);
     if (total > bytes) rc = MPI_ERR_TRUNCATE;
-    size_t nch = (total + C - 1) / C;
+    size_t P = piece_size(total, co_cshm_cap(s)), nch = (total + P - 1) / P;
+    size_t have = CO_MIN(total, bytes);
     for (size_t j = 0; j < nch; j++) {
         unsigned b = (unsigned)((g + j) % CO_CSHM_NBUF);
-        co_cshm_wait(s, root, g + j + 1);
-        size_t off = j * C;
-        if (off < bytes)
-            co_dt_unpack(dt, count, buf, off, co_cshm_buf(s, root, b) + HDR,
-                         CO_MIN(C, CO_MIN(total, bytes) - off));
+        const char *d = co_cshm_read(s, root, b, g + j + 1, NULL);
+        size_t off = j * P;
+        if (off < have) co_dt_unpack(dt, count, buf, off, d, CO_MIN(P, have - off));
         co_cshm_post(s, g + j + 1);
     }
     s->seq = g + nch;

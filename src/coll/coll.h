@@ -221,22 +221,27 @@ typedef struct co_cshm_hdr {
 } co_cshm_hdr;
 
 #define CO_CSHM_NBUF 4
-/* Data buffers of the data-movement algorithms start with a header of this size holding the
- * writer's total byte count, so that a reader expecting another size reports the mismatch
- * (the writer may have moved on, so it cannot live in the control block). */
-#define CO_CSHM_HDR 64
+
+/* Every data buffer starts with this header. `seq` is the step the buffer's content belongs
+ * to, stored last with release order: a reader polls it and finds up to 48 bytes of payload
+ * in the same cache line (small collectives then cost one line transfer). `bytes` is the
+ * writer's total size, so that a reader expecting another size reports the mismatch. */
+typedef struct co_cshm_bufhdr {
+    _Atomic uint64_t seq;
+    uint64_t bytes;
+} co_cshm_bufhdr;
+#define CO_CSHM_HDR sizeof(co_cshm_bufhdr)
 
 typedef struct co_cshm {
     int n, me;
     co_cshm_hdr *hdr;
     co_cshm_ctl *ctl; /* [n] */
     char *data;       /* n * NBUF * chunk */
-    size_t chunk;     /* bytes per buffer */
+    size_t chunk;     /* bytes per buffer, header included */
     uint64_t seq;     /* steps used so far on this communicator (the same on every rank) */
     uint64_t free_at[CO_CSHM_NBUF]; /* own buffer b is free once every step >= free_at[b] */
     uint64_t off;                   /* region offset in the master's heap slice */
     size_t bytes;                   /* region size */
-    unsigned next_buf;              /* buffer to use next (round robin) */
     int cma;                        /* single copy works between all members */
     pid_t *pids;                    /* process of each rank */
 } co_cshm;
@@ -246,8 +251,17 @@ co_cshm *co_cshm_get(co_comm *c);
 static inline char *co_cshm_buf(const co_cshm *s, int rank, unsigned b) {
     return s->data + ((size_t)rank * CO_CSHM_NBUF + b) * s->chunk;
 }
-/* Waiting: spin, then yield; the progress engine runs in every pass. */
-void co_cshm_wait(const co_cshm *s, int rank, uint64_t step);
+static inline char *co_cshm_data(const co_cshm *s, int rank, unsigned b) {
+    return co_cshm_buf(s, rank, b) + CO_CSHM_HDR;
+}
+static inline size_t co_cshm_cap(const co_cshm *s) { /* payload bytes per buffer */
+    return s->chunk - CO_CSHM_HDR;
+}
+/* Waiting: poll, run the progress engine, then yield (at once when ranks outnumber cores). */
+void co_cshm_wait_word(const _Atomic uint64_t *w, uint64_t value); /* until *w >= value */
+static inline void co_cshm_wait(const co_cshm *s, int rank, uint64_t step) {
+    co_cshm_wait_word(&s->ctl[rank].step, step);
+}
 void co_cshm_wait_all(const co_cshm *s, uint64_t step);
 static inline void co_cshm_post(co_cshm *s, uint64_t step) {
     atomic_store_explicit(&s->ctl[s->me].step, step, memory_order_release);
@@ -255,9 +269,20 @@ static inline void co_cshm_post(co_cshm *s, uint64_t step) {
 static inline uint64_t co_cshm_peek(const co_cshm *s, int rank) {
     return atomic_load_explicit(&s->ctl[rank].step, memory_order_acquire);
 }
-/* Take own buffer (waiting until every rank is past its last use); returns its index. The
- * caller sets s->free_at[b] to the step after which readers are done with it. */
-unsigned co_cshm_take(co_cshm *s);
+/* Own buffer b for writing, once every rank is past the step at which its last readers
+ * finish; returns its payload area. */
+char *co_cshm_acquire(co_cshm *s, unsigned b);
+/* Publish own buffer b as step `step`: header size `bytes`, then its seq, then my step. The
+ * buffer stays mine until every rank is past `free` (the step by which readers are done). */
+void co_cshm_publish(co_cshm *s, unsigned b, uint64_t step, uint64_t bytes, uint64_t free);
+/* Rank q's buffer b once it holds step `step` (or later); *bytes: the writer's size. */
+const char *co_cshm_read(const co_cshm *s, int q, unsigned b, uint64_t step, uint64_t *bytes);
+
+/* Single-copy algorithms exchange tables of these in their buffers: per peer, where the
+ * data for (or from) it lies in the owner's address space and how many bytes. */
+typedef struct co_cma_ent {
+    uint64_t addr, bytes;
+} co_cma_ent;
 
 /* Single copy between processes; a failure (which the set-up probe makes unlikely) is fatal,
  * since the peer cannot be told mid-collective to take another path. */

@@ -12,6 +12,7 @@
 #include "coll.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -23,12 +24,16 @@ static uint64_t round_up(uint64_t v, uint64_t a) {
     return (v + a - 1) / a * a;
 }
 
-void co_cshm_wait(const co_cshm *s, int rank, uint64_t step) {
-    if (co_cshm_peek(s, rank) >= step) return;
+/* Ranks outnumber cores: the rank we wait for most likely waits for our core, so after two
+ * idle passes give the CPU away rather than spin. */
+void co_cshm_wait_word(const _Atomic uint64_t *w, uint64_t value) {
+    if (atomic_load_explicit(w, memory_order_acquire) >= value) return;
     co_backoff b = {0};
-    while (co_cshm_peek(s, rank) < step) {
+    while (atomic_load_explicit(w, memory_order_acquire) < value) {
         if (co_progress())
             co_backoff_reset(&b);
+        else if (co_st.oversubscribed && b.idle >= 2)
+            sched_yield();
         else
             co_backoff_idle(&b);
     }
@@ -38,11 +43,24 @@ void co_cshm_wait_all(const co_cshm *s, uint64_t step) {
     for (int q = 0; q < s->n; q++) co_cshm_wait(s, q, step);
 }
 
-unsigned co_cshm_take(co_cshm *s) {
-    unsigned b = s->next_buf;
-    s->next_buf = (b + 1) % CO_CSHM_NBUF;
+char *co_cshm_acquire(co_cshm *s, unsigned b) {
     co_cshm_wait_all(s, s->free_at[b]);
-    return b;
+    return co_cshm_data(s, s->me, b);
+}
+
+void co_cshm_publish(co_cshm *s, unsigned b, uint64_t step, uint64_t bytes, uint64_t free) {
+    co_cshm_bufhdr *h = (co_cshm_bufhdr *)co_cshm_buf(s, s->me, b);
+    h->bytes = bytes;
+    atomic_store_explicit(&h->seq, step, memory_order_release);
+    s->free_at[b] = free;
+    co_cshm_post(s, step);
+}
+
+const char *co_cshm_read(const co_cshm *s, int q, unsigned b, uint64_t step, uint64_t *bytes) {
+    co_cshm_bufhdr *h = (co_cshm_bufhdr *)co_cshm_buf(s, q, b);
+    co_cshm_wait_word(&h->seq, step);
+    if (bytes) *bytes = h->bytes;
+    return (const char *)h + CO_CSHM_HDR;
 }
 
 static void cma_fail(const char *what, pid_t pid, int err) {
@@ -95,6 +113,10 @@ static co_cshm *setup(co_comm *c) {
         if (off != CO_SHM_HEAP_FAIL) {
             char *base = slice + off;
             memset(base, 0, ctl_bytes);
+            /* a reused region may hold old steps in its buffer headers, which would pass
+             * for published ones */
+            for (size_t k = 0; k < (size_t)n * CO_CSHM_NBUF; k++)
+                memset(base + ctl_bytes + k * chunk, 0, CO_CSHM_HDR);
             co_cshm_ctl *ctl0 = (co_cshm_ctl *)(base + sizeof(co_cshm_hdr));
             atomic_store(&ctl0->addr2, CMA_MAGIC);
             atomic_store(&ctl0->addr, (uint64_t)(uintptr_t)&ctl0->addr2);

@@ -78,14 +78,14 @@ static int gather_binomial(const void *sbuf, size_t scount, co_dtype *sdt, void 
     return rc;
 }
 
-/* Round k: every rank but the root packs bytes [k*C, (k+1)*C) of its block into buffer
- * k % NBUF and posts h+2 (it has nothing else to do in the round); the root copies each out
- * once that rank is past h+1, then posts h+2. */
+/* Round k: every rank but the root packs bytes [k*C, (k+1)*C) of its block into its buffer
+ * k % NBUF and publishes it as step h+2 (it has nothing else to do in the round); the root
+ * copies each out, then posts h+2. */
 static int gather_shm(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size_t rcount,
                       co_dtype *rdt, int root, co_comm *c) {
     co_cshm *s = c->coll->shm;
     int n = s->n, me = s->me, rc = MPI_SUCCESS;
-    size_t bb = me == root ? rcount * rdt->size : scount * sdt->size, C = s->chunk - CO_CSHM_HDR;
+    size_t bb = me == root ? rcount * rdt->size : scount * sdt->size, C = co_cshm_cap(s);
     size_t rext = (size_t)co_dt_extent(rdt) * rcount;
     size_t rounds = (bb + C - 1) / C;
     uint64_t g = s->seq;
@@ -94,20 +94,17 @@ static int gather_shm(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf
         unsigned b = (unsigned)(k % CO_CSHM_NBUF);
         size_t off = k * C, len = CO_MIN(C, bb - off);
         if (me != root) {
-            co_cshm_wait_all(s, s->free_at[b]);
-            char *w = co_cshm_buf(s, me, b);
-            *(uint64_t *)w = bb;
-            co_dt_pack(sdt, scount, sbuf, off, w + CO_CSHM_HDR, len);
-            s->free_at[b] = h + 2;
-            co_cshm_post(s, h + 2);
+            char *d = co_cshm_acquire(s, b);
+            co_dt_pack(sdt, scount, sbuf, off, d, len);
+            co_cshm_publish(s, b, h + 2, bb, h + 2);
             continue;
         }
         for (int q = 0; q < n; q++) {
             if (q == me) continue;
-            co_cshm_wait(s, q, h + 1);
-            const char *w = co_cshm_buf(s, q, b);
-            if (*(const uint64_t *)w > bb) rc = MPI_ERR_TRUNCATE;
-            co_dt_unpack(rdt, rcount, (char *)rbuf + rext * (size_t)q, off, w + CO_CSHM_HDR, len);
+            uint64_t qb;
+            const char *d = co_cshm_read(s, q, b, h + 1, &qb);
+            if (qb > bb) rc = MPI_ERR_TRUNCATE;
+            co_dt_unpack(rdt, rcount, (char *)rbuf + rext * (size_t)q, off, d, len);
         }
         co_cshm_post(s, h + 2);
     }

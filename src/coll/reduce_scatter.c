@@ -63,8 +63,8 @@ int co_rs_shm(const void *in, void *out, const size_t *cnt, const size_t *dsp, s
     co_cshm *s = c->coll->shm;
     int n = s->n, me = s->me, rc = MPI_SUCCESS;
     MPI_Aint ext = co_dt_extent(dt);
-    size_t tex = (size_t)(dt->true_ub - dt->true_lb);
-    size_t per = s->chunk < tex ? 0 : (s->chunk - tex) / (size_t)ext + 1;
+    size_t tex = (size_t)(dt->true_ub - dt->true_lb), cap = co_cshm_cap(s);
+    size_t per = cap < tex ? 0 : (cap - tex) / (size_t)ext + 1;
     if (per == 0) co_fatal("shared-memory reduction chosen for an element larger than a buffer");
     const void *stack[16];
     const void **src = n <= 16 ? stack : malloc((size_t)n * sizeof(*src));
@@ -76,21 +76,15 @@ int co_rs_shm(const void *in, void *out, const size_t *cnt, const size_t *dsp, s
         size_t e0 = k * per, m = CO_MIN(per, count - e0);
         uint64_t h = g + 2 * k;
         unsigned b = (unsigned)(k % CO_CSHM_NBUF);
-        co_cshm_wait_all(s, s->free_at[b]);
-        memcpy(co_cshm_buf(s, me, b), (const char *)co_coll_elem(in, e0, dt) + dt->true_lb,
-               co_coll_span(dt, m));
-        s->free_at[b] = h + 2;
-        co_cshm_post(s, h + 1);
+        char *d = co_cshm_acquire(s, b);
+        memcpy(d, (const char *)co_coll_elem(in, e0, dt) + dt->true_lb, co_coll_span(dt, m));
+        co_cshm_publish(s, b, h + 1, co_coll_span(dt, m), h + 2);
         size_t lo = CO_MAX(mlo, e0), hi = CO_MIN(mhi, e0 + m);
         if (hi > lo) {
-            for (int q = 0; q < n; q++) {
-                if (q == me) {
-                    src[q] = co_coll_elem(in, lo, dt);
-                    continue;
-                }
-                co_cshm_wait(s, q, h + 1);
-                src[q] = co_cshm_buf(s, q, b) - dt->true_lb + (MPI_Aint)(lo - e0) * ext;
-            }
+            for (int q = 0; q < n; q++)
+                src[q] = q == me ? co_coll_elem(in, lo, dt)
+                                 : co_cshm_read(s, q, b, h + 1, NULL) - dt->true_lb +
+                                       (MPI_Aint)(lo - e0) * ext;
             int r = co_coll_reduce_n(op, dt, hi - lo, src, n, co_coll_elem(out, lo - mlo, dt));
             if (r && !rc) rc = r;
         }

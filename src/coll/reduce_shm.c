@@ -37,8 +37,8 @@ int co_reduce_shm(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_o
     int n = s->n, me = s->me, all = root < 0, rc = MPI_SUCCESS;
     const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     MPI_Aint ext = co_dt_extent(dt);
-    size_t tex = (size_t)(dt->true_ub - dt->true_lb);
-    size_t per = s->chunk < tex ? 0 : (s->chunk - tex) / (size_t)ext + 1;
+    size_t tex = (size_t)(dt->true_ub - dt->true_lb), cap = co_cshm_cap(s);
+    size_t per = cap < tex ? 0 : (cap - tex) / (size_t)ext + 1;
     if (per == 0) co_fatal("shared-memory reduction chosen for an element larger than a buffer");
     uint64_t g = s->seq;
     const void *stack[16];
@@ -47,21 +47,15 @@ int co_reduce_shm(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_o
 
     if (count * dt->size <= SMALL_BYTES && count <= per) {
         unsigned b = (unsigned)(g % CO_CSHM_NBUF);
+        size_t span = co_coll_span(dt, count);
         if (all || me != root) {
-            co_cshm_wait_all(s, s->free_at[b]);
-            memcpy(co_cshm_buf(s, me, b), (const char *)in + dt->true_lb, co_coll_span(dt, count));
-            s->free_at[b] = g + 2;
+            char *d = co_cshm_acquire(s, b);
+            memcpy(d, (const char *)in + dt->true_lb, span);
+            co_cshm_publish(s, b, g + 1, span, g + 2);
         }
         if (collect) {
-            co_cshm_post(s, g + 1);
-            for (int q = 0; q < n; q++) {
-                if (q == me) {
-                    src[q] = in;
-                    continue;
-                }
-                co_cshm_wait(s, q, g + 1);
-                src[q] = img_elem(co_cshm_buf(s, q, b), 0, 0, dt);
-            }
+            for (int q = 0; q < n; q++)
+                src[q] = q == me ? in : img_elem(co_cshm_read(s, q, b, g + 1, NULL), 0, 0, dt);
             rc = co_coll_reduce_n(op, dt, count, src, n, rbuf);
         }
         co_cshm_post(s, g + 2);
@@ -76,32 +70,27 @@ int co_reduce_shm(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_o
         uint64_t h = g + 3 * k;
         unsigned bi = (unsigned)((2 * k) % CO_CSHM_NBUF),
                  br = (unsigned)((2 * k + 1) % CO_CSHM_NBUF);
-        co_cshm_wait_all(s, s->free_at[bi]);
-        memcpy(co_cshm_buf(s, me, bi), (const char *)co_coll_elem(in, e0, dt) + dt->true_lb,
-               co_coll_span(dt, m));
-        s->free_at[bi] = h + 2;
-        co_cshm_post(s, h + 1);
+        char *d = co_cshm_acquire(s, bi);
+        memcpy(d, (const char *)co_coll_elem(in, e0, dt) + dt->true_lb, co_coll_span(dt, m));
+        co_cshm_publish(s, bi, h + 1, co_coll_span(dt, m), h + 2);
         size_t lo = e0 + m * (size_t)me / (size_t)n, hi = e0 + m * (size_t)(me + 1) / (size_t)n;
-        co_cshm_wait_all(s, h + 1);
+        char *res = co_cshm_acquire(s, br);
         if (hi > lo) {
-            co_cshm_wait_all(s, s->free_at[br]);
             for (int q = 0; q < n; q++)
                 src[q] = q == me ? co_coll_elem(in, lo, dt)
-                                 : img_elem(co_cshm_buf(s, q, bi), lo, e0, dt);
-            int r = co_coll_reduce_n(op, dt, hi - lo, src, n,
-                                     img_elem(co_cshm_buf(s, me, br), lo, e0, dt));
+                                 : img_elem(co_cshm_read(s, q, bi, h + 1, NULL), lo, e0, dt);
+            int r = co_coll_reduce_n(op, dt, hi - lo, src, n, img_elem(res, lo, e0, dt));
             if (r && !rc) rc = r;
         }
-        s->free_at[br] = h + 3;
-        co_cshm_post(s, h + 2);
+        co_cshm_publish(s, br, h + 2, 0, h + 3);
         if (collect) {
             for (int q = 0; q < n; q++) {
                 size_t qlo = e0 + m * (size_t)q / (size_t)n;
                 size_t qhi = e0 + m * (size_t)(q + 1) / (size_t)n;
                 if (qhi == qlo) continue;
-                co_cshm_wait(s, q, h + 2);
-                co_coll_copy_same(img_elem(co_cshm_buf(s, q, br), qlo, e0, dt),
-                                  co_coll_elem(rbuf, qlo, dt), qhi - qlo, dt);
+                const char *r = q == me ? res : co_cshm_read(s, q, br, h + 2, NULL);
+                co_coll_copy_same(img_elem(r, qlo, e0, dt), co_coll_elem(rbuf, qlo, dt), qhi - qlo,
+                                  dt);
             }
         }
         co_cshm_post(s, h + 3);

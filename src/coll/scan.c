@@ -92,34 +92,27 @@ static int scan_shm(const void *in, void *rbuf, size_t count, co_dtype *dt, co_o
     co_cshm *s = c->coll->shm;
     int n = s->n, me = s->me, rc = MPI_SUCCESS;
     MPI_Aint ext = co_dt_extent(dt);
-    size_t tex = (size_t)(dt->true_ub - dt->true_lb);
-    size_t per = s->chunk < tex ? 0 : (s->chunk - tex) / (size_t)ext + 1;
+    size_t tex = (size_t)(dt->true_ub - dt->true_lb), cap = co_cshm_cap(s);
+    size_t per = cap < tex ? 0 : (cap - tex) / (size_t)ext + 1;
     if (per == 0) co_fatal("shared-memory scan chosen for an element larger than a buffer");
     const void *stack[16];
     const void **src = n <= 16 ? stack : malloc((size_t)n * sizeof(*src));
     if (!src) co_fatal("out of memory");
     uint64_t g = s->seq;
     size_t rounds = (count + per - 1) / per;
+    int top = excl ? me - 1 : me; /* fold operands 0..top */
     for (size_t k = 0; k < rounds; k++) {
         size_t e0 = k * per, m = CO_MIN(per, count - e0);
         uint64_t h = g + 2 * k;
         unsigned b = (unsigned)(k % CO_CSHM_NBUF);
         if (me < n - 1) { /* the last rank's operand is nobody else's business */
-            co_cshm_wait_all(s, s->free_at[b]);
-            memcpy(co_cshm_buf(s, me, b), (const char *)co_coll_elem(in, e0, dt) + dt->true_lb,
-                   co_coll_span(dt, m));
-            s->free_at[b] = h + 2;
+            char *d = co_cshm_acquire(s, b);
+            memcpy(d, (const char *)co_coll_elem(in, e0, dt) + dt->true_lb, co_coll_span(dt, m));
+            co_cshm_publish(s, b, h + 1, co_coll_span(dt, m), h + 2);
         }
-        co_cshm_post(s, h + 1);
-        int top = excl ? me - 1 : me; /* fold operands 0..top */
-        for (int q = 0; q <= top; q++) {
-            if (q == me) {
-                src[q] = co_coll_elem(in, e0, dt);
-                continue;
-            }
-            co_cshm_wait(s, q, h + 1);
-            src[q] = co_cshm_buf(s, q, b) - dt->true_lb;
-        }
+        for (int q = 0; q <= top; q++)
+            src[q] = q == me ? co_coll_elem(in, e0, dt)
+                             : co_cshm_read(s, q, b, h + 1, NULL) - dt->true_lb;
         if (top >= 0) {
             int r = co_coll_reduce_n(op, dt, m, src, top + 1, co_coll_elem(rbuf, e0, dt));
             if (r && !rc) rc = r;

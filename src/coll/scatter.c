@@ -80,14 +80,14 @@ static int scatter_binomial(const void *sbuf, size_t scount, co_dtype *sdt, void
 }
 
 /* Round k: the root packs bytes [k*Cb, (k+1)*Cb) of every block into its buffer k % NBUF
- * (block q at q*Cb) and posts h+2; a rank copies its piece out once the root is past h+1,
- * then posts h+2. */
+ * (block q at q*Cb) and publishes it as step h+2; a rank copies its piece out, then posts
+ * h+2. */
 static int scatter_shm(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size_t rcount,
                        co_dtype *rdt, int root, co_comm *c) {
     co_cshm *s = c->coll->shm;
     int n = s->n, me = s->me, rc = MPI_SUCCESS;
     size_t bb = me == root ? scount * sdt->size : rcount * rdt->size;
-    size_t Cb = (s->chunk - CO_CSHM_HDR) / (size_t)n & ~(size_t)63;
+    size_t Cb = co_cshm_cap(s) / (size_t)n & ~(size_t)63;
     size_t sext = (size_t)co_dt_extent(sdt) * scount;
     size_t rounds = (bb + Cb - 1) / Cb;
     uint64_t g = s->seq;
@@ -96,22 +96,19 @@ static int scatter_shm(const void *sbuf, size_t scount, co_dtype *sdt, void *rbu
         unsigned b = (unsigned)(k % CO_CSHM_NBUF);
         size_t off = k * Cb, len = CO_MIN(Cb, bb - off);
         if (me == root) {
-            co_cshm_wait_all(s, s->free_at[b]);
-            char *base = co_cshm_buf(s, me, b);
-            *(uint64_t *)base = bb;
-            base += CO_CSHM_HDR;
+            char *d = co_cshm_acquire(s, b);
             for (int q = 0; q < n; q++)
                 if (q != me)
                     co_dt_pack(sdt, scount, (const char *)sbuf + sext * (size_t)q, off,
-                               base + (size_t)q * Cb, len);
-            s->free_at[b] = h + 2;
+                               d + (size_t)q * Cb, len);
+            co_cshm_publish(s, b, h + 2, bb, h + 2);
         } else {
-            co_cshm_wait(s, root, h + 1);
-            const char *base = co_cshm_buf(s, root, b);
-            if (*(const uint64_t *)base > bb) rc = MPI_ERR_TRUNCATE;
-            co_dt_unpack(rdt, rcount, rbuf, off, base + CO_CSHM_HDR + (size_t)me * Cb, len);
+            uint64_t rb;
+            const char *d = co_cshm_read(s, root, b, h + 1, &rb);
+            if (rb > bb) rc = MPI_ERR_TRUNCATE;
+            co_dt_unpack(rdt, rcount, rbuf, off, d + (size_t)me * Cb, len);
+            co_cshm_post(s, h + 2);
         }
-        co_cshm_post(s, h + 2);
     }
     if (me == root && rbuf != MPI_IN_PLACE)
         rc = co_coll_copy((const char *)sbuf + sext * (size_t)me, scount, sdt, rbuf, rcount, rdt);
@@ -132,7 +129,7 @@ int co_scatter(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size_
     case CO_SCATTER_BINOMIAL:
         return scatter_binomial(sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
     case CO_SCATTER_SHM:
-        if ((c->coll->shm->chunk - CO_CSHM_HDR) / (size_t)c->size >= 64)
+        if (co_cshm_cap(c->coll->shm) / (size_t)c->size >= 64)
             return scatter_shm(sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
         return scatter_linear(sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
     default: return scatter_linear(sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
