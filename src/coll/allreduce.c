@@ -1,8 +1,8 @@
 /* MPI_Allreduce: recursive doubling (any operator; extra ranks of a non-power-of-two size
  * fold into their neighbours first), reduce + bcast, ring (reduce-scatter + allgather,
- * commutative, large vectors), the shared-memory engine, and with two ranks a single-copy
- * split: each rank reads half of its peer's vector, combines it and writes the result half
- * into the peer's buffer. Operands are always combined in rank order. */
+ * commutative, large vectors), the shared-memory engine, and single copy (rank r combines
+ * block r of all vectors read straight from the peers, then everyone reads the combined
+ * blocks: cma_reduce.c). Operands are always combined in rank order. */
 #include "coll.h"
 
 #include <stdlib.h>
@@ -16,9 +16,9 @@ const co_coll_alg co_allreduce_algs[] = {
     {"shm", CO_ALG_SHM | CO_ALG_DENSE,
      "operands copied into shared buffers; small: every rank combines all, large: each rank "
      "combines a part and everyone copies the parts out"},
-    {"cma", CO_ALG_CMA | CO_ALG_PAIR | CO_ALG_DENSE,
-     "2 ranks: each combines half (reading the peer's half with process_vm_readv) and writes "
-     "it into the peer's result"},
+    {"cma", CO_ALG_CMA | CO_ALG_DENSE,
+     "rank r reads block r of every vector (process_vm_readv) and combines it, then everyone "
+     "reads the combined blocks (large vectors; contiguous types, else as shm)"},
 };
 
 static int allreduce_rd(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_op *op,
@@ -93,46 +93,6 @@ static int allreduce_ring(const void *sbuf, void *rbuf, size_t count, co_dtype *
     return rc;
 }
 
-/* Two ranks, contiguous type. g+1: input and result addresses published; g+2: my half is
- * combined and written into the peer's result, and I have finished reading its input. */
-static int allreduce_cma(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_op *op,
-                         co_comm *c) {
-    co_cshm *s = c->coll->shm;
-    int me = s->me, p = 1 - me, rc = MPI_SUCCESS;
-    const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-    uint64_t g = s->seq;
-    co_cshm_ctl *mine = &s->ctl[me];
-    atomic_store_explicit(&mine->addr, (uint64_t)(uintptr_t)in, memory_order_relaxed);
-    atomic_store_explicit(&mine->addr2, (uint64_t)(uintptr_t)rbuf, memory_order_relaxed);
-    co_cshm_post(s, g + 1);
-    co_cshm_wait(s, p, g + 1);
-    const char *pin =
-        (const char *)(uintptr_t)atomic_load_explicit(&s->ctl[p].addr, memory_order_relaxed);
-    char *prbuf = (char *)(uintptr_t)atomic_load_explicit(&s->ctl[p].addr2, memory_order_relaxed);
-    size_t h = count / 2;
-    size_t lo = me == 0 ? 0 : h, hi = me == 0 ? h : count;
-    if (hi > lo) {
-        void *tb;
-        void *t = co_coll_tmpbuf(dt, hi - lo, &tb);
-        if (!t) co_fatal("out of memory in a reduction");
-        size_t span = co_coll_span(dt, hi - lo);
-        co_cma_read(s->pids[p], (char *)t + dt->true_lb,
-                    (const char *)co_coll_elem(pin, lo, dt) + dt->true_lb, span);
-        const void *src[2];
-        src[me] = co_coll_elem(in, lo, dt);
-        src[p] = t;
-        void *out = co_coll_elem(rbuf, lo, dt);
-        rc = co_coll_reduce_n(op, dt, hi - lo, src, 2, out);
-        co_cma_write(s->pids[p], (char *)out + dt->true_lb,
-                     (char *)co_coll_elem(prbuf, lo, dt) + dt->true_lb, span);
-        free(tb);
-    }
-    co_cshm_post(s, g + 2);
-    co_cshm_wait(s, p, g + 2);
-    s->seq = g + 2;
-    return rc;
-}
-
 int co_allreduce(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_op *op, co_comm *c) {
     if (count == 0 || dt->size == 0) return MPI_SUCCESS;
     if (c->size == 1) {
@@ -148,7 +108,7 @@ int co_allreduce(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_op
     case CO_ALLREDUCE_RING: return allreduce_ring(sbuf, rbuf, count, dt, op, c);
     case CO_ALLREDUCE_SHM: return co_reduce_shm(sbuf, rbuf, count, dt, op, -1, c);
     case CO_ALLREDUCE_CMA:
-        if (dt->contig) return allreduce_cma(sbuf, rbuf, count, dt, op, c);
+        if (dt->contig) return co_reduce_cma(sbuf, rbuf, count, dt, op, -1, c);
         return co_reduce_shm(sbuf, rbuf, count, dt, op, -1, c);
     default: return allreduce_rd(sbuf, rbuf, count, dt, op, c);
     }

@@ -14,6 +14,9 @@ const co_coll_alg co_alltoall_algs[] = {
     {"bruck", 0, "ceil(log2 N) steps on packed blocks (small blocks)"},
     {"shm", CO_ALG_SHM,
      "each rank copies its outgoing blocks into its shared buffer; each copies its own out"},
+    {"cma", CO_ALG_CMA,
+     "large blocks copied straight between the processes (process_vm_readv/writev), small ones "
+     "through the shared buffers"},
 };
 
 static int a2a_pairwise(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size_t rcount,
@@ -154,6 +157,18 @@ int co_alltoall(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size
         switch (co_coll_pick(c, CO_COLL_ALLTOALL, bb, NULL, NULL)) {
         case CO_ALLTOALL_LINEAR: rc = a2a_linear(sbuf, scount, sdt, rbuf, rcount, rdt, c); break;
         case CO_ALLTOALL_BRUCK: rc = a2a_bruck(sbuf, scount, sdt, rbuf, rcount, rdt, c); break;
+        case CO_ALLTOALL_CMA:
+            if (co_cma_fits(c->coll->shm, n)) {
+                int st[128], rt[128], *sd, *rd;
+                int *sc = co_coll_uniform(n, scount, st, &sd),
+                    *rcn = co_coll_uniform(n, rcount, rt, &rd);
+                rc = co_cma_alltoallv(sbuf, sc, sd, sdt, rbuf, rcn, rd, rdt, c);
+                if (sc != st) free(sc);
+                if (rcn != rt) free(rcn);
+                break;
+            }
+            rc = a2a_pairwise(sbuf, scount, sdt, rbuf, rcount, rdt, c);
+            break;
         case CO_ALLTOALL_SHM:
             if (co_cshm_cap(c->coll->shm) / (size_t)n >= 64) {
                 rc = a2a_shm(sbuf, scount, sdt, rbuf, rcount, rdt, c);

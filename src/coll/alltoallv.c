@@ -8,6 +8,9 @@
 const co_coll_alg co_alltoallv_algs[] = {
     {"pairwise", 0, "N-1 steps; in step k send to rank+k, receive from rank-k"},
     {"linear", 0, "every send and receive posted at once"},
+    {"cma", CO_ALG_CMA,
+     "large blocks copied straight between the processes (process_vm_readv/writev), small ones "
+     "through the shared buffers"},
 };
 
 int co_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, co_dtype *sdt,
@@ -31,8 +34,13 @@ int co_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, co_dt
     MPI_Aint sext = co_dt_extent(sdt), rext = co_dt_extent(rdt);
 #define SB(i) ((const char *)sbuf + (MPI_Aint)sdispls[i] * sext)
 #define RB(i) ((char *)rbuf + (MPI_Aint)rdispls[i] * rext)
-    rc = co_coll_copy(SB(me), (size_t)scounts[me], sdt, RB(me), (size_t)rcounts[me], rdt);
     int alg = n > 1 ? co_coll_pick(c, CO_COLL_ALLTOALLV, 0, NULL, NULL) : 0;
+    if (alg == CO_ALLTOALLV_CMA && co_cma_fits(c->coll->shm, n)) {
+        rc = co_cma_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, c);
+        free(copyb);
+        return rc;
+    }
+    rc = co_coll_copy(SB(me), (size_t)scounts[me], sdt, RB(me), (size_t)rcounts[me], rdt);
     if (alg == CO_ALLTOALLV_LINEAR) {
         co_req **reqs = calloc(2 * (size_t)n, sizeof(*reqs));
         if (!reqs) return MPI_ERR_NO_MEM;

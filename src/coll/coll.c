@@ -330,6 +330,17 @@ int co_coll_reduce_n(const co_op *op, co_dtype *dt, size_t count, const void *co
     return MPI_SUCCESS;
 }
 
+int *co_coll_uniform(int n, size_t count, int *stack, int **displs) {
+    int *c = n <= 64 ? stack : malloc(2 * (size_t)n * sizeof(int));
+    if (!c) co_fatal("out of memory");
+    for (int i = 0; i < n; i++) {
+        c[i] = (int)count;
+        c[n + i] = (int)(count * (size_t)i);
+    }
+    *displs = c + n;
+    return c;
+}
+
 int co_coll_waitall(int n, co_req **reqs) {
     return co_waitall_internal(n, reqs);
 }

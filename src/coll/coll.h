@@ -101,28 +101,36 @@ enum {
     CO_ALLREDUCE_CMA,
     CO_ALLREDUCE_NALGS
 };
-enum { CO_GATHER_LINEAR, CO_GATHER_BINOMIAL, CO_GATHER_SHM, CO_GATHER_NALGS };
-enum { CO_GATHERV_LINEAR, CO_GATHERV_SEQUENTIAL, CO_GATHERV_NALGS };
-enum { CO_SCATTER_LINEAR, CO_SCATTER_BINOMIAL, CO_SCATTER_SHM, CO_SCATTER_NALGS };
-enum { CO_SCATTERV_LINEAR, CO_SCATTERV_SEQUENTIAL, CO_SCATTERV_NALGS };
+enum { CO_GATHER_LINEAR, CO_GATHER_BINOMIAL, CO_GATHER_SHM, CO_GATHER_CMA, CO_GATHER_NALGS };
+enum { CO_GATHERV_LINEAR, CO_GATHERV_SEQUENTIAL, CO_GATHERV_CMA, CO_GATHERV_NALGS };
+enum { CO_SCATTER_LINEAR, CO_SCATTER_BINOMIAL, CO_SCATTER_SHM, CO_SCATTER_CMA, CO_SCATTER_NALGS };
+enum { CO_SCATTERV_LINEAR, CO_SCATTERV_SEQUENTIAL, CO_SCATTERV_CMA, CO_SCATTERV_NALGS };
 enum {
     CO_ALLGATHER_RING,
     CO_ALLGATHER_BRUCK,
     CO_ALLGATHER_GATHER_BCAST,
     CO_ALLGATHER_SHM,
+    CO_ALLGATHER_CMA,
     CO_ALLGATHER_NALGS
 };
-enum { CO_ALLGATHERV_RING, CO_ALLGATHERV_GATHERV_BCAST, CO_ALLGATHERV_SHM, CO_ALLGATHERV_NALGS };
+enum {
+    CO_ALLGATHERV_RING,
+    CO_ALLGATHERV_GATHERV_BCAST,
+    CO_ALLGATHERV_SHM,
+    CO_ALLGATHERV_CMA,
+    CO_ALLGATHERV_NALGS
+};
 enum {
     CO_ALLTOALL_PAIRWISE,
     CO_ALLTOALL_LINEAR,
     CO_ALLTOALL_BRUCK,
     CO_ALLTOALL_SHM,
+    CO_ALLTOALL_CMA,
     CO_ALLTOALL_NALGS
 };
-enum { CO_ALLTOALLV_PAIRWISE, CO_ALLTOALLV_LINEAR, CO_ALLTOALLV_NALGS };
-enum { CO_RSCAT_REDUCE_SCATTERV, CO_RSCAT_RING, CO_RSCAT_SHM, CO_RSCAT_NALGS };
-enum { CO_SCAN_LINEAR, CO_SCAN_RECURSIVE_DOUBLING, CO_SCAN_SHM, CO_SCAN_NALGS };
+enum { CO_ALLTOALLV_PAIRWISE, CO_ALLTOALLV_LINEAR, CO_ALLTOALLV_CMA, CO_ALLTOALLV_NALGS };
+enum { CO_RSCAT_REDUCE_SCATTERV, CO_RSCAT_RING, CO_RSCAT_SHM, CO_RSCAT_CMA, CO_RSCAT_NALGS };
+enum { CO_SCAN_LINEAR, CO_SCAN_RECURSIVE_DOUBLING, CO_SCAN_SHM, CO_SCAN_CMA, CO_SCAN_NALGS };
 
 extern const co_coll_alg co_barrier_algs[], co_bcast_algs[], co_reduce_algs[], co_allreduce_algs[],
     co_gather_algs[], co_gatherv_algs[], co_scatter_algs[], co_scatterv_algs[], co_allgather_algs[],
@@ -330,6 +338,24 @@ int co_rs_run(const void *sbuf, void *rbuf, const size_t *cnt, const size_t *dsp
               co_dtype *dt, co_op *op, co_comm *c, int kind);
 int co_scan_run(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_op *op, co_comm *c,
                 int excl);
+/* Single copy (cma.c, cma_reduce.c). */
+int co_cma_fits(const co_cshm *s, int n);
+int co_cma_gatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, const int *rcounts,
+                   const int *displs, co_dtype *rdt, int root, co_comm *c);
+int co_cma_scatterv(const void *sbuf, const int *scounts, const int *displs, co_dtype *sdt,
+                    void *rbuf, size_t rcount, co_dtype *rdt, int root, co_comm *c);
+int co_cma_allgatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf,
+                      const int *rcounts, const int *displs, co_dtype *rdt, co_comm *c);
+int co_cma_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, co_dtype *sdt,
+                     void *rbuf, const int *rcounts, const int *rdispls, co_dtype *rdt, co_comm *c);
+int co_rs_cma(const void *in, void *out, const size_t *cnt, const size_t *dsp, size_t count,
+              co_dtype *dt, co_op *op, co_comm *c);
+int co_reduce_cma(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_op *op, int root,
+                  co_comm *c);
+int co_scan_cma(const void *in, void *rbuf, size_t count, co_dtype *dt, co_op *op, co_comm *c,
+                int excl);
+/* n equal blocks of `count` elements: counts and displacements (in *stack if n <= 64). */
+int *co_coll_uniform(int n, size_t count, int *stack, int **displs);
 /* Shared-memory reduction engine for reduce (root >= 0) and allreduce (root < 0). */
 int co_reduce_shm(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_op *op, int root,
                   co_comm *c);

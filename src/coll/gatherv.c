@@ -8,12 +8,19 @@
 const co_coll_alg co_gatherv_algs[] = {
     {"linear", 0, "the root posts a receive from every rank"},
     {"sequential", 0, "the root receives from one rank at a time, in rank order"},
+    {"cma", CO_ALG_CMA,
+     "large blocks written straight into the root's buffer (process_vm_writev, all senders at "
+     "once), small ones through the shared buffers"},
 };
 
 int co_gatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, const int *rcounts,
                const int *displs, co_dtype *rdt, int root, co_comm *c) {
     int n = c->size, me = c->rank, rc = MPI_SUCCESS;
     MPI_Aint ext = co_dt_extent(rdt);
+    /* every rank must take the same path, so the choice depends on the size alone */
+    int alg = n > 1 ? co_coll_pick(c, CO_COLL_GATHERV, 0, NULL, NULL) : 0;
+    if (alg == CO_GATHERV_CMA && co_cma_fits(c->coll->shm, n))
+        return co_cma_gatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, c);
     if (me != root) {
         if (scount * sdt->size == 0) return MPI_SUCCESS;
         return co_send(sbuf, scount, sdt, root, CO_TAG_GATHER, c, co_coll_ctx(c));
@@ -22,7 +29,6 @@ int co_gatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, const
         rc = co_coll_copy(sbuf, scount, sdt, (char *)rbuf + (MPI_Aint)displs[me] * ext,
                           (size_t)rcounts[me], rdt);
     if (n == 1) return rc;
-    int alg = co_coll_pick(c, CO_COLL_GATHERV, 0, NULL, NULL);
     co_req **reqs = calloc((size_t)n, sizeof(*reqs));
     if (!reqs) return MPI_ERR_NO_MEM;
     for (int i = 0; i < n; i++) {

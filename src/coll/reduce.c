@@ -1,9 +1,9 @@
 /* MPI_Reduce: binomial tree (any operator), reduce-scatter + gather (commutative, large),
- * the shared-memory engine, and with two ranks a single-copy split in which each rank
- * combines half of the vector. Non-commutative operators combine lower ranks first
- * everywhere: the binomial tree then runs over ranks in order (rank 0 accumulates and
- * forwards the result to the root); the shared-memory engine folds operands in rank
- * order. */
+ * the shared-memory engine, and single copy (rank r combines block r of all vectors, read
+ * straight from the peers, and writes it into the root's buffer: cma_reduce.c). Non-commutative
+ * operators combine lower ranks first everywhere: the binomial tree then runs over ranks in order
+ * (rank 0 accumulates and forwards the result to the root); the shared-memory and single-copy
+ * engines fold operands in rank order. */
 #include "coll.h"
 
 #include <stdlib.h>
@@ -18,9 +18,9 @@ const co_coll_alg co_reduce_algs[] = {
     {"shm", CO_ALG_SHM | CO_ALG_DENSE,
      "operands copied into shared buffers; small: the root combines all, large: each rank "
      "combines a part"},
-    {"cma", CO_ALG_CMA | CO_ALG_PAIR | CO_ALG_DENSE,
-     "2 ranks: each reads half of the other's vector with process_vm_readv and combines it; "
-     "the peer writes its half of the result into the root's buffer"},
+    {"cma", CO_ALG_CMA | CO_ALG_DENSE,
+     "rank r reads block r of every vector (process_vm_readv), combines it and writes it into "
+     "the root's buffer (large vectors; contiguous types, else as shm)"},
 };
 
 static int reduce_binomial(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_op *op,
@@ -114,53 +114,6 @@ static int reduce_scatter_gather(const void *sbuf, void *rbuf, size_t count, co_
     return rc;
 }
 
-/* Two ranks. Step g+1: input (and at the root, result) addresses published. The root
- * combines the head into its result; the peer reads the root's tail, combines it and writes
- * it into the root's result, then posts g+2. Both leave after the other's g+2 (neither may
- * touch its buffers before the other has finished reading them). */
-static int reduce_cma(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_op *op, int root,
-                      co_comm *c) {
-    co_cshm *s = c->coll->shm;
-    int me = s->me, p = 1 - me, rc = MPI_SUCCESS;
-    const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-    uint64_t g = s->seq;
-    co_cshm_ctl *mine = &s->ctl[me];
-    atomic_store_explicit(&mine->addr, (uint64_t)(uintptr_t)in, memory_order_relaxed);
-    atomic_store_explicit(&mine->addr2, (uint64_t)(uintptr_t)rbuf, memory_order_relaxed);
-    co_cshm_post(s, g + 1);
-    co_cshm_wait(s, p, g + 1);
-    const char *pin =
-        (const char *)(uintptr_t)atomic_load_explicit(&s->ctl[p].addr, memory_order_relaxed);
-    size_t h = count / 2;
-    size_t lo = me == root ? 0 : h, hi = me == root ? h : count;
-    if (hi > lo) {
-        void *tb;
-        void *t = co_coll_tmpbuf(dt, hi - lo, &tb);
-        if (!t) co_fatal("out of memory in a reduction");
-        co_cma_read(s->pids[p], (char *)t + dt->true_lb,
-                    (const char *)co_coll_elem(pin, lo, dt) + dt->true_lb,
-                    co_coll_span(dt, hi - lo));
-        const void *src[2];
-        src[me] = co_coll_elem(in, lo, dt);
-        src[p] = t;
-        if (me == root) {
-            rc = co_coll_reduce_n(op, dt, hi - lo, src, 2, co_coll_elem(rbuf, lo, dt));
-        } else {
-            rc = co_coll_reduce_n(op, dt, hi - lo, src, 2, t);
-            char *prbuf =
-                (char *)(uintptr_t)atomic_load_explicit(&s->ctl[p].addr2, memory_order_relaxed);
-            co_cma_write(s->pids[p], (char *)t + dt->true_lb,
-                         (char *)co_coll_elem(prbuf, lo, dt) + dt->true_lb,
-                         co_coll_span(dt, hi - lo));
-        }
-        free(tb);
-    }
-    co_cshm_post(s, g + 2);
-    co_cshm_wait(s, p, g + 2);
-    s->seq = g + 2;
-    return rc;
-}
-
 int co_reduce(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_op *op, int root,
               co_comm *c) {
     if (count == 0 || dt->size == 0) return MPI_SUCCESS;
@@ -172,7 +125,7 @@ int co_reduce(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_op *o
     case CO_REDUCE_SCATTER_GATHER: return reduce_scatter_gather(sbuf, rbuf, count, dt, op, root, c);
     case CO_REDUCE_SHM: return co_reduce_shm(sbuf, rbuf, count, dt, op, root, c);
     case CO_REDUCE_CMA:
-        if (dt->contig) return reduce_cma(sbuf, rbuf, count, dt, op, root, c);
+        if (dt->contig) return co_reduce_cma(sbuf, rbuf, count, dt, op, root, c);
         return co_reduce_shm(sbuf, rbuf, count, dt, op, root, c);
     default: return reduce_binomial(sbuf, rbuf, count, dt, op, root, c);
     }

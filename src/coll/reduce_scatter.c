@@ -13,6 +13,8 @@ const co_coll_alg co_reduce_scatter_algs[] = {
     {"ring", CO_ALG_COMMUTE, "ring: N-1 steps, each passing one partially combined block"},
     {"shm", CO_ALG_SHM | CO_ALG_DENSE,
      "vectors copied into shared buffers in pieces; each rank combines its block from all"},
+    {"cma", CO_ALG_CMA | CO_ALG_DENSE,
+     "each rank reads its block of every peer's vector with process_vm_readv and combines"},
 };
 
 int co_rs_ring(const void *in, void *out, const size_t *cnt, const size_t *dsp, size_t count,
@@ -116,6 +118,7 @@ int co_rs_run(const void *sbuf, void *rbuf, const size_t *cnt, const size_t *dsp
     switch (alg) {
     case CO_RSCAT_RING: rc = co_rs_ring(in, out, cnt, dsp, count, dt, op, c); break;
     case CO_RSCAT_SHM: rc = co_rs_shm(in, out, cnt, dsp, count, dt, op, c); break;
+    case CO_RSCAT_CMA: rc = co_rs_cma(in, out, cnt, dsp, count, dt, op, c); break;
     default: {
         void *tb = NULL;
         void *full = me == 0 ? co_coll_tmpbuf(dt, count, &tb) : NULL;

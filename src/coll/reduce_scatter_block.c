@@ -9,6 +9,8 @@ const co_coll_alg co_reduce_scatter_block_algs[] = {
     {"ring", CO_ALG_COMMUTE, "ring: N-1 steps, each passing one partially combined block"},
     {"shm", CO_ALG_SHM | CO_ALG_DENSE,
      "vectors copied into shared buffers in pieces; each rank combines its block from all"},
+    {"cma", CO_ALG_CMA | CO_ALG_DENSE,
+     "each rank reads its block of every peer's vector with process_vm_readv and combines"},
 };
 
 int co_reduce_scatter_block(const void *sbuf, void *rbuf, size_t rcount, co_dtype *dt, co_op *op,

@@ -13,6 +13,8 @@ const co_coll_alg co_scan_algs[] = {
     {"recursive_doubling", 0, "ceil(log2 N) rounds exchanging partial results"},
     {"shm", CO_ALG_SHM | CO_ALG_DENSE,
      "operands copied into shared buffers; rank r combines operands 0..r itself"},
+    {"cma", CO_ALG_CMA | CO_ALG_DENSE,
+     "rank r reads operands 0..r straight from the peers (process_vm_readv) and combines"},
 };
 
 static int scan_linear(const void *in, void *rbuf, size_t count, co_dtype *dt, co_op *op,
@@ -136,6 +138,7 @@ int co_scan_run(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_op 
     switch (co_coll_pick(c, kind, count * dt->size, op, dt)) {
     case CO_SCAN_RECURSIVE_DOUBLING: return scan_rd(in, rbuf, count, dt, op, c, excl);
     case CO_SCAN_SHM: return scan_shm(in, rbuf, count, dt, op, c, excl);
+    case CO_SCAN_CMA: return co_scan_cma(in, rbuf, count, dt, op, c, excl);
     default: return scan_linear(in, rbuf, count, dt, op, c, excl);
     }
 }

@@ -11,6 +11,9 @@ const co_coll_alg co_scatter_algs[] = {
     {"binomial", 0, "binomial tree; inner ranks forward their subtree's blocks packed"},
     {"shm", CO_ALG_SHM,
      "the root copies the blocks into its shared buffers; each rank copies its own out"},
+    {"cma", CO_ALG_CMA,
+     "large blocks copied straight between the processes (process_vm_readv/writev), small ones "
+     "through the shared buffers"},
 };
 
 static int scatter_linear(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size_t rcount,
@@ -132,6 +135,14 @@ int co_scatter(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size_
         if (co_cshm_cap(c->coll->shm) / (size_t)c->size >= 64)
             return scatter_shm(sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
         return scatter_linear(sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
+    case CO_SCATTER_CMA:
+        if (co_cma_fits(c->coll->shm, c->size)) {
+            int stack[128], *displs, *counts = co_coll_uniform(c->size, scount, stack, &displs);
+            int rc = co_cma_scatterv(sbuf, counts, displs, sdt, rbuf, rcount, rdt, root, c);
+            if (counts != stack) free(counts);
+            return rc;
+        }
+        /* fall through */
     default: return scatter_linear(sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
     }
 }

@@ -7,17 +7,22 @@
 const co_coll_alg co_scatterv_algs[] = {
     {"linear", 0, "the root posts a send to every rank"},
     {"sequential", 0, "the root sends to one rank at a time, in rank order"},
+    {"cma", CO_ALG_CMA,
+     "large blocks copied straight between the processes (process_vm_readv/writev), small ones "
+     "through the shared buffers"},
 };
 
 int co_scatterv(const void *sbuf, const int *scounts, const int *displs, co_dtype *sdt, void *rbuf,
                 size_t rcount, co_dtype *rdt, int root, co_comm *c) {
     int n = c->size, me = c->rank, rc = MPI_SUCCESS;
     MPI_Aint ext = co_dt_extent(sdt);
+    int alg = n > 1 ? co_coll_pick(c, CO_COLL_SCATTERV, 0, NULL, NULL) : 0;
+    if (alg == CO_SCATTERV_CMA && co_cma_fits(c->coll->shm, n))
+        return co_cma_scatterv(sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, c);
     if (me != root) {
         if (rcount * rdt->size == 0) return MPI_SUCCESS;
         return co_recv(rbuf, rcount, rdt, root, CO_TAG_SCATTER, c, co_coll_ctx(c), NULL);
     }
-    int alg = n > 1 ? co_coll_pick(c, CO_COLL_SCATTERV, 0, NULL, NULL) : 0;
     co_req **reqs = calloc((size_t)n, sizeof(*reqs));
     if (!reqs) return MPI_ERR_NO_MEM;
     for (int k = 1; k < n; k++) {
