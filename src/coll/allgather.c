@@ -37,7 +37,7 @@ static int allgather_bruck(const void *sbuf, size_t scount, co_dtype *sdt, void 
                            size_t rcount, co_dtype *rdt, co_comm *c) {
     int n = c->size, me = c->rank, rc = MPI_SUCCESS;
     size_t bb = rcount * rdt->size, rext = (size_t)co_dt_extent(rdt) * rcount;
-    char *tmp = malloc(CO_MAX((size_t)n * bb, 1));
+    char *tmp = co_coll_alloc((size_t)n * bb);
     if (!tmp) return MPI_ERR_NO_MEM;
     if (sbuf == MPI_IN_PLACE)
         co_dt_pack(rdt, rcount, (char *)rbuf + rext * (size_t)me, 0, tmp, bb);
@@ -58,7 +58,7 @@ static int allgather_bruck(const void *sbuf, size_t scount, co_dtype *sdt, void 
         if (q == me && sbuf == MPI_IN_PLACE) continue;
         co_dt_unpack(rdt, rcount, (char *)rbuf + rext * (size_t)q, 0, tmp + (size_t)j * bb, bb);
     }
-    free(tmp);
+    co_coll_free(tmp);
     return rc;
 }
 

@@ -50,7 +50,7 @@ static int allgatherv_gatherv_bcast(const void *sbuf, size_t scount, co_dtype *s
     size_t total = 0;
     for (int i = 0; i < n; i++) total += (size_t)rcounts[i] * rdt->size;
     if (total == 0) return rc;
-    char *tmp = malloc(total);
+    char *tmp = co_coll_alloc(total);
     if (!tmp) return MPI_ERR_NO_MEM;
     size_t off = 0;
     if (me == 0)
@@ -68,7 +68,7 @@ static int allgatherv_gatherv_bcast(const void *sbuf, size_t scount, co_dtype *s
                          (size_t)rcounts[i] * rdt->size);
             off += (size_t)rcounts[i] * rdt->size;
         }
-    free(tmp);
+    co_coll_free(tmp);
     return rc;
 }
 

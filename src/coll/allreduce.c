@@ -64,7 +64,7 @@ static int allreduce_rd(const void *sbuf, void *rbuf, size_t count, co_dtype *dt
                             : co_send(rbuf, count, dt, me - 1, CO_TAG_ALLREDUCE, c, ctx);
         if (r && !rc) rc = r;
     }
-    free(tb);
+    co_coll_free(tb);
     return rc;
 }
 

@@ -70,7 +70,7 @@ static int a2a_bruck(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf,
     size_t sext = (size_t)co_dt_extent(sdt) * scount, rext = (size_t)co_dt_extent(rdt) * rcount;
     if (scount * sdt->size > bb) rc = MPI_ERR_TRUNCATE;
     size_t sb = CO_MIN(bb, scount * sdt->size);
-    char *tmp = malloc(2 * CO_MAX((size_t)n * bb, 1));
+    char *tmp = co_coll_alloc(2 * CO_MAX((size_t)n * bb, 1));
     if (!tmp) return MPI_ERR_NO_MEM;
     char *pk = tmp + CO_MAX((size_t)n * bb, 1);
     /* tmp[j]: the block for rank me + j */
@@ -93,7 +93,7 @@ static int a2a_bruck(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf,
     for (int j = 0; j < n; j++)
         co_dt_unpack(rdt, rcount, (char *)rbuf + rext * (size_t)((me - j + n) % n), 0,
                      tmp + (size_t)j * bb, bb);
-    free(tmp);
+    co_coll_free(tmp);
     return rc;
 }
 
@@ -178,6 +178,6 @@ int co_alltoall(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size
         default: rc = a2a_pairwise(sbuf, scount, sdt, rbuf, rcount, rdt, c); break;
         }
     }
-    free(copy);
+    co_coll_free(copy);
     return rc;
 }

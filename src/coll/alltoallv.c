@@ -37,7 +37,7 @@ int co_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, co_dt
     int alg = n > 1 ? co_coll_pick(c, CO_COLL_ALLTOALLV, 0, NULL, NULL) : 0;
     if (alg == CO_ALLTOALLV_CMA && co_cma_fits(c->coll->shm, n)) {
         rc = co_cma_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, c);
-        free(copyb);
+        co_coll_free(copyb);
         return rc;
     }
     rc = co_coll_copy(SB(me), (size_t)scounts[me], sdt, RB(me), (size_t)rcounts[me], rdt);
@@ -70,6 +70,6 @@ int co_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, co_dt
     }
 #undef SB
 #undef RB
-    free(copyb);
+    co_coll_free(copyb);
     return rc;
 }

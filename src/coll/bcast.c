@@ -50,7 +50,7 @@ static char *packed_view(void *buf, size_t count, co_dtype *dt, int fill, char *
     size_t bytes = count * dt->size;
     *tmp = NULL;
     if (dt->contig) return (char *)buf + dt->true_lb;
-    *tmp = malloc(bytes ? bytes : 1);
+    *tmp = co_coll_alloc(bytes);
     if (!*tmp) return NULL;
     if (fill) co_dt_pack(dt, count, buf, 0, *tmp, bytes);
     return *tmp;
@@ -98,7 +98,7 @@ static int bcast_scatter_allgather(void *buf, size_t count, co_dtype *dt, int ro
 #undef LO
     if (tmp) {
         if (me != root) co_dt_unpack(dt, count, buf, 0, tmp, bytes);
-        free(tmp);
+        co_coll_free(tmp);
     }
     return rc;
 }
@@ -191,7 +191,7 @@ static int bcast_cma(void *buf, size_t count, co_dtype *dt, int root, co_comm *c
     s->seq = g + 2;
     if (tmp) {
         if (me != root) co_dt_unpack(dt, count, buf, 0, tmp, bytes);
-        free(tmp);
+        co_coll_free(tmp);
     }
     return rc;
 }

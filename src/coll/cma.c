@@ -42,13 +42,13 @@ static char *scratch_alloc(scratch *t, size_t bytes) {
         t->p = realloc(t->p, (size_t)t->cap * sizeof(*t->p));
         if (!t->p) co_fatal("out of memory");
     }
-    char *m = malloc(bytes ? bytes : 1);
+    char *m = co_coll_alloc(bytes);
     if (!m) co_fatal("out of memory");
     return t->p[t->n++] = m;
 }
 
 static void scratch_free(scratch *t) {
-    for (int i = 0; i < t->n; i++) free(t->p[i]);
+    for (int i = 0; i < t->n; i++) co_coll_free(t->p[i]);
     free(t->p);
 }
 
@@ -87,11 +87,11 @@ static int take(const co_cshm *s, int q, const char *qpay, const ent *e, void *b
     } else if (dt->contig) {
         co_cma_read(s->pids[q], (char *)buf + dt->true_lb, (const void *)(uintptr_t)e->addr, n);
     } else {
-        char *m = malloc(n);
+        char *m = co_coll_alloc(n);
         if (!m) co_fatal("out of memory");
         co_cma_read(s->pids[q], m, (const void *)(uintptr_t)e->addr, n);
         co_dt_unpack(dt, count, buf, 0, m, n);
-        free(m);
+        co_coll_free(m);
     }
     return rc;
 }
@@ -221,13 +221,13 @@ int co_cma_gatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, c
             char *m = NULL;
             const char *from = (const char *)sbuf + sdt->true_lb;
             if (!sdt->contig) {
-                m = malloc(bytes ? bytes : 1);
+                m = co_coll_alloc(bytes);
                 if (!m) co_fatal("out of memory");
                 co_dt_pack(sdt, scount, sbuf, 0, m, bytes);
                 from = m;
             }
             if (nb) co_cma_write(s->pids[root], from, (void *)(uintptr_t)dst->addr, nb);
-            free(m);
+            co_coll_free(m);
             e->inl = 0;
         }
         co_cshm_publish(s, b, g + 1, 0, g + 2);
@@ -240,7 +240,7 @@ int co_cma_gatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, c
     if (!rdt->contig) {
         size_t total = 0;
         for (int q = 0; q < n; q++) total += (size_t)rcounts[q] * rdt->size;
-        tmp = malloc(total ? total : 1);
+        tmp = co_coll_alloc(total);
         if (!tmp) co_fatal("out of memory");
     }
     size_t off = 0;
@@ -269,7 +269,7 @@ int co_cma_gatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, c
                          (const char *)(uintptr_t)tab[q].addr, CO_MIN(e->bytes, want));
         }
     }
-    free(tmp);
+    co_coll_free(tmp);
     finish(s, g, 0);
     return rc;
 }

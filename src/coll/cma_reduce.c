@@ -75,8 +75,8 @@ static int fold(co_cshm *s, uint64_t g, const void *in, int lo, int hi, size_t e
         }
     }
     if (acc != out) co_coll_copy_same(acc, out, m, dt);
-    free(tb);
-    free(ab);
+    co_coll_free(tb);
+    co_coll_free(ab);
     return MPI_SUCCESS;
 }
 
@@ -141,7 +141,7 @@ int co_reduce_cma(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_o
         co_cshm_wait_all(s, g + 2);
         s->seq = g + 2;
     }
-    free(ob);
+    co_coll_free(ob);
     if (cnt != stack) free(cnt);
     return rc;
 }
@@ -160,7 +160,7 @@ int co_scan_cma(const void *in, void *rbuf, size_t count, co_dtype *dt, co_op *o
     co_cshm_post(s, g + 2);
     co_cshm_wait_all(s, g + 2);
     if (out != rbuf) co_coll_copy_same(out, rbuf, count, dt);
-    free(tb);
+    co_coll_free(tb);
     s->seq = g + 2;
     return rc;
 }

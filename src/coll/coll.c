@@ -242,9 +242,75 @@ void co_coll_comm_free(co_comm *c) {
 
 /* ---- Helpers --------------------------------------------------------------------------------- */
 
+#define CACHE_MIN (64 * 1024)        /* smaller blocks come from malloc as they are */
+#define CACHE_MAX (64 * 1024 * 1024) /* larger ones are not kept */
+
+/* Large blocks carry their size in a 64-byte prefix, so co_coll_free knows where they go. */
+typedef struct blockhdr {
+    size_t bytes;
+    size_t magic;
+    char pad[48];
+} blockhdr;
+#define BLOCK_MAGIC 0x636f6c6c626c6bull
+
+void *co_coll_alloc(size_t bytes) {
+    if (bytes < CACHE_MIN) {
+        blockhdr *h = malloc(sizeof(blockhdr) + (bytes ? bytes : 1));
+        if (!h) return NULL;
+        h->bytes = 0;
+        h->magic = BLOCK_MAGIC;
+        return h + 1;
+    }
+    int best = -1;
+    for (int i = 0; i < CO_COLL_CACHE; i++)
+        if (S->cache[i].p && S->cache[i].bytes >= bytes &&
+            (best < 0 || S->cache[i].bytes < S->cache[best].bytes))
+            best = i;
+    blockhdr *h;
+    if (best >= 0) {
+        h = S->cache[best].p;
+        S->cache[best].p = NULL;
+    } else {
+        h = malloc(sizeof(blockhdr) + bytes);
+        if (!h) return NULL;
+        h->bytes = bytes;
+        h->magic = BLOCK_MAGIC;
+    }
+    return h + 1;
+}
+
+void co_coll_free(void *p) {
+    if (!p) return;
+    blockhdr *h = (blockhdr *)p - 1;
+    if (h->magic != BLOCK_MAGIC) co_fatal("co_coll_free of a block it did not allocate");
+    if (!h->bytes || h->bytes > CACHE_MAX || !S) {
+        free(h);
+        return;
+    }
+    /* keep it in a free slot, or in place of the smallest kept block if it is larger */
+    int slot = -1;
+    for (int i = 0; i < CO_COLL_CACHE; i++)
+        if (!S->cache[i].p) {
+            slot = i;
+            break;
+        }
+    if (slot < 0) {
+        slot = 0;
+        for (int i = 1; i < CO_COLL_CACHE; i++)
+            if (S->cache[i].bytes < S->cache[slot].bytes) slot = i;
+        if (S->cache[slot].bytes >= h->bytes) {
+            free(h);
+            return;
+        }
+        free(S->cache[slot].p);
+    }
+    S->cache[slot].p = h;
+    S->cache[slot].bytes = h->bytes;
+}
+
 void *co_coll_tmpbuf(co_dtype *dt, size_t count, void **base) {
     size_t bytes = count ? co_coll_span(dt, count) : 1;
-    *base = malloc(bytes ? bytes : 1);
+    *base = co_coll_alloc(bytes);
     if (!*base) return NULL;
     return (char *)*base - dt->true_lb;
 }
@@ -326,7 +392,7 @@ int co_coll_reduce_n(const co_op *op, co_dtype *dt, size_t count, const void *co
     co_coll_copy_same(src[n - 1], acc, count, dt);
     for (int q = n - 2; q >= 0; q--) co_op_apply(op, dt, src[q], acc, count);
     if (acc != out) co_coll_copy_same(acc, out, count, dt);
-    free(base);
+    co_coll_free(base);
     return MPI_SUCCESS;
 }
 
@@ -367,6 +433,7 @@ void co_coll_fini(void) {
     if (!S) return;
     if (co_st.world) co_coll_comm_free(co_st.world);
     if (co_st.self) co_coll_comm_free(co_st.self);
+    for (int i = 0; i < CO_COLL_CACHE; i++) free(S->cache[i].p);
     while (S->zombies) {
         co_cshm_zombie *z = S->zombies;
         S->zombies = z->next;

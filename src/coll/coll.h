@@ -155,10 +155,17 @@ typedef struct co_cshm_zombie {
     int size;
 } co_cshm_zombie;
 
+#define CO_COLL_CACHE 6
+typedef struct co_coll_block {
+    void *p;
+    size_t bytes;
+} co_coll_block;
+
 typedef struct co_coll_state {
     int forced[CO_COLL_KINDS]; /* algorithm forced by COHORT_<COLL>_ALGORITHM, or -1 */
     co_shm_heap heap;          /* allocator of this rank's heap slice */
     co_cshm_zombie *zombies;
+    co_coll_block cache[CO_COLL_CACHE]; /* large scratch blocks kept for reuse */
 } co_coll_state;
 
 co_coll_comm *co_coll_comm_of(co_comm *c);
@@ -174,8 +181,13 @@ int co_coll_pick(co_comm *c, int kind, size_t bytes, const co_op *op, const co_d
 
 /* ---- Helpers ------------------------------------------------------------------------------- */
 
+/* Scratch memory. Large blocks are kept for reuse between collectives: a fresh one costs a
+ * page fault per 4 KiB on first touch, which for a 1 MiB reduction is more than the
+ * reduction itself. co_coll_free takes what co_coll_alloc and co_coll_tmpbuf return. */
+void *co_coll_alloc(size_t bytes);
+void co_coll_free(void *p);
 /* A scratch buffer able to hold `count` elements of `dt` laid out as dt says; *base is what
- * to free, the return value is what to pass as the buffer. */
+ * to release (co_coll_free), the return value is what to pass as the buffer. */
 void *co_coll_tmpbuf(co_dtype *dt, size_t count, void **base);
 
 /* Typed local copy (sendbuf to recvbuf within one rank): MPI_ERR_TRUNCATE if the source

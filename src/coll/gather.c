@@ -48,7 +48,7 @@ static int gather_binomial(const void *sbuf, size_t scount, co_dtype *sdt, void 
     size_t rext = (size_t)co_dt_extent(rdt) * rcount;
     int low = rel ? rel & -rel : n; /* my subtree: relative ranks [rel, rel + sub) */
     int sub = CO_MIN(low, n - rel);
-    char *tmp = malloc(CO_MAX((size_t)sub * bb, 1));
+    char *tmp = co_coll_alloc((size_t)sub * bb);
     if (!tmp) return MPI_ERR_NO_MEM;
     if (me == root && sbuf == MPI_IN_PLACE)
         co_dt_pack(rdt, rcount, (char *)rbuf + rext * (size_t)me, 0, tmp, bb);
@@ -77,7 +77,7 @@ static int gather_binomial(const void *sbuf, size_t scount, co_dtype *sdt, void 
             co_dt_unpack(rdt, rcount, (char *)rbuf + rext * (size_t)q, 0, tmp + (size_t)j * bb, bb);
         }
     }
-    free(tmp);
+    co_coll_free(tmp);
     return rc;
 }
 

@@ -67,8 +67,8 @@ static int reduce_binomial(const void *sbuf, void *rbuf, size_t count, co_dtype 
     } else if (me == root && result != rbuf) {
         co_coll_copy_same(result, rbuf, count, dt);
     }
-    free(accb);
-    free(tmpb);
+    co_coll_free(accb);
+    co_coll_free(tmpb);
     return rc;
 }
 
@@ -109,7 +109,7 @@ static int reduce_scatter_gather(const void *sbuf, void *rbuf, size_t count, co_
         int r = co_send(out, cnt[me], dt, root, CO_TAG_REDUCE, c, co_coll_ctx(c));
         if (r && !rc) rc = r;
     }
-    free(outb);
+    co_coll_free(outb);
     free(cnt);
     return rc;
 }

@@ -53,8 +53,8 @@ int co_rs_ring(const void *in, void *out, const size_t *cnt, const size_t *dsp, 
         curbuf = dst == buf[0] ? 0 : dst == buf[1] ? 1 : -1;
         if (last && dst != out) co_coll_copy_same(dst, out, cnt[me], dt);
     }
-    free(ab);
-    free(bb);
+    co_coll_free(ab);
+    co_coll_free(bb);
     return rc;
 }
 
@@ -133,12 +133,12 @@ int co_rs_run(const void *sbuf, void *rbuf, const size_t *cnt, const size_t *dsp
         int r = co_scatterv(full, ic, ic + n, dt, rbuf, cnt[me], dt, 0, c);
         if (r && !rc) rc = r;
         free(ic);
-        free(tb);
+        co_coll_free(tb);
         break;
     }
     }
     if (out != rbuf) co_coll_copy_same(out, rbuf, cnt[me], dt);
-    free(ob);
+    co_coll_free(ob);
     return rc;
 }
 

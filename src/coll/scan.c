@@ -45,11 +45,11 @@ static int scan_linear(const void *in, void *rbuf, size_t count, co_dtype *dt, c
             co_op_apply(op, dt, prefix, next, count);
             int r = co_send(next, count, dt, me + 1, CO_TAG_SCAN, c, ctx);
             if (r && !rc) rc = r;
-            free(nb);
+            co_coll_free(nb);
         }
         co_coll_copy_same(prefix, rbuf, count, dt);
     }
-    free(pb);
+    co_coll_free(pb);
     return rc;
 }
 
@@ -84,8 +84,8 @@ static int scan_rd(const void *in, void *rbuf, size_t count, co_dtype *dt, co_op
             tmp = t;
         }
     }
-    free(pb);
-    free(tb);
+    co_coll_free(pb);
+    co_coll_free(tb);
     return rc;
 }
 

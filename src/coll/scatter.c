@@ -51,7 +51,7 @@ static int scatter_binomial(const void *sbuf, size_t scount, co_dtype *sdt, void
     size_t sext = (size_t)co_dt_extent(sdt) * scount;
     int low = rel ? rel & -rel : n;
     int sub = CO_MIN(low, n - rel);
-    char *tmp = malloc(CO_MAX((size_t)sub * bb, 1));
+    char *tmp = co_coll_alloc((size_t)sub * bb);
     if (!tmp) return MPI_ERR_NO_MEM;
     co_dtype *byte = co_dt_get(MPI_BYTE);
     if (rel == 0) {
@@ -78,7 +78,7 @@ static int scatter_binomial(const void *sbuf, size_t scount, co_dtype *sdt, void
     }
     int r = co_coll_waitall(nr, reqs);
     if (r && !rc) rc = r;
-    free(tmp);
+    co_coll_free(tmp);
     return rc;
 }
 
