@@ -67,7 +67,7 @@ static int allgather_bruck(const void *sbuf, size_t scount, co_dtype *sdt, void 
 static int allgather_shm(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size_t rcount,
                          co_dtype *rdt, co_comm *c) {
     co_cshm *s = c->coll->shm;
-    int n = s->n, me = s->me, rc = MPI_SUCCESS;
+    int me = s->me, rc = MPI_SUCCESS;
     size_t bb = rcount * rdt->size, C = co_cshm_cap(s);
     size_t sb = sbuf == MPI_IN_PLACE ? bb : scount * sdt->size;
     size_t rext = (size_t)co_dt_extent(rdt) * rcount;
@@ -84,13 +84,15 @@ static int allgather_shm(const void *sbuf, size_t scount, co_dtype *sdt, void *r
         else
             co_dt_pack(sdt, scount, sbuf, off, d, len);
         co_cshm_publish(s, b, h + 1, sb, h + 2);
-        for (int j = 1; j < n; j++) {
-            int q = (me + j) % n;
+        co_cshm_iter it;
+        co_cshm_iter_init(&it, s);
+        CO_CSHM_EACH_READY(s, &it, b, h + 1, q) {
             uint64_t qb;
             const char *qd = co_cshm_read(s, q, b, h + 1, &qb);
             if (qb > bb) rc = MPI_ERR_TRUNCATE;
             co_dt_unpack(rdt, rcount, (char *)rbuf + rext * (size_t)q, off, qd, len);
         }
+        co_cshm_iter_fini(&it);
         co_cshm_post(s, h + 2);
     }
     if (sbuf != MPI_IN_PLACE) {

@@ -94,15 +94,18 @@ static int allgatherv_shm(const void *sbuf, size_t scount, co_dtype *sdt, void *
                 co_dt_pack(sdt, scount, sbuf, off, d, CO_MIN(C, mb - off));
             co_cshm_publish(s, b, h + 1, sbuf == MPI_IN_PLACE ? mb : scount * sdt->size, h + 2);
         }
-        for (int j = 1; j < n; j++) {
-            int q = (me + j) % n;
+        co_cshm_iter it;
+        co_cshm_iter_init(&it, s);
+        for (int q = 0; q < n; q++)
+            if (off >= (size_t)rcounts[q] * rdt->size) it.done[q] = 1;
+        CO_CSHM_EACH_READY(s, &it, b, h + 1, q) {
             size_t qb = (size_t)rcounts[q] * rdt->size;
-            if (off >= qb) continue;
             uint64_t wb;
             const char *qd = co_cshm_read(s, q, b, h + 1, &wb);
             if (wb > qb) rc = MPI_ERR_TRUNCATE;
             co_dt_unpack(rdt, (size_t)rcounts[q], BLK(q), off, qd, CO_MIN(C, qb - off));
         }
+        co_cshm_iter_fini(&it);
         co_cshm_post(s, h + 2);
     }
     if (sbuf != MPI_IN_PLACE) {

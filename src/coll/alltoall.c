@@ -117,14 +117,16 @@ static int a2a_shm(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, s
                 co_dt_pack(sdt, scount, (const char *)sbuf + sext * (size_t)q, off,
                            d + (size_t)q * Cd, len);
         co_cshm_publish(s, b, h + 1, scount * sdt->size, h + 2);
-        for (int j = 1; j < n; j++) {
-            int q = (me + j) % n;
+        co_cshm_iter it;
+        co_cshm_iter_init(&it, s);
+        CO_CSHM_EACH_READY(s, &it, b, h + 1, q) {
             uint64_t qb;
             const char *qd = co_cshm_read(s, q, b, h + 1, &qb);
             if (qb > bb) rc = MPI_ERR_TRUNCATE;
             co_dt_unpack(rdt, rcount, (char *)rbuf + rext * (size_t)q, off, qd + (size_t)me * Cd,
                          len);
         }
+        co_cshm_iter_fini(&it);
         co_cshm_post(s, h + 2);
     }
     s->seq = g + 2 * rounds;

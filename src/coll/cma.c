@@ -102,12 +102,19 @@ static void finish(co_cshm *s, uint64_t g, int wait) {
     s->seq = g + 2;
 }
 
+/* Readers post g+2 as soon as they have read, and copy their own block afterwards: a peer
+ * waiting to reuse its buffer need not wait for that copy too. */
+static void leave(co_cshm *s, uint64_t g, int wait) {
+    if (wait) co_cshm_wait_all(s, g + 2);
+    s->seq = g + 2;
+}
+
 #define BLOCK(buf, displ, dt) ((char *)(buf) + (MPI_Aint)(displ)*co_dt_extent(dt))
 
 int co_cma_allgatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf,
                       const int *rcounts, const int *displs, co_dtype *rdt, co_comm *c) {
     co_cshm *s = c->coll->shm;
-    int n = s->n, me = s->me, rc = MPI_SUCCESS;
+    int me = s->me, rc = MPI_SUCCESS;
     uint64_t g = s->seq;
     unsigned b = (unsigned)(g % CO_CSHM_NBUF);
     scratch t = {0};
@@ -120,17 +127,22 @@ int co_cma_allgatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf
     else
         remote = offer(s, pay, &used, (ent *)pay, sbuf, scount, sdt, &t);
     co_cshm_publish(s, b, g + 1, 0, g + 2);
-    if (sbuf != MPI_IN_PLACE)
-        rc =
-            co_coll_copy(sbuf, scount, sdt, BLOCK(rbuf, displs[me], rdt), (size_t)rcounts[me], rdt);
-    for (int j = 1; j < n; j++) {
-        int q = (me + j) % n;
-        const char *qp = co_cshm_read(s, q, b, g + 1, NULL);
+    co_cshm_iter it;
+    co_cshm_iter_init(&it, s);
+    CO_CSHM_EACH_READY(s, &it, b, g + 1, q) {
+        const char *qp = co_cshm_data(s, q, b);
         int r =
             take(s, q, qp, (const ent *)qp, BLOCK(rbuf, displs[q], rdt), (size_t)rcounts[q], rdt);
         if (r && !rc) rc = r;
     }
-    finish(s, g, remote);
+    co_cshm_iter_fini(&it);
+    co_cshm_post(s, g + 2);
+    if (sbuf != MPI_IN_PLACE) {
+        int r =
+            co_coll_copy(sbuf, scount, sdt, BLOCK(rbuf, displs[me], rdt), (size_t)rcounts[me], rdt);
+        if (r && !rc) rc = r;
+    }
+    leave(s, g, remote);
     scratch_free(&t);
     return rc;
 }
@@ -152,18 +164,32 @@ int co_cma_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, c
                         sdt, &t);
     }
     co_cshm_publish(s, b, g + 1, 0, g + 2);
-    rc = co_coll_copy(BLOCK(sbuf, sdispls[me], sdt), (size_t)scounts[me], sdt,
-                      BLOCK(rbuf, rdispls[me], rdt), (size_t)rcounts[me], rdt);
-    for (int j = 1; j < n; j++) {
-        int q = (me - j + n) % n;
-        const char *qp = co_cshm_read(s, q, b, g + 1, NULL);
+    co_cshm_iter it;
+    co_cshm_iter_init(&it, s);
+    CO_CSHM_EACH_READY(s, &it, b, g + 1, q) {
+        const char *qp = co_cshm_data(s, q, b);
         int r = take(s, q, qp, (const ent *)qp + me, BLOCK(rbuf, rdispls[q], rdt),
                      (size_t)rcounts[q], rdt);
         if (r && !rc) rc = r;
     }
-    finish(s, g, remote);
+    co_cshm_iter_fini(&it);
+    co_cshm_post(s, g + 2);
+    int r = co_coll_copy(BLOCK(sbuf, sdispls[me], sdt), (size_t)scounts[me], sdt,
+                         BLOCK(rbuf, rdispls[me], rdt), (size_t)rcounts[me], rdt);
+    if (r && !rc) rc = r;
+    leave(s, g, remote);
     scratch_free(&t);
     return rc;
+}
+
+/* Two ranks, a large contiguous block: the root writes the head of its peer's block while
+ * the peer reads the tail, so both cores copy. The root also copies its own block, and a
+ * local copy runs about twice as fast as a single-copy transfer here, so it takes the
+ * smaller share (a quarter) unless it has no copy of its own. Both sides compute the split
+ * from the root's size and the peer's capacity. */
+static size_t coop_split(size_t bytes, size_t cap, int root_copies) {
+    size_t nb = CO_MIN(bytes, cap);
+    return (root_copies ? nb / 4 : nb / 2) & ~(size_t)63;
 }
 
 int co_cma_scatterv(const void *sbuf, const int *scounts, const int *displs, co_dtype *sdt,
@@ -173,6 +199,34 @@ int co_cma_scatterv(const void *sbuf, const int *scounts, const int *displs, co_
     uint64_t g = s->seq;
     unsigned b = (unsigned)(g % CO_CSHM_NBUF);
     if (me != root) {
+        size_t cap = rcount * rdt->size;
+        if (n == 2) { /* where the root may write: my buffer, or scratch to unpack from */
+            ent *mine = (ent *)co_cshm_acquire(s, b);
+            char *m = rdt->contig ? NULL : co_coll_alloc(cap);
+            mine->addr = (uint64_t)(uintptr_t)(m ? m : (char *)rbuf + rdt->true_lb);
+            mine->bytes = cap;
+            co_cshm_publish(s, b, g + 1, 0, g + 2);
+            const char *rp = co_cshm_read(s, root, b, g + 1, NULL);
+            const ent *e = (const ent *)rp + me;
+            if (!e->inl && e->bytes >= CMA_MIN) {
+                size_t x = coop_split(e->bytes, cap, (int)((const ent *)rp)[root].inl);
+                size_t nb = CO_MIN(e->bytes, cap);
+                if (e->bytes > cap) rc = MPI_ERR_TRUNCATE;
+                if (nb > x)
+                    co_cma_read(s->pids[root], (char *)(uintptr_t)mine->addr + x,
+                                (const char *)(uintptr_t)e->addr + x, nb - x);
+                co_cshm_post(s, g + 2);
+                co_cshm_wait(s, root, g + 2); /* the root's half is written */
+                if (m) co_dt_unpack(rdt, rcount, rbuf, 0, m, nb);
+                co_coll_free(m);
+                s->seq = g + 2;
+                return rc;
+            }
+            co_coll_free(m);
+            rc = take(s, root, rp, e, rbuf, rcount, rdt);
+            finish(s, g, 0);
+            return rc;
+        }
         const char *rp = co_cshm_read(s, root, b, g + 1, NULL);
         rc = take(s, root, rp, (const ent *)rp + me, rbuf, rcount, rdt);
         finish(s, g, 0);
@@ -188,11 +242,21 @@ int co_cma_scatterv(const void *sbuf, const int *scounts, const int *displs, co_
         remote |=
             offer(s, pay, &used, &tab[d], BLOCK(sbuf, displs[d], sdt), (size_t)scounts[d], sdt, &t);
     }
+    tab[me].inl = rbuf != MPI_IN_PLACE; /* tells a coop peer whether I copy a block too */
     co_cshm_publish(s, b, g + 1, 0, g + 2);
+    if (n == 2 && !tab[1 - me].inl && tab[1 - me].bytes >= CMA_MIN) {
+        int p = 1 - me;
+        const ent *pe = (const ent *)co_cshm_read(s, p, b, g + 1, NULL);
+        size_t x = coop_split(tab[p].bytes, pe->bytes, (int)tab[me].inl);
+        if (x)
+            co_cma_write(s->pids[p], (const char *)(uintptr_t)tab[p].addr,
+                         (char *)(uintptr_t)pe->addr, x);
+    }
+    co_cshm_post(s, g + 2); /* my part of the copying into others is done */
     if (rbuf != MPI_IN_PLACE)
         rc =
             co_coll_copy(BLOCK(sbuf, displs[me], sdt), (size_t)scounts[me], sdt, rbuf, rcount, rdt);
-    finish(s, g, remote);
+    leave(s, g, remote);
     scratch_free(&t);
     return rc;
 }
@@ -255,9 +319,10 @@ int co_cma_gatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, c
     if (sbuf != MPI_IN_PLACE)
         rc =
             co_coll_copy(sbuf, scount, sdt, BLOCK(rbuf, displs[me], rdt), (size_t)rcounts[me], rdt);
-    for (int j = 1; j < n; j++) {
-        int q = (me + j) % n;
-        const char *qp = co_cshm_read(s, q, b, g + 1, NULL);
+    co_cshm_iter it;
+    co_cshm_iter_init(&it, s);
+    CO_CSHM_EACH_READY(s, &it, b, g + 1, q) {
+        const char *qp = co_cshm_data(s, q, b);
         const ent *e = (const ent *)qp;
         size_t want = tab[q].bytes;
         if (e->bytes > want && !rc) rc = MPI_ERR_TRUNCATE;
@@ -269,6 +334,7 @@ int co_cma_gatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, c
                          (const char *)(uintptr_t)tab[q].addr, CO_MIN(e->bytes, want));
         }
     }
+    co_cshm_iter_fini(&it);
     co_coll_free(tmp);
     finish(s, g, 0);
     return rc;

@@ -93,10 +93,27 @@ int co_rs_cma(const void *in, void *out, const size_t *cnt, const size_t *dsp, s
     return rc;
 }
 
-static void blocks(size_t count, int n, size_t *cnt, size_t *dsp) {
+/* Blocks for Reduce and Allreduce. For Reduce the others also write their block into the
+ * root's buffer (three passes over it against the root's two), so the root takes a block
+ * one and a half times as large and everyone finishes together. */
+static void blocks(size_t count, int n, int root, size_t *cnt, size_t *dsp) {
     size_t off = 0;
-    for (int i = 0; i < n; i++) {
-        cnt[i] = count / (size_t)n + ((size_t)i < count % (size_t)n ? 1 : 0);
+    if (root < 0) {
+        for (int i = 0; i < n; i++) {
+            cnt[i] = count / (size_t)n + ((size_t)i < count % (size_t)n ? 1 : 0);
+            dsp[i] = off;
+            off += cnt[i];
+        }
+        return;
+    }
+    size_t big = count * 3 / (size_t)(2 * n + 1), rest = count - big;
+    for (int i = 0, k = 0; i < n; i++) {
+        if (i == root) {
+            cnt[i] = big;
+        } else {
+            cnt[i] = rest / (size_t)(n - 1) + ((size_t)k < rest % (size_t)(n - 1) ? 1 : 0);
+            k++;
+        }
         dsp[i] = off;
         off += cnt[i];
     }
@@ -112,7 +129,7 @@ int co_reduce_cma(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_o
     size_t *cnt = n <= 32 ? stack : malloc(2 * (size_t)n * sizeof(size_t));
     if (!cnt) co_fatal("out of memory");
     size_t *dsp = cnt + n;
-    blocks(count, n, cnt, dsp);
+    blocks(count, n, root, cnt, dsp);
     uint64_t g = s->seq;
     int all = root < 0, has_out = all || me == root;
     publish_addrs(s, g, in, has_out ? rbuf : NULL, dt);
@@ -146,9 +163,30 @@ int co_reduce_cma(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_o
     return rc;
 }
 
+/* Exscan on two ranks: rank 1's result is rank 0's operand, so rank 0 writes the first half
+ * into rank 1's buffer while rank 1 reads the second. */
+static int exscan_pair(const void *in, void *rbuf, size_t count, co_dtype *dt, co_cshm *s) {
+    uint64_t g = s->seq;
+    int me = s->me, p = 1 - me;
+    publish_addrs(s, g, in, rbuf, dt);
+    addrs a = peer_addrs(s, p, g);
+    size_t h = count / 2, ext = (size_t)co_dt_extent(dt);
+    if (me == 0 && h)
+        co_cma_write(s->pids[p], (const char *)in + dt->true_lb, (void *)(uintptr_t)a.out,
+                     h * dt->size);
+    else if (me == 1 && count > h)
+        co_cma_read(s->pids[p], (char *)rbuf + dt->true_lb + h * ext,
+                    (const void *)(uintptr_t)(a.in + h * ext), (count - h) * dt->size);
+    co_cshm_post(s, g + 2);
+    co_cshm_wait(s, p, g + 2);
+    s->seq = g + 2;
+    return MPI_SUCCESS;
+}
+
 int co_scan_cma(const void *in, void *rbuf, size_t count, co_dtype *dt, co_op *op, co_comm *c,
                 int excl) {
     co_cshm *s = c->coll->shm;
+    if (excl && s->n == 2 && dt->contig) return exscan_pair(in, rbuf, count, dt, s);
     uint64_t g = s->seq;
     publish_addrs(s, g, in, NULL, dt);
     int top = excl ? s->me - 1 : s->me;

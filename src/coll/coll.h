@@ -12,6 +12,9 @@
 #include "../p2p/p2p.h"
 #include "../xport/shm_heap.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 /* Tags of the collective context. Collectives on one communicator are called in the same
  * order everywhere and messages between two ranks are not overtaken, so fixed tags suffice
  * (no algorithm receives from MPI_ANY_SOURCE). */
@@ -297,6 +300,30 @@ char *co_cshm_acquire(co_cshm *s, unsigned b);
 void co_cshm_publish(co_cshm *s, unsigned b, uint64_t step, uint64_t bytes, uint64_t free);
 /* Rank q's buffer b once it holds step `step` (or later); *bytes: the writer's size. */
 const char *co_cshm_read(const co_cshm *s, int q, unsigned b, uint64_t step, uint64_t *bytes);
+
+/* The next rank (not marked in done[], which it then marks) whose buffer b holds step
+ * `step`, waiting if none does yet. Readers take peers in the order they become ready: when
+ * ranks outnumber cores, the one that ran first is usually not the next in rank order. */
+int co_cshm_next(const co_cshm *s, unsigned b, uint64_t step, char *done, int *cursor);
+
+typedef struct co_cshm_iter {
+    char stack[128];
+    char *done;
+    int cursor;
+} co_cshm_iter;
+static inline void co_cshm_iter_init(co_cshm_iter *it, const co_cshm *s) {
+    it->done = s->n <= 128 ? it->stack : malloc((size_t)s->n);
+    if (!it->done) co_fatal("out of memory");
+    memset(it->done, 0, (size_t)s->n);
+    it->done[s->me] = 1;
+    it->cursor = s->me + 1 < s->n ? s->me + 1 : 0;
+}
+static inline void co_cshm_iter_fini(co_cshm_iter *it) {
+    if (it->done != it->stack) free(it->done);
+}
+/* for each peer q whose buffer b holds `step`, in the order they become ready */
+#define CO_CSHM_EACH_READY(s, it, b, step, q)                                                      \
+    for (int q; ((q) = co_cshm_next((s), (b), (step), (it)->done, &(it)->cursor)) >= 0;)
 
 /* Single-copy algorithms exchange tables of these in their buffers: per peer, where the
  * data for (or from) it lies in the owner's address space and how many bytes. */

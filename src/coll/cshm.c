@@ -43,6 +43,36 @@ void co_cshm_wait_all(const co_cshm *s, uint64_t step) {
     for (int q = 0; q < s->n; q++) co_cshm_wait(s, q, step);
 }
 
+static inline int buf_ready(const co_cshm *s, int q, unsigned b, uint64_t step) {
+    const co_cshm_bufhdr *h = (const co_cshm_bufhdr *)co_cshm_buf(s, q, b);
+    return atomic_load_explicit(&h->seq, memory_order_acquire) >= step;
+}
+
+int co_cshm_next(const co_cshm *s, unsigned b, uint64_t step, char *done, int *cursor) {
+    int n = s->n;
+    co_backoff bo = {0};
+    for (;;) {
+        int pending = 0;
+        for (int k = 0; k < n; k++) {
+            int q = *cursor + k < n ? *cursor + k : *cursor + k - n;
+            if (done[q]) continue;
+            pending = 1;
+            if (buf_ready(s, q, b, step)) {
+                done[q] = 1;
+                *cursor = q + 1 < n ? q + 1 : 0;
+                return q;
+            }
+        }
+        if (!pending) return -1;
+        if (co_progress())
+            co_backoff_reset(&bo);
+        else if (co_st.oversubscribed && bo.idle >= 2)
+            sched_yield();
+        else
+            co_backoff_idle(&bo);
+    }
+}
+
 char *co_cshm_acquire(co_cshm *s, unsigned b) {
     co_cshm_wait_all(s, s->free_at[b]);
     return co_cshm_data(s, s->me, b);

@@ -87,7 +87,7 @@ static int gather_binomial(const void *sbuf, size_t scount, co_dtype *sdt, void 
 static int gather_shm(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size_t rcount,
                       co_dtype *rdt, int root, co_comm *c) {
     co_cshm *s = c->coll->shm;
-    int n = s->n, me = s->me, rc = MPI_SUCCESS;
+    int me = s->me, rc = MPI_SUCCESS;
     size_t bb = me == root ? rcount * rdt->size : scount * sdt->size, C = co_cshm_cap(s);
     size_t rext = (size_t)co_dt_extent(rdt) * rcount;
     size_t rounds = (bb + C - 1) / C;
@@ -102,13 +102,15 @@ static int gather_shm(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf
             co_cshm_publish(s, b, h + 2, bb, h + 2);
             continue;
         }
-        for (int q = 0; q < n; q++) {
-            if (q == me) continue;
+        co_cshm_iter it;
+        co_cshm_iter_init(&it, s);
+        CO_CSHM_EACH_READY(s, &it, b, h + 1, q) {
             uint64_t qb;
             const char *d = co_cshm_read(s, q, b, h + 1, &qb);
             if (qb > bb) rc = MPI_ERR_TRUNCATE;
             co_dt_unpack(rdt, rcount, (char *)rbuf + rext * (size_t)q, off, d, len);
         }
+        co_cshm_iter_fini(&it);
         co_cshm_post(s, h + 2);
     }
     if (me == root && sbuf != MPI_IN_PLACE) {
