@@ -95,9 +95,10 @@ int co_coll_check_config(const co_config *cfg, char *err, size_t errlen) {
 /* ---- Selection ------------------------------------------------------------------------------
  * The first rule of the collective whose limits hold and whose algorithm can run wins; if
  * none does, the collective's first algorithm (which runs everywhere). The limits come from
- * measurements on a 2-core machine at 2 to 8 ranks (docs/collectives.md). `shared`: the rule
- * only applies when all members share memory (every communicator, until there is a network
- * transport). */
+ * measurements on a 2-core machine at 2, 4 and 8 ranks (docs/collectives.md has the
+ * numbers). `shared`: the rule only applies when all members share memory (every
+ * communicator, until there is a network transport; the other rules are the point-to-point
+ * choices for that day). */
 typedef struct rule {
     uint8_t kind, alg, shared;
     int max_np;       /* communicator size at most this */
@@ -110,46 +111,90 @@ typedef struct rule {
 #define BIG ((size_t)-1)
 
 static const rule rules[] = {
-    {CO_COLL_BARRIER, CO_BARRIER_FLAG, 1, ANY, BIG},
+    {CO_COLL_BARRIER, CO_BARRIER_COUNTER, 1, ANY, BIG},
 
-    {CO_COLL_BCAST, CO_BCAST_SHM, 1, ANY, 16 * KB},
+    {CO_COLL_BCAST, CO_BCAST_SHM, 1, 2, 8 * KB},
+    {CO_COLL_BCAST, CO_BCAST_CMA, 1, 2, BIG},
+    {CO_COLL_BCAST, CO_BCAST_SHM, 1, 4, BIG},
+    {CO_COLL_BCAST, CO_BCAST_SHM, 1, ANY, 256 * KB},
     {CO_COLL_BCAST, CO_BCAST_CMA, 1, ANY, BIG},
-    {CO_COLL_BCAST, CO_BCAST_SHM, 1, ANY, BIG},
     {CO_COLL_BCAST, CO_BCAST_BINOMIAL, 0, ANY, 32 * KB},
     {CO_COLL_BCAST, CO_BCAST_SCATTER_ALLGATHER, 0, ANY, BIG},
 
-    {CO_COLL_REDUCE, CO_REDUCE_CMA, 1, 2, BIG},
-    {CO_COLL_REDUCE, CO_REDUCE_SHM, 1, ANY, BIG},
+    {CO_COLL_REDUCE, CO_REDUCE_SHM, 1, ANY, 4 * KB},
+    {CO_COLL_REDUCE, CO_REDUCE_BINOMIAL, 1, ANY, 512 * KB},
+    {CO_COLL_REDUCE, CO_REDUCE_CMA, 1, ANY, BIG},
     {CO_COLL_REDUCE, CO_REDUCE_BINOMIAL, 0, ANY, 64 * KB},
     {CO_COLL_REDUCE, CO_REDUCE_SCATTER_GATHER, 0, ANY, BIG},
 
-    {CO_COLL_ALLREDUCE, CO_ALLREDUCE_CMA, 1, 2, BIG},
-    {CO_COLL_ALLREDUCE, CO_ALLREDUCE_SHM, 1, ANY, BIG},
+    {CO_COLL_ALLREDUCE, CO_ALLREDUCE_SHM, 1, 2, 512},
+    {CO_COLL_ALLREDUCE, CO_ALLREDUCE_RECURSIVE_DOUBLING, 1, 2, 16 * KB},
+    {CO_COLL_ALLREDUCE, CO_ALLREDUCE_REDUCE_BCAST, 1, 2, BIG},
+    {CO_COLL_ALLREDUCE, CO_ALLREDUCE_SHM, 1, ANY, 128 * KB},
+    {CO_COLL_ALLREDUCE, CO_ALLREDUCE_CMA, 1, ANY, BIG},
     {CO_COLL_ALLREDUCE, CO_ALLREDUCE_RECURSIVE_DOUBLING, 0, ANY, 16 * KB},
     {CO_COLL_ALLREDUCE, CO_ALLREDUCE_RING, 0, ANY, BIG},
+    {CO_COLL_ALLREDUCE, CO_ALLREDUCE_REDUCE_BCAST, 0, ANY, BIG},
 
-    {CO_COLL_GATHER, CO_GATHER_SHM, 1, ANY, 4 * KB},
+    {CO_COLL_GATHER, CO_GATHER_CMA, 1, 2, BIG},
+    {CO_COLL_GATHER, CO_GATHER_CMA, 1, ANY, 1 * KB},
+    {CO_COLL_GATHER, CO_GATHER_LINEAR, 1, ANY, 16 * KB},
+    {CO_COLL_GATHER, CO_GATHER_CMA, 1, ANY, BIG},
     {CO_COLL_GATHER, CO_GATHER_BINOMIAL, 0, ANY, 1 * KB},
 
-    {CO_COLL_SCATTER, CO_SCATTER_SHM, 1, ANY, 4 * KB},
+    {CO_COLL_GATHERV, CO_GATHERV_CMA, 1, ANY, BIG},
+
+    {CO_COLL_SCATTER, CO_SCATTER_SHM, 1, ANY, 512},
+    {CO_COLL_SCATTER, CO_SCATTER_CMA, 1, 2, BIG},
+    {CO_COLL_SCATTER, CO_SCATTER_LINEAR, 1, ANY, 16 * KB},
+    {CO_COLL_SCATTER, CO_SCATTER_CMA, 1, ANY, BIG},
     {CO_COLL_SCATTER, CO_SCATTER_BINOMIAL, 0, ANY, 1 * KB},
 
+    {CO_COLL_SCATTERV, CO_SCATTERV_CMA, 1, ANY, BIG},
+
+    {CO_COLL_ALLGATHER, CO_ALLGATHER_SHM, 1, 2, 1 * KB},
+    {CO_COLL_ALLGATHER, CO_ALLGATHER_SHM, 1, ANY, 16 * KB},
+    {CO_COLL_ALLGATHER, CO_ALLGATHER_CMA, 1, ANY, BIG},
     {CO_COLL_ALLGATHER, CO_ALLGATHER_SHM, 1, ANY, BIG},
     {CO_COLL_ALLGATHER, CO_ALLGATHER_BRUCK, 0, ANY, 1 * KB},
 
+    {CO_COLL_ALLGATHERV, CO_ALLGATHERV_SHM, 1, 2, 1 * KB},
+    {CO_COLL_ALLGATHERV, CO_ALLGATHERV_SHM, 1, ANY, 16 * KB},
+    {CO_COLL_ALLGATHERV, CO_ALLGATHERV_CMA, 1, ANY, BIG},
     {CO_COLL_ALLGATHERV, CO_ALLGATHERV_SHM, 1, ANY, BIG},
 
-    {CO_COLL_ALLTOALL, CO_ALLTOALL_SHM, 1, ANY, 4 * KB},
+    {CO_COLL_ALLTOALL, CO_ALLTOALL_SHM, 1, ANY, 1 * KB},
+    {CO_COLL_ALLTOALL, CO_ALLTOALL_CMA, 1, 2, BIG},
+    {CO_COLL_ALLTOALL, CO_ALLTOALL_LINEAR, 1, 4, 16 * KB},
+    {CO_COLL_ALLTOALL, CO_ALLTOALL_CMA, 1, 4, BIG},
+    {CO_COLL_ALLTOALL, CO_ALLTOALL_LINEAR, 1, ANY, BIG},
     {CO_COLL_ALLTOALL, CO_ALLTOALL_BRUCK, 0, ANY, 256},
     {CO_COLL_ALLTOALL, CO_ALLTOALL_LINEAR, 0, ANY, BIG},
 
-    {CO_COLL_REDUCE_SCATTER, CO_RSCAT_SHM, 1, ANY, BIG},
+    {CO_COLL_ALLTOALLV, CO_ALLTOALLV_CMA, 1, ANY, BIG},
+    {CO_COLL_ALLTOALLV, CO_ALLTOALLV_LINEAR, 0, ANY, BIG},
+
+    {CO_COLL_REDUCE_SCATTER, CO_RSCAT_SHM, 1, 2, 1 * KB},
+    {CO_COLL_REDUCE_SCATTER, CO_RSCAT_RING, 1, 2, BIG},
+    {CO_COLL_REDUCE_SCATTER, CO_RSCAT_CMA, 1, 2, BIG},
+    {CO_COLL_REDUCE_SCATTER, CO_RSCAT_SHM, 1, ANY, 256 * KB},
+    {CO_COLL_REDUCE_SCATTER, CO_RSCAT_CMA, 1, ANY, BIG},
     {CO_COLL_REDUCE_SCATTER, CO_RSCAT_RING, 0, ANY, BIG},
-    {CO_COLL_REDUCE_SCATTER_BLOCK, CO_RSCAT_SHM, 1, ANY, BIG},
+    {CO_COLL_REDUCE_SCATTER_BLOCK, CO_RSCAT_SHM, 1, 2, 1 * KB},
+    {CO_COLL_REDUCE_SCATTER_BLOCK, CO_RSCAT_RING, 1, 2, BIG},
+    {CO_COLL_REDUCE_SCATTER_BLOCK, CO_RSCAT_CMA, 1, 2, BIG},
+    {CO_COLL_REDUCE_SCATTER_BLOCK, CO_RSCAT_SHM, 1, ANY, 256 * KB},
+    {CO_COLL_REDUCE_SCATTER_BLOCK, CO_RSCAT_CMA, 1, ANY, BIG},
     {CO_COLL_REDUCE_SCATTER_BLOCK, CO_RSCAT_RING, 0, ANY, BIG},
 
-    {CO_COLL_SCAN, CO_SCAN_SHM, 1, ANY, BIG},
+    {CO_COLL_SCAN, CO_SCAN_SHM, 1, 2, 8 * KB},
+    {CO_COLL_SCAN, CO_SCAN_CMA, 1, 2, 32 * KB},
+    {CO_COLL_SCAN, CO_SCAN_LINEAR, 1, 2, 256 * KB},
+    {CO_COLL_SCAN, CO_SCAN_SHM, 1, 2, BIG},
+    {CO_COLL_SCAN, CO_SCAN_SHM, 1, ANY, 64 * KB},
     {CO_COLL_SCAN, CO_SCAN_RECURSIVE_DOUBLING, 0, ANY, 64 * KB},
+    {CO_COLL_EXSCAN, CO_SCAN_SHM, 1, 2, 8 * KB},
+    {CO_COLL_EXSCAN, CO_SCAN_CMA, 1, 2, BIG},
     {CO_COLL_EXSCAN, CO_SCAN_SHM, 1, ANY, BIG},
     {CO_COLL_EXSCAN, CO_SCAN_RECURSIVE_DOUBLING, 0, ANY, 64 * KB},
 };
@@ -177,11 +222,9 @@ int co_coll_pick(co_comm *c, int kind, size_t bytes, const co_op *op, const co_d
     int f = S->forced[kind];
     if (f >= 0 && usable(c, kind, f, op, dt)) return f;
     int shared = all_local(c);
-    for (size_t i = 0; i < CO_ARRAY_LEN(rules); i++) {
+    for (size_t i = S->first_rule[kind]; i < S->end_rule[kind]; i++) {
         const rule *r = &rules[i];
-        if (r->kind != kind || (r->shared && !shared) || c->size > r->max_np ||
-            bytes > r->max_bytes)
-            continue;
+        if ((r->shared && !shared) || c->size > r->max_np || bytes > r->max_bytes) continue;
         if (usable(c, kind, r->alg, op, dt)) return r->alg;
     }
     return 0;
@@ -423,6 +466,9 @@ int co_coll_init(void) {
     }
     for (int k = 0; k < CO_COLL_KINDS; k++)
         S->forced[k] = lookup(k, (const char *)&co_st.cfg + cfg_offset[k]);
+    /* the table lists each collective's rules together */
+    for (size_t i = CO_ARRAY_LEN(rules); i-- > 0;) S->first_rule[rules[i].kind] = (uint16_t)i;
+    for (size_t i = 0; i < CO_ARRAY_LEN(rules); i++) S->end_rule[rules[i].kind] = (uint16_t)(i + 1);
     if (co_shm_heap_init(&S->heap, co_seg_heap(co_st.seg, co_st.world_rank),
                          co_st.seg->hdr->heap_slice))
         return MPI_ERR_NO_MEM;

@@ -166,6 +166,7 @@ typedef struct co_coll_block {
 
 typedef struct co_coll_state {
     int forced[CO_COLL_KINDS]; /* algorithm forced by COHORT_<COLL>_ALGORITHM, or -1 */
+    uint16_t first_rule[CO_COLL_KINDS], end_rule[CO_COLL_KINDS]; /* rules of each kind */
     co_shm_heap heap;          /* allocator of this rank's heap slice */
     co_cshm_zombie *zombies;
     co_coll_block cache[CO_COLL_CACHE]; /* large scratch blocks kept for reuse */
