@@ -109,7 +109,7 @@ static int a2a_shm(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, s
     uint64_t g = s->seq;
     for (size_t k = 0; k < rounds; k++) {
         uint64_t h = g + 2 * k;
-        unsigned b = (unsigned)(k % CO_CSHM_NBUF);
+        unsigned b = (unsigned)((g + k) % CO_CSHM_NBUF); /* consecutive collectives rotate */
         size_t off = k * Cd, len = CO_MIN(Cd, bb - off);
         char *d = co_cshm_acquire(s, b);
         for (int q = 0; q < n; q++)

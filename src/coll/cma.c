@@ -26,7 +26,7 @@ typedef struct co_cma_ent_ {
 } ent;
 
 /* Room for n entries and some inline data in one buffer? */
-int co_cma_fits(const co_cshm *s, int n) {
+int co_cma_fits(const co_cshm *s, int n) { /* gather's root table has n entries */
     return (size_t)n * sizeof(ent) + 4096 <= co_cshm_cap(s);
 }
 
@@ -109,6 +109,12 @@ static void leave(co_cshm *s, uint64_t g, int wait) {
     s->seq = g + 2;
 }
 
+/* A table holds entries for the n-1 peers only, the next rank's first: with two ranks the
+ * one entry and up to 24 bytes of inline data share the cache line a reader polls. */
+static inline int slot(int owner, int peer, int n) {
+    return (peer - owner - 1 + n) % n;
+}
+
 #define BLOCK(buf, displ, dt) ((char *)(buf) + (MPI_Aint)(displ)*co_dt_extent(dt))
 
 int co_cma_allgatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf,
@@ -157,18 +163,18 @@ int co_cma_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, c
     scratch t = {0};
     char *pay = co_cshm_acquire(s, b);
     ent *tab = (ent *)pay;
-    size_t used = (size_t)n * sizeof(ent);
+    size_t used = (size_t)(n - 1) * sizeof(ent);
     for (int j = 1; j < n; j++) { /* the farthest peers' blocks last: they read last */
         int d = (me + j) % n;
-        remote |= offer(s, pay, &used, &tab[d], BLOCK(sbuf, sdispls[d], sdt), (size_t)scounts[d],
-                        sdt, &t);
+        remote |= offer(s, pay, &used, &tab[slot(me, d, n)], BLOCK(sbuf, sdispls[d], sdt),
+                        (size_t)scounts[d], sdt, &t);
     }
     co_cshm_publish(s, b, g + 1, 0, g + 2);
     co_cshm_iter it;
     co_cshm_iter_init(&it, s);
     CO_CSHM_EACH_READY(s, &it, b, g + 1, q) {
         const char *qp = co_cshm_data(s, q, b);
-        int r = take(s, q, qp, (const ent *)qp + me, BLOCK(rbuf, rdispls[q], rdt),
+        int r = take(s, q, qp, (const ent *)qp + slot(q, me, n), BLOCK(rbuf, rdispls[q], rdt),
                      (size_t)rcounts[q], rdt);
         if (r && !rc) rc = r;
     }
@@ -206,10 +212,11 @@ int co_cma_scatterv(const void *sbuf, const int *scounts, const int *displs, co_
             mine->addr = (uint64_t)(uintptr_t)(m ? m : (char *)rbuf + rdt->true_lb);
             mine->bytes = cap;
             co_cshm_publish(s, b, g + 1, 0, g + 2);
-            const char *rp = co_cshm_read(s, root, b, g + 1, NULL);
-            const ent *e = (const ent *)rp + me;
+            uint64_t root_copies;
+            const char *rp = co_cshm_read(s, root, b, g + 1, &root_copies);
+            const ent *e = (const ent *)rp + slot(root, me, n);
             if (!e->inl && e->bytes >= CMA_MIN) {
-                size_t x = coop_split(e->bytes, cap, (int)((const ent *)rp)[root].inl);
+                size_t x = coop_split(e->bytes, cap, (int)root_copies);
                 size_t nb = CO_MIN(e->bytes, cap);
                 if (e->bytes > cap) rc = MPI_ERR_TRUNCATE;
                 if (nb > x)
@@ -228,28 +235,28 @@ int co_cma_scatterv(const void *sbuf, const int *scounts, const int *displs, co_
             return rc;
         }
         const char *rp = co_cshm_read(s, root, b, g + 1, NULL);
-        rc = take(s, root, rp, (const ent *)rp + me, rbuf, rcount, rdt);
+        rc = take(s, root, rp, (const ent *)rp + slot(root, me, n), rbuf, rcount, rdt);
         finish(s, g, 0);
         return rc;
     }
     scratch t = {0};
     char *pay = co_cshm_acquire(s, b);
     ent *tab = (ent *)pay;
-    size_t used = (size_t)n * sizeof(ent);
+    size_t used = (size_t)(n - 1) * sizeof(ent);
     int remote = 0;
     for (int j = 1; j < n; j++) {
         int d = (me + j) % n;
-        remote |=
-            offer(s, pay, &used, &tab[d], BLOCK(sbuf, displs[d], sdt), (size_t)scounts[d], sdt, &t);
+        remote |= offer(s, pay, &used, &tab[slot(me, d, n)], BLOCK(sbuf, displs[d], sdt),
+                        (size_t)scounts[d], sdt, &t);
     }
-    tab[me].inl = rbuf != MPI_IN_PLACE; /* tells a coop peer whether I copy a block too */
-    co_cshm_publish(s, b, g + 1, 0, g + 2);
-    if (n == 2 && !tab[1 - me].inl && tab[1 - me].bytes >= CMA_MIN) {
+    int copies = rbuf != MPI_IN_PLACE; /* in the header: tells a coop peer my share */
+    co_cshm_publish(s, b, g + 1, (uint64_t)copies, g + 2);
+    if (n == 2 && !tab[0].inl && tab[0].bytes >= CMA_MIN) {
         int p = 1 - me;
         const ent *pe = (const ent *)co_cshm_read(s, p, b, g + 1, NULL);
-        size_t x = coop_split(tab[p].bytes, pe->bytes, (int)tab[me].inl);
+        size_t x = coop_split(tab[0].bytes, pe->bytes, copies);
         if (x)
-            co_cma_write(s->pids[p], (const char *)(uintptr_t)tab[p].addr,
+            co_cma_write(s->pids[p], (const char *)(uintptr_t)tab[0].addr,
                          (char *)(uintptr_t)pe->addr, x);
     }
     co_cshm_post(s, g + 2); /* my part of the copying into others is done */

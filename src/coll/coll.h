@@ -167,7 +167,7 @@ typedef struct co_coll_block {
 typedef struct co_coll_state {
     int forced[CO_COLL_KINDS]; /* algorithm forced by COHORT_<COLL>_ALGORITHM, or -1 */
     uint16_t first_rule[CO_COLL_KINDS], end_rule[CO_COLL_KINDS]; /* rules of each kind */
-    co_shm_heap heap;          /* allocator of this rank's heap slice */
+    co_shm_heap heap; /* allocator of this rank's heap slice */
     co_cshm_zombie *zombies;
     co_coll_block cache[CO_COLL_CACHE]; /* large scratch blocks kept for reuse */
 } co_coll_state;
@@ -268,6 +268,7 @@ typedef struct co_cshm {
     size_t bytes;                   /* region size */
     int cma;                        /* single copy works between all members */
     pid_t *pids;                    /* process of each rank */
+    uint64_t *seen; /* a step each rank is known to have reached: spares reading its line */
 } co_cshm;
 
 /* The communicator's segment, set up collectively on first use; NULL if unavailable. */
@@ -282,9 +283,10 @@ static inline size_t co_cshm_cap(const co_cshm *s) { /* payload bytes per buffer
     return s->chunk - CO_CSHM_HDR;
 }
 /* Waiting: poll, run the progress engine, then yield (at once when ranks outnumber cores). */
-void co_cshm_wait_word(const _Atomic uint64_t *w, uint64_t value); /* until *w >= value */
+uint64_t co_cshm_wait_word(const _Atomic uint64_t *w, uint64_t value); /* until *w >= value */
 static inline void co_cshm_wait(const co_cshm *s, int rank, uint64_t step) {
-    co_cshm_wait_word(&s->ctl[rank].step, step);
+    if (s->seen[rank] >= step) return;
+    s->seen[rank] = co_cshm_wait_word(&s->ctl[rank].step, step);
 }
 void co_cshm_wait_all(const co_cshm *s, uint64_t step);
 static inline void co_cshm_post(co_cshm *s, uint64_t step) {

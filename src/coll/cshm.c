@@ -26,10 +26,11 @@ static uint64_t round_up(uint64_t v, uint64_t a) {
 
 /* Ranks outnumber cores: the rank we wait for most likely waits for our core, so after two
  * idle passes give the CPU away rather than spin. */
-void co_cshm_wait_word(const _Atomic uint64_t *w, uint64_t value) {
-    if (atomic_load_explicit(w, memory_order_acquire) >= value) return;
+uint64_t co_cshm_wait_word(const _Atomic uint64_t *w, uint64_t value) {
+    uint64_t v = atomic_load_explicit(w, memory_order_acquire);
+    if (v >= value) return v;
     co_backoff b = {0};
-    while (atomic_load_explicit(w, memory_order_acquire) < value) {
+    while ((v = atomic_load_explicit(w, memory_order_acquire)) < value) {
         if (co_progress())
             co_backoff_reset(&b);
         else if (co_st.oversubscribed && b.idle >= 2)
@@ -37,6 +38,7 @@ void co_cshm_wait_word(const _Atomic uint64_t *w, uint64_t value) {
         else
             co_backoff_idle(&b);
     }
+    return v;
 }
 
 void co_cshm_wait_all(const co_cshm *s, uint64_t step) {
@@ -45,7 +47,9 @@ void co_cshm_wait_all(const co_cshm *s, uint64_t step) {
 
 static inline int buf_ready(const co_cshm *s, int q, unsigned b, uint64_t step) {
     const co_cshm_bufhdr *h = (const co_cshm_bufhdr *)co_cshm_buf(s, q, b);
-    return atomic_load_explicit(&h->seq, memory_order_acquire) >= step;
+    uint64_t v = atomic_load_explicit(&h->seq, memory_order_acquire);
+    if (v > s->seen[q]) s->seen[q] = v;
+    return v >= step;
 }
 
 int co_cshm_next(const co_cshm *s, unsigned b, uint64_t step, char *done, int *cursor) {
@@ -88,7 +92,8 @@ void co_cshm_publish(co_cshm *s, unsigned b, uint64_t step, uint64_t bytes, uint
 
 const char *co_cshm_read(const co_cshm *s, int q, unsigned b, uint64_t step, uint64_t *bytes) {
     co_cshm_bufhdr *h = (co_cshm_bufhdr *)co_cshm_buf(s, q, b);
-    co_cshm_wait_word(&h->seq, step);
+    uint64_t v = co_cshm_wait_word(&h->seq, step);
+    if (v > s->seen[q]) s->seen[q] = v; /* q published step v, so it reached it */
     if (bytes) *bytes = h->bytes;
     return (const char *)h + CO_CSHM_HDR;
 }
@@ -163,7 +168,8 @@ static co_cshm *setup(co_comm *c) {
     co_cshm *s = calloc(1, sizeof(*s));
     if (!s) co_fatal("out of memory");
     s->pids = malloc((size_t)n * sizeof(pid_t));
-    if (!s->pids) co_fatal("out of memory");
+    s->seen = calloc((size_t)n, sizeof(uint64_t));
+    if (!s->pids || !s->seen) co_fatal("out of memory");
     s->n = n;
     s->me = c->rank;
     s->off = off;

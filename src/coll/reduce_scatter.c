@@ -77,7 +77,7 @@ int co_rs_shm(const void *in, void *out, const size_t *cnt, const size_t *dsp, s
     for (size_t k = 0; k < rounds; k++) {
         size_t e0 = k * per, m = CO_MIN(per, count - e0);
         uint64_t h = g + 2 * k;
-        unsigned b = (unsigned)(k % CO_CSHM_NBUF);
+        unsigned b = (unsigned)((g + k) % CO_CSHM_NBUF); /* consecutive collectives rotate */
         char *d = co_cshm_acquire(s, b);
         memcpy(d, (const char *)co_coll_elem(in, e0, dt) + dt->true_lb, co_coll_span(dt, m));
         co_cshm_publish(s, b, h + 1, co_coll_span(dt, m), h + 2);

@@ -68,8 +68,8 @@ int co_reduce_shm(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_o
     for (size_t k = 0; k < rounds; k++) {
         size_t e0 = k * per, m = CO_MIN(per, count - e0);
         uint64_t h = g + 3 * k;
-        unsigned bi = (unsigned)((2 * k) % CO_CSHM_NBUF),
-                 br = (unsigned)((2 * k + 1) % CO_CSHM_NBUF);
+        unsigned bi = (unsigned)((g + 2 * k) % CO_CSHM_NBUF),
+                 br = (unsigned)((g + 2 * k + 1) % CO_CSHM_NBUF);
         char *d = co_cshm_acquire(s, bi);
         memcpy(d, (const char *)co_coll_elem(in, e0, dt) + dt->true_lb, co_coll_span(dt, m));
         co_cshm_publish(s, bi, h + 1, co_coll_span(dt, m), h + 2);

@@ -106,7 +106,7 @@ static int scan_shm(const void *in, void *rbuf, size_t count, co_dtype *dt, co_o
     for (size_t k = 0; k < rounds; k++) {
         size_t e0 = k * per, m = CO_MIN(per, count - e0);
         uint64_t h = g + 2 * k;
-        unsigned b = (unsigned)(k % CO_CSHM_NBUF);
+        unsigned b = (unsigned)((g + k) % CO_CSHM_NBUF); /* consecutive collectives rotate */
         if (me < n - 1) { /* the last rank's operand is nobody else's business */
             char *d = co_cshm_acquire(s, b);
             memcpy(d, (const char *)co_coll_elem(in, e0, dt) + dt->true_lb, co_coll_span(dt, m));

@@ -96,7 +96,7 @@ static int scatter_shm(const void *sbuf, size_t scount, co_dtype *sdt, void *rbu
     uint64_t g = s->seq;
     for (size_t k = 0; k < rounds; k++) {
         uint64_t h = g + 2 * k;
-        unsigned b = (unsigned)(k % CO_CSHM_NBUF);
+        unsigned b = (unsigned)((g + k) % CO_CSHM_NBUF); /* consecutive collectives rotate */
         size_t off = k * Cb, len = CO_MIN(Cb, bb - off);
         if (me == root) {
             char *d = co_cshm_acquire(s, b);
