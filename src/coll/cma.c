@@ -206,36 +206,30 @@ int co_cma_scatterv(const void *sbuf, const int *scounts, const int *displs, co_
     unsigned b = (unsigned)(g % CO_CSHM_NBUF);
     if (me != root) {
         size_t cap = rcount * rdt->size;
-        if (n == 2) { /* where the root may write: my buffer, or scratch to unpack from */
+        uint64_t root_copies;
+        const char *rp = co_cshm_read(s, root, b, g + 1, &root_copies);
+        const ent *e = (const ent *)rp + slot(root, me, n);
+        if (n == 2 && !e->inl && e->bytes >= CMA_MIN) {
+            /* tell the root where to write: my buffer, or scratch to unpack from */
             ent *mine = (ent *)co_cshm_acquire(s, b);
             char *m = rdt->contig ? NULL : co_coll_alloc(cap);
             mine->addr = (uint64_t)(uintptr_t)(m ? m : (char *)rbuf + rdt->true_lb);
             mine->bytes = cap;
             co_cshm_publish(s, b, g + 1, 0, g + 2);
-            uint64_t root_copies;
-            const char *rp = co_cshm_read(s, root, b, g + 1, &root_copies);
-            const ent *e = (const ent *)rp + slot(root, me, n);
-            if (!e->inl && e->bytes >= CMA_MIN) {
-                size_t x = coop_split(e->bytes, cap, (int)root_copies);
-                size_t nb = CO_MIN(e->bytes, cap);
-                if (e->bytes > cap) rc = MPI_ERR_TRUNCATE;
-                if (nb > x)
-                    co_cma_read(s->pids[root], (char *)(uintptr_t)mine->addr + x,
-                                (const char *)(uintptr_t)e->addr + x, nb - x);
-                co_cshm_post(s, g + 2);
-                co_cshm_wait(s, root, g + 2); /* the root's half is written */
-                if (m) co_dt_unpack(rdt, rcount, rbuf, 0, m, nb);
-                co_coll_free(m);
-                s->seq = g + 2;
-                return rc;
-            }
+            size_t x = coop_split(e->bytes, cap, (int)root_copies);
+            size_t nb = CO_MIN(e->bytes, cap);
+            if (e->bytes > cap) rc = MPI_ERR_TRUNCATE;
+            if (nb > x)
+                co_cma_read(s->pids[root], (char *)(uintptr_t)mine->addr + x,
+                            (const char *)(uintptr_t)e->addr + x, nb - x);
+            co_cshm_post(s, g + 2);
+            co_cshm_wait(s, root, g + 2); /* the root's part is written */
+            if (m) co_dt_unpack(rdt, rcount, rbuf, 0, m, nb);
             co_coll_free(m);
-            rc = take(s, root, rp, e, rbuf, rcount, rdt);
-            finish(s, g, 0);
+            s->seq = g + 2;
             return rc;
         }
-        const char *rp = co_cshm_read(s, root, b, g + 1, NULL);
-        rc = take(s, root, rp, (const ent *)rp + slot(root, me, n), rbuf, rcount, rdt);
+        rc = take(s, root, rp, e, rbuf, rcount, rdt);
         finish(s, g, 0);
         return rc;
     }

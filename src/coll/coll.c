@@ -473,6 +473,7 @@ int co_coll_waitall(int n, co_req **reqs) {
 int co_coll_init(void) {
     S = calloc(1, sizeof(*S));
     if (!S) return MPI_ERR_NO_MEM;
+    co_st.coll_comm_free = co_coll_comm_free;
     char err[512];
     if (co_coll_check_config(&co_st.cfg, err, sizeof(err))) {
         co_log(CO_LOG_ERROR, "%s", err);
@@ -490,7 +491,7 @@ int co_coll_init(void) {
 }
 
 void co_coll_fini(void) {
-    if (!S) return;
+    if (!S) return; /* the hook stays: communicators destroyed later still free their state */
     if (co_st.world) co_coll_comm_free(co_st.world);
     if (co_st.self) co_coll_comm_free(co_st.self);
     for (int i = 0; i < CO_COLL_CACHE; i++) free(S->cache[i].p);

@@ -173,8 +173,9 @@ typedef struct co_coll_state {
 } co_coll_state;
 
 co_coll_comm *co_coll_comm_of(co_comm *c);
-/* Called when a communicator is freed (and for every communicator at MPI_Finalize): releases
- * its shared-memory segment. Local, never waits. */
+/* Releases a communicator's collective state and its shared-memory segment; local, never
+ * waits, harmless twice. Installed as co_st.coll_comm_free, which the communicator layer
+ * calls when it destroys a communicator (it sits below this layer and cannot call here). */
 void co_coll_comm_free(co_comm *c);
 
 /* Algorithm for collective `kind` on `c` with `bytes` per block (the size every member

@@ -259,6 +259,9 @@ struct cohort_state {
     char processor_name[MPI_MAX_PROCESSOR_NAME];
     /* hooks that upper layers install for the progress engine */
     int (*coll_progress)(void);
+    /* installed by src/coll: releases a communicator's collective state; the communicator
+     * layer calls it (if set) when it destroys a communicator */
+    void (*coll_comm_free)(co_comm *c);
 };
 
 extern struct cohort_state co_st;
