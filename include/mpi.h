@@ -387,21 +387,20 @@ COHORT_FN(int, Sendrecv_replace,
 COHORT_FN(int, Buffer_attach, (void *buffer, int size))
 COHORT_FN(int, Buffer_detach, (void *buffer_addr, int *size))
 COHORT_FN(int, Wait, (MPI_Request * request, MPI_Status *status))
-COHORT_FN(int, Waitall,
-          (int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]))
+COHORT_FN(int, Waitall, (int count, MPI_Request array_of_requests[], MPI_Status *array_of_statuses))
 COHORT_FN(int, Waitany,
           (int count, MPI_Request array_of_requests[], int *index, MPI_Status *status))
 COHORT_FN(int, Waitsome,
           (int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
-           MPI_Status array_of_statuses[]))
+           MPI_Status *array_of_statuses))
 COHORT_FN(int, Test, (MPI_Request * request, int *flag, MPI_Status *status))
 COHORT_FN(int, Testall,
-          (int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]))
+          (int count, MPI_Request array_of_requests[], int *flag, MPI_Status *array_of_statuses))
 COHORT_FN(int, Testany,
           (int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status))
 COHORT_FN(int, Testsome,
           (int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
-           MPI_Status array_of_statuses[]))
+           MPI_Status *array_of_statuses))
 COHORT_FN(int, Request_free, (MPI_Request * request))
 COHORT_FN(int, Request_get_status, (MPI_Request request, int *flag, MPI_Status *status))
 COHORT_FN(int, Cancel, (MPI_Request * request))
@@ -534,17 +533,17 @@ COHORT_FN(int, Dims_create, (int nnodes, int ndims, int dims[]))
 COHORT_FN(int, Topo_test, (MPI_Comm comm, int *status))
 COHORT_FN(int, Dist_graph_create,
           (MPI_Comm comm_old, int n, const int sources[], const int degrees[],
-           const int destinations[], const int weights[], MPI_Info info, int reorder,
+           const int destinations[], const int *weights, MPI_Info info, int reorder,
            MPI_Comm *comm_dist_graph))
 COHORT_FN(int, Dist_graph_create_adjacent,
-          (MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[],
-           int outdegree, const int destinations[], const int destweights[], MPI_Info info,
+          (MPI_Comm comm_old, int indegree, const int sources[], const int *sourceweights,
+           int outdegree, const int destinations[], const int *destweights, MPI_Info info,
            int reorder, MPI_Comm *comm_dist_graph))
 COHORT_FN(int, Dist_graph_neighbors_count,
           (MPI_Comm comm, int *indegree, int *outdegree, int *weighted))
 COHORT_FN(int, Dist_graph_neighbors,
-          (MPI_Comm comm, int maxindegree, int sources[], int sourceweights[], int maxoutdegree,
-           int destinations[], int destweights[]))
+          (MPI_Comm comm, int maxindegree, int sources[], int *sourceweights, int maxoutdegree,
+           int destinations[], int *destweights))
 
 /* Datatypes */
 COHORT_FN(int, Type_contiguous, (int count, MPI_Datatype oldtype, MPI_Datatype *newtype))

@@ -16,6 +16,13 @@ extern "C" {
 /* The job-unique 64-bit ID of a communicator (handed out by the tree of ID pools). */
 COHORT_XFN(int, Comm_get_id, (MPI_Comm comm, uint64_t *id))
 
+/* This process's view of the ID pools, for tests and tools: [0] communicator handles alive,
+ * [1] pool objects, [2] communicators mastered here not yet freed by every member, [3] IDs
+ * idle in this process's pools, [4] IDs they have lent out, [5] IDs in the root pool (world
+ * rank 0), [6] pool requests sent, [7] reclaim rounds the root has run. */
+#define MPIX_ID_STATS 8
+COHORT_XFN(int, Comm_id_stats, (uint64_t values[MPIX_ID_STATS]))
+
 #undef COHORT_XFN
 
 #ifdef __cplusplus

@@ -1,1 +1,32 @@
-# Tests of the comm area.
+# Tests of the comm area: communicators, groups, topologies, attributes and the tree of ID
+# pools.
+
+# The pool state machine, ID sets and maps, with simulated processes (cmocka).
+pkg_check_modules(CMOCKA QUIET cmocka)
+if(CMOCKA_FOUND)
+  add_executable(u_comm_idpool unit/comm_idpool.c)
+  target_link_libraries(u_comm_idpool PRIVATE cohort_static ${CMOCKA_LIBRARIES})
+  target_compile_options(u_comm_idpool PRIVATE -Wall -Wextra -Werror)
+  set_target_properties(u_comm_idpool PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+  add_test(NAME unit.comm_idpool COMMAND u_comm_idpool)
+endif()
+
+# Every call against expected results, bad arguments included.
+cohort_mpi_test(comm_group NP 1 2 4 8)
+cohort_mpi_test(comm_basic NP 1 2 4 8)
+cohort_mpi_test(comm_inter NP 1 2 4 8)
+cohort_mpi_test(comm_cart NP 1 2 4 8)
+cohort_mpi_test(comm_errors NP 1 2 4 8)
+cohort_mpi_test(comm_unique NP 1 2 4 8)
+cohort_mpi_test(comm_cycles NP 1 2 4 8)
+cohort_mpi_test(comm_many NP 1 2 4 8)
+cohort_mpi_test(comm_nest NP 1 2 4 8)
+cohort_mpi_test(comm_nest NP 2 4 8 ENV COHORT_ID_BATCH=1 SUFFIX _batch1)
+# The world's master blocked in MPI_Recv while the others create (and pools ask it for IDs);
+# small batches make every pool ask often, a small ID space makes the root reclaim.
+cohort_mpi_test(comm_cgroup NP 1 2 4 8)
+cohort_mpi_test(comm_cgroup NP 2 4 8 ENV COHORT_ID_BATCH=1 SUFFIX _batch1)
+cohort_mpi_test(comm_cgroup NP 2 ENV COHORT_ID_SPACE=70 COHORT_ID_BATCH=8 SUFFIX _space)
+cohort_mpi_test(comm_cgroup NP 4 ENV COHORT_ID_SPACE=200 COHORT_ID_BATCH=8 SUFFIX _space)
+cohort_mpi_test(comm_cgroup NP 8 ENV COHORT_ID_SPACE=320 COHORT_ID_BATCH=8 SUFFIX _space)
+cohort_mpi_test(comm_reclaim NP 1 2 4 8 ENV COHORT_ID_SPACE=64 COHORT_ID_BATCH=8)

@@ -1,2 +1,23 @@
 # Point-to-point, environment, errors and launcher tests.
 cohort_mpi_test(p2p_basic NP 1 2 4 8)
+cohort_mpi_test(p2p_semantics NP 1 2 4 8)
+cohort_mpi_test(p2p_basic NP 2 4 ENV COHORT_CMA=0 SUFFIX .nocma)
+cohort_mpi_test(p2p_semantics NP 2 4 ENV COHORT_CMA=0 SUFFIX .nocma)
+cohort_mpi_test(p2p_semantics NP 3 ENV COHORT_EAGER_LIMIT=64 COHORT_SHM_RING_CELLS=16 SUFFIX .tinyqueues)
+cohort_mpi_test(env NP 1 2 4 8)
+cohort_mpi_test(env NP 2 ARGS 3 SUFFIX .multiple)
+cohort_mpi_test(errors NP 1 2 4 8)
+
+# Launcher behaviour (tests/launcher.sh): failures end the job with the right status and
+# message, output and input forwarding, environment, binding, and nothing left behind.
+add_executable(t_launch mpi/launch.c)
+target_link_libraries(t_launch PRIVATE cohort)
+set_target_properties(t_launch PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+foreach(s ok segv exit abort nofinalize fataltag timeout killed interrupted badprog badargs stdin
+          env tagoutput lines binding)
+  add_test(NAME launcher.${s}
+    COMMAND ${CMAKE_SOURCE_DIR}/tests/launcher.sh ${MPIEXEC} $<TARGET_FILE:t_launch> ${s})
+  set_tests_properties(launcher.${s} PROPERTIES TIMEOUT 60)
+endforeach()
+cohort_mpi_test(p2p_types NP 1 2 3 4 8)
+cohort_mpi_test(p2p_types NP 2 ENV COHORT_CMA=0 SUFFIX .nocma)

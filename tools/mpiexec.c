@@ -164,7 +164,14 @@ static void rank_exited(job *j, int rank, int status) {
     int code = 0;
     if (state == CO_RANK_ABORTED) {
         code = j->seg.ranks[rank].abort_code;
-        snprintf(what, sizeof(what), "called MPI_Abort or hit a fatal MPI error (code %d)", code);
+        int kind = j->seg.ranks[rank].abort_kind;
+        if (kind == CO_ABORT_CALLED)
+            snprintf(what, sizeof(what), "called MPI_Abort with error code %d", code);
+        else if (kind == CO_ABORT_FATAL_ERROR)
+            snprintf(what, sizeof(what), "stopped by a fatal MPI error (%s)",
+                     co_error_class_name(code));
+        else
+            snprintf(what, sizeof(what), "stopped by an internal error");
         if (code == 0) code = 1;
     } else if (WIFSIGNALED(status)) {
         int sig = WTERMSIG(status);

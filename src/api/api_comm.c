@@ -1,8 +1,36 @@
-/* Communicator queries: rank, size, names, attributes and IDs. */
+/* Communicator calls: queries (rank, size, names, IDs), construction and freeing, comparison,
+ * groups of a communicator, attributes and intercommunicators. Construction itself lives in
+ * src/comm; these entry points check every argument first. */
 #include "api.h"
+#include "../comm/idpool.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
+
+static int newcomm_arg(co_comm *c, const char *fn, MPI_Comm *newcomm) {
+    if (!newcomm) return co_error(c, fn, MPI_ERR_ARG, "newcomm is NULL");
+    return MPI_SUCCESS;
+}
+
+static int intra_only(co_comm *c, const char *fn) {
+    if (c->is_inter)
+        return co_error(c, fn, MPI_ERR_COMM, "intercommunicators are not supported by this call");
+    return MPI_SUCCESS;
+}
+
+static co_group *api_group(MPI_Group h, co_comm *c, const char *fn, int *rc) {
+    co_group *g = co_group_get(h);
+    if (!g)
+        *rc = co_error(c, fn, MPI_ERR_GROUP,
+                       h == MPI_GROUP_NULL ? "group is MPI_GROUP_NULL"
+                                           : "invalid group (freed or never created)");
+    return g;
+}
+
+static MPI_Comm comm_out(co_comm *c) {
+    return c ? c->handle : MPI_COMM_NULL;
+}
 
 #pragma weak MPI_Comm_rank = PMPI_Comm_rank
 int PMPI_Comm_rank(MPI_Comm comm, int *rank) {
@@ -11,6 +39,7 @@ int PMPI_Comm_rank(MPI_Comm comm, int *rank) {
     int rc = MPI_SUCCESS;
     co_comm *c = co_api_comm(comm, fn, &rc);
     if (!c) return rc;
+    if (!rank) return co_error(c, fn, MPI_ERR_ARG, "rank is NULL");
     *rank = c->rank;
     return MPI_SUCCESS;
 }
@@ -22,6 +51,7 @@ int PMPI_Comm_size(MPI_Comm comm, int *size) {
     int rc = MPI_SUCCESS;
     co_comm *c = co_api_comm(comm, fn, &rc);
     if (!c) return rc;
+    if (!size) return co_error(c, fn, MPI_ERR_ARG, "size is NULL");
     *size = c->size;
     return MPI_SUCCESS;
 }
@@ -33,6 +63,7 @@ int PMPI_Comm_test_inter(MPI_Comm comm, int *flag) {
     int rc = MPI_SUCCESS;
     co_comm *c = co_api_comm(comm, fn, &rc);
     if (!c) return rc;
+    if (!flag) return co_error(c, fn, MPI_ERR_ARG, "flag is NULL");
     *flag = c->is_inter;
     return MPI_SUCCESS;
 }
@@ -45,6 +76,7 @@ int PMPI_Comm_remote_size(MPI_Comm comm, int *size) {
     co_comm *c = co_api_comm(comm, fn, &rc);
     if (!c) return rc;
     if (!c->is_inter) return co_error(c, fn, MPI_ERR_COMM, "not an intercommunicator");
+    if (!size) return co_error(c, fn, MPI_ERR_ARG, "size is NULL");
     *size = c->remote->size;
     return MPI_SUCCESS;
 }
@@ -69,9 +101,212 @@ int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen) {
     int rc = MPI_SUCCESS;
     co_comm *c = co_api_comm(comm, fn, &rc);
     if (!c) return rc;
+    if (!comm_name || !resultlen) return co_error(c, fn, MPI_ERR_ARG, "name or resultlen is NULL");
     strcpy(comm_name, c->name);
     *resultlen = (int)strlen(c->name);
     return MPI_SUCCESS;
+}
+
+/* ---- Construction ---------------------------------------------------------------------------- */
+
+#pragma weak MPI_Comm_dup = PMPI_Comm_dup
+int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
+    static const char fn[] = "MPI_Comm_dup";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_comm *c = co_api_comm(comm, fn, &rc), *n;
+    if (!c) return rc;
+    if ((rc = newcomm_arg(c, fn, newcomm))) return rc;
+    rc = co_comm_dup(c, fn, &n);
+    *newcomm = comm_out(n);
+    return rc;
+}
+
+#pragma weak MPI_Comm_split = PMPI_Comm_split
+int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
+    static const char fn[] = "MPI_Comm_split";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_comm *c = co_api_comm(comm, fn, &rc), *n;
+    if (!c) return rc;
+    if ((rc = newcomm_arg(c, fn, newcomm)) || (rc = intra_only(c, fn))) return rc;
+    rc = co_comm_split(c, color, key, 0, NULL, fn, &n);
+    *newcomm = comm_out(n);
+    return rc;
+}
+
+#pragma weak MPI_Comm_split_type = PMPI_Comm_split_type
+int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) {
+    static const char fn[] = "MPI_Comm_split_type";
+    CO_ENTER(fn);
+    (void)info; /* no hints are understood */
+    int rc = MPI_SUCCESS;
+    co_comm *c = co_api_comm(comm, fn, &rc), *n;
+    if (!c) return rc;
+    if ((rc = newcomm_arg(c, fn, newcomm)) || (rc = intra_only(c, fn))) return rc;
+    /* Every rank of a job shares memory with every other (one node), so SHARED is one group. */
+    char reason[80] = "";
+    int err = 0;
+    if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED) {
+        err = MPI_ERR_ARG;
+        snprintf(reason, sizeof(reason), "invalid split_type %d", split_type);
+    }
+    rc = co_comm_split(c, split_type == MPI_COMM_TYPE_SHARED ? 0 : MPI_UNDEFINED, key, err, reason,
+                       fn, &n);
+    *newcomm = comm_out(n);
+    return rc;
+}
+
+#pragma weak MPI_Comm_create = PMPI_Comm_create
+int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
+    static const char fn[] = "MPI_Comm_create";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_comm *c = co_api_comm(comm, fn, &rc), *n;
+    if (!c) return rc;
+    if ((rc = newcomm_arg(c, fn, newcomm)) || (rc = intra_only(c, fn))) return rc;
+    co_group *g = api_group(group, c, fn, &rc);
+    if (!g) return rc;
+    rc = co_comm_create_from(c, g, fn, &n);
+    *newcomm = comm_out(n);
+    return rc;
+}
+
+#pragma weak MPI_Comm_create_group = PMPI_Comm_create_group
+int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm) {
+    static const char fn[] = "MPI_Comm_create_group";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_comm *c = co_api_comm(comm, fn, &rc), *n;
+    if (!c) return rc;
+    if ((rc = newcomm_arg(c, fn, newcomm)) || (rc = intra_only(c, fn))) return rc;
+    if (tag < 0) return co_error(c, fn, MPI_ERR_TAG, "invalid tag %d", tag);
+    co_group *g = api_group(group, c, fn, &rc);
+    if (!g) return rc;
+    rc = co_comm_create_group(c, g, tag, fn, &n);
+    *newcomm = comm_out(n);
+    return rc;
+}
+
+#pragma weak MPI_Comm_free = PMPI_Comm_free
+int PMPI_Comm_free(MPI_Comm *comm) {
+    static const char fn[] = "MPI_Comm_free";
+    CO_ENTER(fn);
+    if (!comm) return co_error(NULL, fn, MPI_ERR_ARG, "comm is NULL");
+    int rc = MPI_SUCCESS;
+    co_comm *c = co_api_comm(*comm, fn, &rc);
+    if (!c) return rc;
+    if (c == co_st.world || c == co_st.self)
+        return co_error(c, fn, MPI_ERR_COMM, "%s cannot be freed", c->name);
+    rc = co_comm_free(c, fn);
+    if (!rc) *comm = MPI_COMM_NULL;
+    return rc;
+}
+
+#pragma weak MPI_Comm_compare = PMPI_Comm_compare
+int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result) {
+    static const char fn[] = "MPI_Comm_compare";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_comm *a = co_api_comm(comm1, fn, &rc);
+    if (!a) return rc;
+    co_comm *b = co_api_comm(comm2, fn, &rc);
+    if (!b) return rc;
+    if (!result) return co_error(a, fn, MPI_ERR_ARG, "result is NULL");
+    if (a == b) {
+        *result = MPI_IDENT;
+    } else if (a->is_inter != b->is_inter) {
+        *result = MPI_UNEQUAL;
+    } else {
+        int l = co_group_compare(a->local, b->local);
+        int r = a->is_inter ? co_group_compare(a->remote, b->remote) : MPI_IDENT;
+        if (l == MPI_UNEQUAL || r == MPI_UNEQUAL)
+            *result = MPI_UNEQUAL;
+        else if (l == MPI_IDENT && r == MPI_IDENT)
+            *result = MPI_CONGRUENT;
+        else
+            *result = MPI_SIMILAR;
+    }
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Comm_group = PMPI_Comm_group
+int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group) {
+    static const char fn[] = "MPI_Comm_group";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_comm *c = co_api_comm(comm, fn, &rc);
+    if (!c) return rc;
+    if (!group) return co_error(c, fn, MPI_ERR_ARG, "group is NULL");
+    *group = co_group_handle_out(c->local);
+    if (*group == MPI_GROUP_NULL) return co_error(c, fn, MPI_ERR_NO_MEM, "out of group handles");
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Comm_remote_group = PMPI_Comm_remote_group
+int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group) {
+    static const char fn[] = "MPI_Comm_remote_group";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_comm *c = co_api_comm(comm, fn, &rc);
+    if (!c) return rc;
+    if (!c->is_inter) return co_error(c, fn, MPI_ERR_COMM, "not an intercommunicator");
+    if (!group) return co_error(c, fn, MPI_ERR_ARG, "group is NULL");
+    *group = co_group_handle_out(c->remote);
+    if (*group == MPI_GROUP_NULL) return co_error(c, fn, MPI_ERR_NO_MEM, "out of group handles");
+    return MPI_SUCCESS;
+}
+
+/* ---- Intercommunicators -----------------------------------------------------------------------
+ */
+
+#pragma weak MPI_Intercomm_create = PMPI_Intercomm_create
+int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
+                          int remote_leader, int tag, MPI_Comm *newintercomm) {
+    static const char fn[] = "MPI_Intercomm_create";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_comm *l = co_api_comm(local_comm, fn, &rc), *peer = NULL, *n;
+    if (!l) return rc;
+    if ((rc = newcomm_arg(l, fn, newintercomm))) return rc;
+    if (l->is_inter) return co_error(l, fn, MPI_ERR_COMM, "local_comm is an intercommunicator");
+    if (local_leader < 0 || local_leader >= l->size)
+        return co_error(l, fn, MPI_ERR_RANK, "invalid local_leader %d (local_comm size %d)",
+                        local_leader, l->size);
+    if (tag < 0) return co_error(l, fn, MPI_ERR_TAG, "invalid tag %d", tag);
+    if (l->rank == local_leader) { /* peer_comm and remote_leader matter only here */
+        if (!(peer = co_api_comm(peer_comm, fn, &rc))) return rc;
+        if (remote_leader < 0 || remote_leader >= peer->npeers)
+            return co_error(l, fn, MPI_ERR_RANK, "invalid remote_leader %d (peer_comm size %d)",
+                            remote_leader, peer->npeers);
+        if (peer->peers[remote_leader] == co_st.world_rank)
+            return co_error(l, fn, MPI_ERR_RANK, "remote_leader %d is the local leader itself",
+                            remote_leader);
+    }
+    rc = co_intercomm_create(l, local_leader, peer, remote_leader, tag, fn, &n);
+    *newintercomm = comm_out(n);
+    return rc;
+}
+
+#pragma weak MPI_Intercomm_merge = PMPI_Intercomm_merge
+int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) {
+    static const char fn[] = "MPI_Intercomm_merge";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_comm *c = co_api_comm(intercomm, fn, &rc), *n;
+    if (!c) return rc;
+    if ((rc = newcomm_arg(c, fn, newintracomm))) return rc;
+    if (!c->is_inter) return co_error(c, fn, MPI_ERR_COMM, "not an intercommunicator");
+    rc = co_intercomm_merge(c, high, fn, &n);
+    *newintracomm = comm_out(n);
+    return rc;
+}
+
+/* ---- Attributes -------------------------------------------------------------------------------
+ */
+
+static int predefined_keyval(int keyval) {
+    return keyval >= MPI_TAG_UB && keyval <= MPI_LASTUSEDCODE;
 }
 
 /* The predefined attributes; values are addresses of ints, as the standard requires. */
@@ -84,6 +319,8 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int 
     int rc = MPI_SUCCESS;
     co_comm *c = co_api_comm(comm, fn, &rc);
     if (!c) return rc;
+    if (!attribute_val || !flag)
+        return co_error(c, fn, MPI_ERR_ARG, "attribute_val or flag is NULL");
     universe = co_st.world_size;
     int *v = NULL;
     switch (comm_keyval) {
@@ -96,16 +333,81 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int 
     case MPI_LASTUSEDCODE: v = &lastcode; break;
     default: break;
     }
-    if (!v) {
-        if (comm_keyval == MPI_KEYVAL_INVALID)
-            return co_error(c, fn, MPI_ERR_KEYVAL, "invalid attribute key");
-        *flag = 0;
+    if (v) {
+        *(int **)attribute_val = v;
+        *flag = 1;
         return MPI_SUCCESS;
     }
-    *(int **)attribute_val = v;
-    *flag = 1;
+    if (!co_keyval_valid(comm_keyval))
+        return co_error(c, fn, MPI_ERR_KEYVAL, "invalid attribute key %d", comm_keyval);
+    void *val = NULL;
+    co_attr_get(c, comm_keyval, &val, flag);
+    if (*flag) *(void **)attribute_val = val;
     return MPI_SUCCESS;
 }
+
+#pragma weak MPI_Comm_set_attr = PMPI_Comm_set_attr
+int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val) {
+    static const char fn[] = "MPI_Comm_set_attr";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_comm *c = co_api_comm(comm, fn, &rc);
+    if (!c) return rc;
+    if (predefined_keyval(comm_keyval))
+        return co_error(c, fn, MPI_ERR_KEYVAL, "attribute key %d is predefined and read-only",
+                        comm_keyval);
+    if (!co_keyval_valid(comm_keyval))
+        return co_error(c, fn, MPI_ERR_KEYVAL, "invalid attribute key %d", comm_keyval);
+    rc = co_attr_set(c, comm_keyval, attribute_val);
+    if (rc) return co_error(c, fn, rc, "the delete callback of the old value failed");
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Comm_delete_attr = PMPI_Comm_delete_attr
+int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval) {
+    static const char fn[] = "MPI_Comm_delete_attr";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_comm *c = co_api_comm(comm, fn, &rc);
+    if (!c) return rc;
+    if (predefined_keyval(comm_keyval))
+        return co_error(c, fn, MPI_ERR_KEYVAL, "attribute key %d is predefined and read-only",
+                        comm_keyval);
+    if (!co_keyval_valid(comm_keyval))
+        return co_error(c, fn, MPI_ERR_KEYVAL, "invalid attribute key %d", comm_keyval);
+    rc = co_attr_delete(c, comm_keyval);
+    if (rc == MPI_ERR_KEYVAL) return MPI_SUCCESS; /* nothing was set */
+    if (rc) return co_error(c, fn, rc, "the attribute's delete callback failed");
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Comm_create_keyval = PMPI_Comm_create_keyval
+int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
+                            MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval,
+                            void *extra_state) {
+    static const char fn[] = "MPI_Comm_create_keyval";
+    CO_ENTER(fn);
+    if (!comm_keyval) return co_error(NULL, fn, MPI_ERR_ARG, "comm_keyval is NULL");
+    int rc = co_keyval_create(comm_copy_attr_fn, comm_delete_attr_fn, extra_state, comm_keyval);
+    if (rc) return co_error(NULL, fn, rc, "out of memory");
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Comm_free_keyval = PMPI_Comm_free_keyval
+int PMPI_Comm_free_keyval(int *comm_keyval) {
+    static const char fn[] = "MPI_Comm_free_keyval";
+    CO_ENTER(fn);
+    if (!comm_keyval) return co_error(NULL, fn, MPI_ERR_ARG, "comm_keyval is NULL");
+    if (predefined_keyval(*comm_keyval))
+        return co_error(NULL, fn, MPI_ERR_KEYVAL, "attribute key %d is predefined", *comm_keyval);
+    if (co_keyval_free(*comm_keyval))
+        return co_error(NULL, fn, MPI_ERR_KEYVAL, "invalid attribute key %d", *comm_keyval);
+    *comm_keyval = MPI_KEYVAL_INVALID;
+    return MPI_SUCCESS;
+}
+
+/* ---- Extensions --------------------------------------------------------------------------------
+ */
 
 #pragma weak MPIX_Comm_get_id = PMPIX_Comm_get_id
 int PMPIX_Comm_get_id(MPI_Comm comm, uint64_t *id) {
@@ -114,6 +416,20 @@ int PMPIX_Comm_get_id(MPI_Comm comm, uint64_t *id) {
     int rc = MPI_SUCCESS;
     co_comm *c = co_api_comm(comm, fn, &rc);
     if (!c) return rc;
+    if (!id) return co_error(c, fn, MPI_ERR_ARG, "id is NULL");
     *id = c->id;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPIX_Comm_id_stats = PMPIX_Comm_id_stats
+int PMPIX_Comm_id_stats(uint64_t values[MPIX_ID_STATS]) {
+    static const char fn[] = "MPIX_Comm_id_stats";
+    CO_ENTER(fn);
+    if (!values) return co_error(NULL, fn, MPI_ERR_ARG, "values is NULL");
+    co_idp_stats s;
+    co_idp_get_stats(co_st.cm->idp, &s);
+    uint64_t v[MPIX_ID_STATS] = {co_st.comms.live, s.pools,     s.leases,   s.free_ids,
+                                 s.lent_ids,       s.root_free, s.requests, s.reclaims};
+    memcpy(values, v, sizeof(v));
     return MPI_SUCCESS;
 }

@@ -1,6 +1,7 @@
 /* Environment entry points: initialisation and finalisation, abort, clocks, versions, memory,
  * and error handlers and strings. */
 #include "api.h"
+#include "../boot/boot.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +12,7 @@ int co_api_not_initialized(const char *fn) {
     char msg[256];
     snprintf(msg, sizeof(msg), "%s: called %s MPI_Init (MPI_ERR_OTHER)", fn,
              co_st.finalized ? "after MPI_Finalize, outside" : "before");
-    co_abort_job(MPI_ERR_OTHER, msg);
+    co_abort_job(MPI_ERR_OTHER, CO_ABORT_FATAL_ERROR, msg);
 }
 
 #pragma weak MPI_Init = PMPI_Init
@@ -67,7 +68,7 @@ int PMPI_Abort(MPI_Comm comm, int errorcode) {
     char msg[160];
     snprintf(msg, sizeof(msg), "MPI_Abort(rank %d): aborting the job with code %d",
              co_st.world_rank, errorcode);
-    co_abort_job(errorcode ? errorcode : 1, co_st.cfg.log_level >= CO_LOG_INFO ? msg : NULL);
+    co_abort_job(errorcode, CO_ABORT_CALLED, co_st.cfg.log_level >= CO_LOG_INFO ? msg : NULL);
 }
 
 #pragma weak MPI_Wtime = PMPI_Wtime

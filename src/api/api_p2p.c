@@ -25,6 +25,12 @@ static int isend_common(const char *fn, const void *buf, int count, MPI_Datatype
     co_dtype *dt = check_xfer(c, fn, buf, count, type, dest, tag, 0, &rc);
     if (!dt) return rc;
     if (!request) return co_error(c, fn, MPI_ERR_REQUEST, "request pointer is NULL");
+    if (mode == CO_MODE_STD && dt->contig && dest != MPI_PROC_NULL &&
+        co_send_eager_fast((const char *)buf + dt->true_lb, (size_t)count * dt->size, c, dest,
+                           tag)) {
+        *request = co_st.p2p->done_send->handle;
+        return MPI_SUCCESS;
+    }
     co_req *r;
     if ((rc = co_isend(buf, (size_t)count, dt, dest, tag, c, c->ctx, mode, &r)))
         return co_error(c, fn, rc, "cannot start the send");
@@ -288,6 +294,10 @@ static int lookup(MPI_Request h, co_req **r) {
 /* Take a completed request's status, release it (or leave a persistent one inactive). */
 static int finish(MPI_Request *h, co_req *r, MPI_Status *st) {
     co_api_status(st, &r->status);
+    if (r->shared) {
+        *h = MPI_REQUEST_NULL;
+        return MPI_SUCCESS;
+    }
     int err = r->status.error;
     if (r->persistent) {
         r->complete = 0;
@@ -398,13 +408,13 @@ static int all_common(const char *fn, int count, MPI_Request reqs[], MPI_Status 
 }
 
 #pragma weak MPI_Waitall = PMPI_Waitall
-int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) {
+int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_of_statuses) {
     return all_common("MPI_Waitall", count, array_of_requests, array_of_statuses, 1, NULL);
 }
 
 #pragma weak MPI_Testall = PMPI_Testall
 int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
-                 MPI_Status array_of_statuses[]) {
+                 MPI_Status *array_of_statuses) {
     return all_common("MPI_Testall", count, array_of_requests, array_of_statuses, 0, flag);
 }
 
@@ -504,14 +514,14 @@ static int some_common(const char *fn, int incount, MPI_Request reqs[], int *out
 
 #pragma weak MPI_Waitsome = PMPI_Waitsome
 int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
-                  int array_of_indices[], MPI_Status array_of_statuses[]) {
+                  int array_of_indices[], MPI_Status *array_of_statuses) {
     return some_common("MPI_Waitsome", incount, array_of_requests, outcount, array_of_indices,
                        array_of_statuses, 1);
 }
 
 #pragma weak MPI_Testsome = PMPI_Testsome
 int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
-                  int array_of_indices[], MPI_Status array_of_statuses[]) {
+                  int array_of_indices[], MPI_Status *array_of_statuses) {
     return some_common("MPI_Testsome", incount, array_of_requests, outcount, array_of_indices,
                        array_of_statuses, 0);
 }
@@ -523,7 +533,9 @@ int PMPI_Request_free(MPI_Request *request) {
     if (!request) return bad_request(fn, 0);
     co_req *r = co_req_get(*request);
     if (!r || r->internal) return bad_request(fn, *request);
-    if (r->complete || (r->persistent && !r->active)) {
+    if (r->shared) {
+        /* nothing to release */
+    } else if (r->complete || (r->persistent && !r->active)) {
         co_req_free(r);
     } else {
         r->user_freed = 1;

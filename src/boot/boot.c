@@ -46,6 +46,8 @@ int co_seg_create(const co_seg_params *p, co_seg *seg, char *err, size_t errlen)
     off = round_up(off + n * n * cells * 64, PAGE);
     uint64_t off_data = off;
     off = round_up(off + n * n * data, PAGE);
+    uint64_t off_rdv = off;
+    off = round_up(off + n * CO_RDV_SLOTS * 64, PAGE);
     uint64_t off_heap = off;
     uint64_t slice = round_up((uint64_t)p->heap_slice, PAGE);
     off += n * slice;
@@ -76,6 +78,7 @@ int co_seg_create(const co_seg_params *p, co_seg *seg, char *err, size_t errlen)
     h->off_ring_ctl = off_ctl;
     h->off_cells = off_cells;
     h->off_data = off_data;
+    h->off_rdv = off_rdv;
     h->off_heap = off_heap;
     h->ring_cells = cells;
     h->data_bytes = data;
@@ -127,10 +130,11 @@ void co_seg_detach(co_seg *seg) {
     memset(seg, 0, sizeof(*seg));
 }
 
-void co_seg_mark_abort(co_seg *seg, int rank, int code) {
+void co_seg_mark_abort(co_seg *seg, int rank, int code, int kind) {
     int32_t none = -1;
     if (rank >= 0 && rank < seg->nranks) {
         seg->ranks[rank].abort_code = code;
+        seg->ranks[rank].abort_kind = kind;
         atomic_store(&seg->ranks[rank].state, CO_RANK_ABORTED);
     }
     if (atomic_compare_exchange_strong(&seg->hdr->abort_rank, &none, rank))

@@ -1,7 +1,8 @@
 /* Bootstrap: the job segment through which the ranks of one machine find each other. The
  * launcher (or a singleton process) creates it as an anonymous memfd, so no file ever exists
  * in /dev/shm; ranks inherit the descriptor, map it and close it. The segment holds a header,
- * one control block per rank, the per-pair message queues and a per-rank shared heap. */
+ * one control block per rank, the per-pair message queues, rendezvous slots and a per-rank
+ * shared heap. */
 #ifndef CO_BOOT_H
 #define CO_BOOT_H
 
@@ -20,12 +21,15 @@ enum co_rank_state {
     CO_RANK_ABORTED    /* MPI_Abort or a fatal error */
 };
 
+enum co_abort_kind { CO_ABORT_CALLED = 1, CO_ABORT_FATAL_ERROR, CO_ABORT_INTERNAL };
+
 typedef struct co_rank_ctl {
     _Atomic int32_t state;
     int32_t pid;
     int32_t abort_code;
-    int32_t cpu; /* core the launcher bound it to, or -1 */
-    char pad[48];
+    int32_t cpu;        /* core the launcher bound it to, or -1 */
+    int32_t abort_kind; /* CO_ABORT_* */
+    char pad[44];
 } co_rank_ctl;
 
 typedef struct co_seg_hdr {
@@ -33,7 +37,7 @@ typedef struct co_seg_hdr {
     uint32_t version;
     uint32_t nranks;
     uint64_t size;
-    uint64_t off_ranks, off_ring_ctl, off_cells, off_data, off_heap;
+    uint64_t off_ranks, off_ring_ctl, off_cells, off_data, off_rdv, off_heap;
     uint64_t ring_cells; /* header cells per ordered pair (power of two) */
     uint64_t data_bytes; /* payload bytes per ordered pair (power of two) */
     uint64_t eager_limit;
@@ -64,7 +68,14 @@ int co_seg_create(const co_seg_params *p, co_seg *seg, char *err, size_t errlen)
 /* Rank side: map an inherited segment descriptor. */
 int co_seg_attach(int fd, co_seg *seg, char *err, size_t errlen);
 void co_seg_detach(co_seg *seg);
-void co_seg_mark_abort(co_seg *seg, int rank, int code);
+void co_seg_mark_abort(co_seg *seg, int rank, int code, int kind);
+
+/* Rendezvous slots: each rank owns CO_RDV_SLOTS cache lines through which a large message's
+ * sender and receiver share out the copy (see p2p.c). */
+#define CO_RDV_SLOTS 1024
+static inline void *co_seg_rdv_slot(const co_seg *seg, int rank, unsigned slot) {
+    return seg->base + seg->hdr->off_rdv + ((uint64_t)rank * CO_RDV_SLOTS + slot) * 64;
+}
 
 static inline void *co_seg_at(const co_seg *seg, uint64_t off) {
     return seg->base + off;

@@ -1,10 +1,29 @@
-/* Communicator and group objects: construction, reference counting, and the two predefined
- * communicators. MPI_COMM_WORLD has ID 1; each process's MPI_COMM_SELF gets 2 + its world
- * rank, so that no two communicators in the job share an ID even among the SELFs. */
-#include "comm.h"
+/* Communicator objects and their link to the tree of ID pools: construction and destruction,
+ * the two predefined communicators, the control-message handler of the layer, the ID stream
+ * and the free protocol. MPI_COMM_WORLD has ID 1; each process's MPI_COMM_SELF gets 2 + its
+ * world rank, so that no two communicators in the job share an ID even among the SELFs; the
+ * root pool at world rank 0 owns every ID above those.
+ *
+ * The ID stream. A dup-like creation (one new communicator, same master) would need one
+ * message from the master to every member. Instead the master reserves, with every such
+ * creation, the ID of the next one, and sends both in one control message. Members use the
+ * reservation they already hold and receive the master's message of this round only at the
+ * next round (or when freeing the parent), by which time it has long arrived: no member ever
+ * waits for the master on this path, except at a parent's first creation. */
+#include "comm_int.h"
 
+#include "u64map.h"
+
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define CM (co_st.cm)
+
+typedef struct co_smsg {         /* a stream message waiting to be consumed */
+    struct co_smsg *next, *tail; /* tail: valid in the first message of a queue */
+    uint64_t cur, nxt;
+} co_smsg;
 
 co_comm *co_comm_get(MPI_Comm h) {
     return co_htab_get(&co_st.comms, h);
@@ -13,44 +32,7 @@ co_group *co_group_get(MPI_Group h) {
     return co_htab_get(&co_st.groups, h);
 }
 
-co_group *co_group_new(int size) {
-    co_group *g = calloc(1, sizeof(*g));
-    if (!g) return NULL;
-    g->world = malloc((size_t)(size > 0 ? size : 1) * sizeof(int));
-    if (!g->world) {
-        free(g);
-        return NULL;
-    }
-    g->size = size;
-    g->refcount = 1;
-    g->rank = MPI_UNDEFINED;
-    return g;
-}
-
-void co_group_finish(co_group *g) {
-    g->rank = MPI_UNDEFINED;
-    for (int i = 0; i < g->size; i++)
-        if (g->world[i] == co_st.world_rank) {
-            g->rank = i;
-            break;
-        }
-}
-
-void co_group_retain(co_group *g) {
-    g->refcount++;
-}
-
-void co_group_release(co_group *g) {
-    if (!g || --g->refcount > 0) return;
-    if (g->handle) co_htab_remove(&co_st.groups, g->handle);
-    free(g->world);
-    free(g);
-}
-
-int co_group_register(co_group *g) {
-    g->handle = co_htab_insert(&co_st.groups, g);
-    return g->handle ? MPI_SUCCESS : MPI_ERR_NO_MEM;
-}
+/* ---- Objects ------------------------------------------------------------------------------ */
 
 co_comm *co_comm_create(co_group *local, co_group *remote, uint64_t id) {
     co_comm *c = calloc(1, sizeof(*c));
@@ -83,7 +65,10 @@ int co_comm_register(co_comm *c) {
 }
 
 void co_comm_destroy(co_comm *c) {
+    if (co_st.coll_comm_free) co_st.coll_comm_free(c); /* its collective segment */
     if (c->handle) co_htab_remove(&co_st.comms, c->handle);
+    if (c->local_comm) co_comm_destroy(c->local_comm);
+    co_topo_free(c->topo);
     co_group_release(c->local);
     co_group_release(c->remote);
     if (c->errh && --c->errh->refcount == 0 && !c->errh->builtin) {
@@ -103,6 +88,283 @@ static co_errhandler *builtin_errh(int slot) {
     return e;
 }
 
+/* ---- Control messages ---------------------------------------------------------------------- */
+
+static void idp_send(void *arg, int dst, const uint64_t w[3], const void *payload, size_t len) {
+    (void)arg;
+    if (co_ctrl_send(dst, CO_CTRL_IDPOOL, w, payload, len))
+        co_fatal("ID pool message of %zu bytes to rank %d could not be sent", len, dst);
+}
+
+static co_smsg *smsg_new(void) {
+    co_smsg *m = CM->spare_msgs;
+    if (m)
+        CM->spare_msgs = m->next;
+    else if (!(m = malloc(sizeof(*m))))
+        co_fatal("out of memory for a communicator stream message");
+    m->next = m->tail = NULL;
+    return m;
+}
+
+static void on_ctrl(int src_world, const uint64_t w[3], const void *payload, size_t len) {
+    if (CO_IDP_OP(w[0]) != CO_IDP_OP_STREAM) {
+        co_idp_on_msg(CM->idp, src_world, w, payload, len);
+        return;
+    }
+    /* A stream message may come before this member has finished creating the communicator
+     * it belongs to, so it is queued by ID, not attached to an object. */
+    co_smsg *m = smsg_new();
+    m->cur = w[1];
+    m->nxt = w[2];
+    uint64_t id = CO_IDP_ARG(w[0]);
+    uint64_t *v = co_u64map_get(CM->inbox, id);
+    if (!v) {
+        m->tail = m;
+        co_u64map_put(CM->inbox, id, (uint64_t)(uintptr_t)m);
+        return;
+    }
+    co_smsg *head = (co_smsg *)(uintptr_t)*v;
+    head->tail->next = m;
+    head->tail = m;
+}
+
+/* The oldest stream message of communicator id, waiting for it if need be. */
+static void stream_recv(uint64_t id, uint64_t *cur, uint64_t *nxt) {
+    co_backoff b = {0};
+    uint64_t *v;
+    while (!(v = co_u64map_get(CM->inbox, id))) {
+        if (co_progress())
+            co_backoff_reset(&b);
+        else
+            co_backoff_idle(&b);
+    }
+    co_smsg *m = (co_smsg *)(uintptr_t)*v;
+    *cur = m->cur;
+    *nxt = m->nxt;
+    if (m->next) {
+        m->next->tail = m->tail;
+        *v = (uint64_t)(uintptr_t)m->next;
+    } else {
+        co_u64map_del(CM->inbox, id);
+    }
+    m->next = CM->spare_msgs;
+    CM->spare_msgs = m;
+}
+
+/* ---- Pools ---------------------------------------------------------------------------------- */
+
+co_idpool *co_comm_pool(co_comm *c) {
+    if (c->pool) return c->pool;
+    int master = co_comm_master_world(c);
+    if (master == co_st.world_rank || c == co_st.world)
+        c->pool = co_idpool_new(CM->idp, 0, CO_IDP_ROOT_SERIAL, 0); /* SELF; WORLD's delegates */
+    else
+        c->pool = co_idpool_new(CM->idp, master, 0, c->id);
+    return c->pool;
+}
+
+static int take_wait(co_idpool *p, uint64_t n, uint64_t *ids, uint64_t *base) {
+    co_backoff b = {0};
+    for (;;) {
+        int rc = base ? co_idpool_take_run(p, n, base) : co_idpool_take(p, n, ids);
+        if (rc == CO_IDP_OK) return MPI_SUCCESS;
+        if (rc == CO_IDP_NORUN) {
+            *base = 0;
+            return MPI_SUCCESS;
+        }
+        if (rc == CO_IDP_FAIL) return MPI_ERR_OTHER;
+        if (co_progress())
+            co_backoff_reset(&b);
+        else
+            co_backoff_idle(&b);
+    }
+}
+
+int co_comm_take_ids(co_idpool *p, uint64_t n, uint64_t *ids) {
+    return take_wait(p, n, ids, NULL);
+}
+
+int co_comm_take_run(co_idpool *p, uint64_t n, uint64_t *base) {
+    return take_wait(p, n, NULL, base);
+}
+
+/* Control messages towards a member whose queue is full wait in p2p's list; a master that
+ * creates communicators in a tight loop must not pile them up without bound, so it lets the
+ * members drain their queues first. */
+static void stream_flow_control(void) {
+    co_backoff b = {0};
+    while (co_st.p2p->ctl_head) {
+        if (co_progress())
+            co_backoff_reset(&b);
+        else
+            co_backoff_idle(&b);
+    }
+}
+
+int co_comm_stream_id(co_comm *c, uint64_t *id, uint64_t *home_serial) {
+    uint64_t cur, nxt;
+    if (co_comm_master_world(c) != co_st.world_rank) {
+        if (c->stream_pending) { /* the previous round's message: our next reservation */
+            stream_recv(c->id, &cur, &nxt);
+            c->stream_next = nxt;
+            c->stream_pending = 0;
+        }
+        if (c->stream_next) {
+            *id = c->stream_next;
+            c->stream_next = 0;
+            c->stream_pending = 1;
+        } else { /* no reservation: this round's message carries the ID */
+            stream_recv(c->id, &cur, &nxt);
+            *id = cur;
+            c->stream_next = nxt;
+        }
+        *home_serial = 0;
+        return *id ? MPI_SUCCESS : MPI_ERR_OTHER;
+    }
+    co_idpool *p = co_comm_pool(c);
+    int rc = MPI_SUCCESS;
+    if (c->stream_next) {
+        *id = c->stream_next;
+        cur = 0; /* every member holds the same reservation */
+    } else {
+        rc = co_comm_take_ids(p, 1, id);
+        if (rc) *id = 0;
+        cur = *id;
+    }
+    /* Reserve the next round's ID without waiting: if the pool must ask upstream, the
+     * request is on its way and the next round waits for it only if it is still out. */
+    nxt = 0;
+    if (*id && co_idpool_take(p, 1, &nxt) != CO_IDP_OK) {
+        nxt = 0;
+        co_idpool_cancel(p);
+    }
+    int n = co_comm_members(c);
+    if (n > 1) {
+        uint64_t w[3] = {CO_IDP_W0(CO_IDP_OP_STREAM, c->id), cur, nxt};
+        stream_flow_control();
+        for (int i = 0; i < c->size; i++)
+            if (c->local->world[i] != co_st.world_rank)
+                co_ctrl_send(c->local->world[i], CO_CTRL_IDPOOL, w, NULL, 0);
+        if (c->is_inter)
+            for (int i = 0; i < c->remote->size; i++)
+                co_ctrl_send(c->remote->world[i], CO_CTRL_IDPOOL, w, NULL, 0);
+    }
+    c->stream_next = nxt;
+    *home_serial = co_idpool_serial(p);
+    return rc;
+}
+
+/* ---- New communicators ------------------------------------------------------------------------
+ */
+
+/* An intercommunicator's local group as an intracommunicator of its own, on a hidden context:
+ * the creation calls (and collectives) need to talk inside one group. It has no handle and no
+ * ID of its own. */
+static co_comm *local_view(co_comm *ic) {
+    co_comm *l = co_comm_create(ic->local, NULL, ic->id);
+    if (!l) return NULL;
+    l->ctx = co_hidden_ctx(ic->id, CO_HIDDEN_LOCAL);
+    return l;
+}
+
+/* The member's part of freeing: its stream, pools and the notice to the master. */
+static void release_protocol(co_comm *c) {
+    if (c->stream_pending) { /* the master's last stream message must not linger */
+        uint64_t cur, nxt;
+        stream_recv(c->id, &cur, &nxt);
+        c->stream_pending = 0;
+    }
+    int master = co_comm_master_world(c);
+    if (master == co_st.world_rank) {
+        if (c->stream_next) co_idpool_put(c->pool, c->stream_next);
+        c->stream_next = 0;
+        co_idpool_release(c->pool); /* may complete the lease: c->pool is gone then */
+        co_progress();              /* read members' notices as we go (see co_comm_new_child) */
+    } else {
+        if (c->pool) co_idpool_close(c->pool); /* a delegate pool */
+        uint64_t w[3] = {CO_IDP_W0(CO_IDP_OP_NOTICE, c->id), 0, 0};
+        co_ctrl_send(master, CO_CTRL_IDPOOL, w, NULL, 0);
+        if (co_st.p2p->ctl_head) co_progress(); /* queues full: push what fits now */
+    }
+    c->pool = NULL;
+}
+
+int co_comm_new_child(co_comm *parent, co_group *local, co_group *remote, uint64_t id,
+                      int home_rank, uint64_t home_serial, co_comm **out) {
+    co_comm *c = co_comm_create(local, remote, id);
+    if (!c) co_fatal("out of memory creating a communicator");
+    if (parent->errh != c->errh) {
+        c->errh->refcount--;
+        c->errh = parent->errh;
+        c->errh->refcount++;
+    }
+    if (remote && !(c->local_comm = local_view(c))) co_fatal("out of memory");
+    if (co_comm_master_world(c) == co_st.world_rank) {
+        c->pool = co_idp_lease(CM->idp, id, co_comm_members(c), home_rank, home_serial);
+        /* A master that creates in a loop may never have to wait (the ID stream), so it would
+         * never read the free notices its members send: one pass per creation drains up to
+         * 16 messages per member, more than the one notice each member sends per creation. */
+        co_progress();
+    }
+    if (co_comm_register(c)) {
+        release_protocol(c);
+        co_comm_destroy(c);
+        *out = NULL;
+        return MPI_ERR_NO_MEM;
+    }
+    *out = c;
+    return MPI_SUCCESS;
+}
+
+/* Requests still refer to c (pending operations complete normally after MPI_Comm_free, and
+ * their completion reads the communicator). */
+static int comm_in_use(const co_comm *c) {
+    const co_htab *t = &co_st.reqs;
+    for (uint32_t s = 1; s < t->next; s++) {
+        const co_req *r = t->chunks[s / CO_HTAB_CHUNK][s % CO_HTAB_CHUNK];
+        if (r && r->comm && (r->comm == c || r->comm == c->local_comm)) return 1;
+    }
+    return 0;
+}
+
+/* Freed communicators whose requests have all gone are destroyed now. */
+static void sweep_zombies(void) {
+    for (int i = 0; i < CM->nzombies;) {
+        if (comm_in_use(CM->zombies[i])) {
+            i++;
+            continue;
+        }
+        co_comm_destroy(CM->zombies[i]);
+        CM->zombies[i] = CM->zombies[--CM->nzombies];
+    }
+}
+
+int co_comm_free(co_comm *c, const char *fn) {
+    int rc = co_attr_delete_all(c);
+    if (rc) return co_error(c, fn, rc, "an attribute delete callback failed (error %d)", rc);
+    release_protocol(c);
+    if (CM->nzombies) sweep_zombies();
+    if (!comm_in_use(c)) {
+        co_comm_destroy(c);
+        return MPI_SUCCESS;
+    }
+    /* The handle goes now; the object stays until its requests are freed. */
+    co_htab_remove(&co_st.comms, c->handle);
+    c->handle = 0;
+    if (CM->nzombies == CM->capzombies) {
+        int cap = CM->capzombies ? 2 * CM->capzombies : 16;
+        co_comm **z = realloc(CM->zombies, (size_t)cap * sizeof(*z));
+        if (!z) co_fatal("out of memory freeing a communicator");
+        CM->zombies = z;
+        CM->capzombies = cap;
+    }
+    CM->zombies[CM->nzombies++] = c;
+    return MPI_SUCCESS;
+}
+
+/* ---- Set-up ------------------------------------------------------------------------------------
+ */
+
 int co_comm_init(void) {
     co_st.comms.kind = COHORT_KIND_COMM;
     co_st.groups.kind = COHORT_KIND_GROUP;
@@ -111,6 +373,19 @@ int co_comm_init(void) {
     co_st.errh_fatal = builtin_errh(1);
     co_st.errh_return = builtin_errh(2);
     if (!co_st.errh_fatal || !co_st.errh_return) return MPI_ERR_NO_MEM;
+
+    CM = calloc(1, sizeof(*CM));
+    if (!CM || !(CM->inbox = calloc(1, sizeof(co_u64map)))) return MPI_ERR_NO_MEM;
+    uint64_t first = 2 + (uint64_t)co_st.world_size;
+    uint64_t space = CO_ID_LIMIT - first;
+    if (co_st.cfg.id_space > 0 && (uint64_t)co_st.cfg.id_space < space)
+        space = (uint64_t)co_st.cfg.id_space;
+    size_t maxp = co_st.p2p->eager_limit < 4096 ? co_st.p2p->eager_limit : 4096;
+    CM->idp = co_idp_create(co_st.world_rank, first, space,
+                            co_st.cfg.id_batch > 0 ? (uint64_t)co_st.cfg.id_batch : 1, maxp,
+                            idp_send, NULL, 1);
+    if (!CM->idp) return MPI_ERR_NO_MEM;
+    co_ctrl_register(CO_CTRL_IDPOOL, on_ctrl);
 
     co_group *empty = co_group_new(0);
     co_group *wg = co_group_new(co_st.world_size);
@@ -134,15 +409,20 @@ int co_comm_init(void) {
     strcpy(co_st.self->name, "MPI_COMM_SELF");
     co_htab_set(&co_st.comms, 1, co_st.world);
     co_htab_set(&co_st.comms, 2, co_st.self);
+    co_st.world->pool = co_idp_root(CM->idp); /* NULL except at rank 0 */
     return MPI_SUCCESS;
 }
 
 void co_comm_fini(void) {
+    /* MPI_Finalize deletes MPI_COMM_SELF's attributes first, as the standard asks (libraries
+     * hook their clean-up there). */
+    if (co_st.self) co_attr_delete_all(co_st.self);
     co_htab *t = &co_st.comms;
     for (uint32_t s = 1; s < t->next; s++) {
         co_comm *c = t->chunks[s / CO_HTAB_CHUNK][s % CO_HTAB_CHUNK];
         if (c) {
             c->handle = 0;
+            co_attr_delete_all(c);
             co_comm_destroy(c);
         }
     }
@@ -160,4 +440,27 @@ void co_comm_fini(void) {
     for (uint32_t s = 1; s < t->next; s++) free(t->chunks[s / CO_HTAB_CHUNK][s % CO_HTAB_CHUNK]);
     co_htab_destroy(t);
     co_st.world = co_st.self = NULL;
+    if (CM) {
+        for (int i = 0; i < CM->nzombies; i++) co_comm_destroy(CM->zombies[i]);
+        free(CM->zombies);
+        co_idp_destroy(CM->idp);
+        co_u64map *in = CM->inbox;
+        for (size_t i = 0; in && i < in->cap; i++) {
+            if (!in->keys[i]) continue;
+            for (co_smsg *m = (co_smsg *)(uintptr_t)in->vals[i], *n; m; m = n) {
+                n = m->next;
+                free(m);
+            }
+        }
+        if (in) co_u64map_clear(in);
+        free(in);
+        while (CM->spare_msgs) {
+            co_smsg *m = CM->spare_msgs;
+            CM->spare_msgs = m->next;
+            free(m);
+        }
+        co_attr_fini();
+        free(CM);
+        CM = NULL;
+    }
 }

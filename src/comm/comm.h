@@ -1,5 +1,8 @@
 /* Groups and communicators: the objects behind MPI_Group and MPI_Comm (struct co_comm and
- * struct co_group live in core/cohort.h because every layer reads them). */
+ * struct co_group live in core/cohort.h because every layer reads them), their construction
+ * (the creation collectives, which hand out IDs from the tree of ID pools), attributes and
+ * Cartesian topologies. The creation functions report errors themselves, through the
+ * parent's error handler, naming the MPI function `fn`, and return the error code. */
 #ifndef CO_COMM_H
 #define CO_COMM_H
 
@@ -8,16 +11,87 @@
 co_comm *co_comm_get(MPI_Comm h); /* NULL if invalid */
 co_group *co_group_get(MPI_Group h);
 
+/* ---- Groups (group.c) ------------------------------------------------------------------- */
 co_group *co_group_new(int size); /* world[] to be filled by the caller; rank computed by
                                      co_group_finish */
 void co_group_finish(co_group *g);
 void co_group_retain(co_group *g);
 void co_group_release(co_group *g);
 int co_group_register(co_group *g);
+/* A handle the user owns (and frees with MPI_Group_free) for g, which gains a reference. */
+MPI_Group co_group_handle_out(co_group *g);
+co_group *co_group_from_world(int n, const int *world);     /* NULL: out of memory */
+int co_group_compare(const co_group *a, const co_group *b); /* MPI_IDENT/SIMILAR/UNEQUAL */
+/* rank in g of world rank w, or MPI_UNDEFINED, through a table built once per call site */
+int *co_group_rank_table(const co_group *g); /* world rank -> rank in g or -1; free() it */
+uint32_t co_group_hash(const co_group *g);
 
+/* ---- Communicators (comm.c, create.c) ------------------------------------------------------ */
 /* A communicator over `local` (and `remote` for an intercommunicator) with ID `id`. */
 co_comm *co_comm_create(co_group *local, co_group *remote, uint64_t id);
 int co_comm_register(co_comm *c);
 void co_comm_destroy(co_comm *c);
+
+/* The master: rank 0, of the group whose rank 0 has the lower world rank if inter. */
+static inline int co_comm_master_world(const co_comm *c) {
+    if (!c->is_inter) return c->local->world[0];
+    return CO_MIN(c->local->world[0], c->remote->world[0]);
+}
+static inline int co_comm_members(const co_comm *c) {
+    return c->size + (c->is_inter ? c->remote->size : 0);
+}
+
+int co_comm_dup(co_comm *c, const char *fn, co_comm **out);
+/* err/reason: an error the caller found in this process's own arguments (0: none); it is
+ * reported by every process, as is an invalid color. */
+int co_comm_split(co_comm *c, int color, int key, int err, const char *reason, const char *fn,
+                  co_comm **out);
+int co_comm_create_from(co_comm *c, co_group *g, const char *fn, co_comm **out);
+int co_comm_create_group(co_comm *c, co_group *g, int tag, const char *fn, co_comm **out);
+/* The first `n` ranks of intracommunicator c, which all call it; others get NULL. One round
+ * of the ID stream, no exchange (Cartesian topologies use it). */
+int co_comm_first_n(co_comm *c, int n, const char *fn, co_comm **out);
+int co_intercomm_create(co_comm *local, int local_leader, co_comm *peer, int remote_leader, int tag,
+                        const char *fn, co_comm **out);
+int co_intercomm_merge(co_comm *ic, int high, const char *fn, co_comm **out);
+/* MPI_Comm_free: attribute callbacks, then the member's part of the free protocol. */
+int co_comm_free(co_comm *c, const char *fn);
+
+/* ---- Attributes (attr.c) ------------------------------------------------------------------ */
+int co_keyval_create(MPI_Comm_copy_attr_function *copy, MPI_Comm_delete_attr_function *del,
+                     void *extra, int *keyval);
+int co_keyval_free(int keyval); /* MPI_SUCCESS or MPI_ERR_KEYVAL */
+int co_keyval_valid(int keyval);
+int co_attr_set(co_comm *c, int keyval, void *val);
+int co_attr_get(co_comm *c, int keyval, void **val, int *flag);
+int co_attr_delete(co_comm *c, int keyval);
+int co_attr_copy_all(co_comm *from, co_comm *to); /* Comm_dup; a copy callback's error */
+int co_attr_delete_all(co_comm *c);               /* Comm_free; a delete callback's error */
+void co_attr_fini(void);
+
+/* ---- Cartesian topology (topo.c) ----------------------------------------------------------- */
+struct co_topo {
+    int kind; /* MPI_CART */
+    int ndims;
+    int *dims, *periods;
+};
+struct co_topo *co_topo_cart_new(int ndims, const int *dims, const int *periods);
+struct co_topo *co_topo_dup(const struct co_topo *t);
+void co_topo_free(struct co_topo *t);
+void co_cart_coords(const struct co_topo *t, int rank, int *coords);
+int co_cart_rank(const struct co_topo *t, const int *coords); /* -1: out of range */
+
+/* ---- Layer state (comm.c) ------------------------------------------------------------------ */
+struct co_idp;
+struct co_keyval;
+struct co_comm_state {
+    struct co_idp *idp;
+    struct co_u64map *inbox; /* stream messages by communicator ID */
+    struct co_smsg *spare_msgs;
+    struct co_keyval **keyvals;
+    int nkeyvals;
+    co_comm **zombies; /* freed, but requests still refer to them */
+    int nzombies, capzombies;
+};
 
 #endif /* CO_COMM_H */

@@ -97,6 +97,10 @@ struct co_comm {
     uint32_t coll_seq;
     struct co_coll_comm *coll;
     struct co_attr *attrs;
+    /* communicator layer (src/comm): the ID stream and intercommunicator helpers */
+    uint64_t stream_next; /* ID reserved for the next dup-like creation on this communicator */
+    int stream_pending;   /* a stream message from the master is still to be received */
+    co_comm *local_comm;  /* intercommunicator: its local group as a hidden intracommunicator */
 };
 
 /* ---- Requests -------------------------------------------------------------------------------- */
@@ -119,6 +123,7 @@ struct co_req {
     uint8_t mode;       /* send mode (co_send_mode) */
     uint8_t internal;   /* owned by a layer (collectives), never seen by the user */
     uint8_t matched;    /* receive: matched to a message; no longer cancellable */
+    uint8_t shared;     /* the one shared "completed send" request: never freed */
     co_comm *comm;
     void *buf;
     size_t count;
@@ -134,6 +139,10 @@ struct co_req {
     size_t done_bytes; /* fallback rendezvous: bytes moved so far */
     uint64_t remote_cookie;
     int pending; /* queued in a pending-send list (ring was full) */
+    /* large messages: the shared rendezvous slot both sides copy through (p2p.c) */
+    void *rdv;
+    int rdv_slot;         /* sender: index of its slot, -1 if none */
+    uint64_t remote_addr; /* receiver: the sender's contiguous data */
     /* queue links (posted-receive queue, pending sends) */
     co_req *next, *prev;
     /* completion hook for layers that build on requests */
@@ -151,6 +160,7 @@ typedef struct co_config {
     long shm_data_bytes;
     long heap_slice;
     int cma;
+    long cma_min_run;
     long spin_count;
     int log_level;
     int line_buffer;
@@ -172,6 +182,8 @@ typedef struct co_config {
     char scan_algorithm[32];
     char exscan_algorithm[32];
     long coll_shm_chunk;
+    long id_batch;
+    long id_space;
 } co_config;
 
 typedef struct co_setting {
@@ -204,7 +216,8 @@ void co_log(int level, const char *fmt, ...) CO_PRINTF(2, 3);
 int co_error(co_comm *comm, const char *fn, int cls, const char *fmt, ...) CO_PRINTF(4, 5);
 const char *co_error_class_name(int cls);
 const char *co_error_class_text(int cls);
-CO_NORETURN void co_abort_job(int code, const char *msg);
+/* Ends the job: `kind` (CO_ABORT_* in boot.h) tells mpiexec what happened. */
+CO_NORETURN void co_abort_job(int code, int kind, const char *msg);
 CO_NORETURN void co_fatal(const char *fmt, ...) CO_PRINTF(1, 2);
 
 /* ---- Progress (src/core/progress.c) -----------------------------------------------------------
@@ -236,6 +249,7 @@ uint64_t co_now_ns(void);
 struct co_seg;
 struct co_p2p_state;
 struct co_coll_state;
+struct co_comm_state;
 
 struct cohort_state {
     int initialized; /* MPI_Init has completed */
@@ -250,6 +264,7 @@ struct cohort_state {
     co_htab comms, groups, dtypes, ops, reqs, errhs, infos;
     struct co_p2p_state *p2p;
     struct co_coll_state *coll;
+    struct co_comm_state *cm; /* communicator layer: ID pools, attribute keys */
     co_comm *world, *self;
     co_errhandler *errh_fatal, *errh_return;
     int in_error_handler;
@@ -277,6 +292,9 @@ int co_comm_init(void);
 void co_comm_fini(void);
 int co_p2p_init(void);
 void co_p2p_fini(void);
+/* Progress until no outgoing message waits for queue room (MPI_Finalize, before its barrier:
+ * a peer that has passed the barrier no longer drains its queues). */
+void co_p2p_flush(void);
 int co_coll_init(void);
 void co_coll_fini(void);
 int co_barrier(co_comm *comm); /* src/coll: used by MPI_Finalize */

@@ -25,6 +25,9 @@ const co_setting co_settings[] = {
     {"CMA", CO_CFG_BOOL, "1", CFG(cma),
      "copy large messages with one process_vm_readv; 0 forces the pipelined copy through "
      "shared buffers"},
+    {"CMA_MIN_RUN", CO_CFG_SIZE, "64K", CFG(cma_min_run),
+     "large non-contiguous messages: runs at least this long (bytes) on both sides are read in "
+     "place with process_vm_readv; finer layouts use the pipelined copy"},
     {"SPIN_COUNT", CO_CFG_INT, "0", CFG(spin_count),
      "idle progress passes before a waiting rank yields the CPU; 0 picks one from the number "
      "of ranks per core"},
@@ -69,6 +72,12 @@ const co_setting co_settings[] = {
     {"COLL_SHM_CHUNK", CO_CFG_SIZE, "64K", CFG(coll_shm_chunk),
      "bytes per data buffer of a communicator's shared-memory collective segment (each rank "
      "has 4); large collectives are pipelined through them in pieces of this size"},
+    {"ID_BATCH", CO_CFG_INT, "64", CFG(id_batch),
+     "communicator IDs a master's pool asks for beyond its immediate need, so that later "
+     "children are served locally"},
+    {"ID_SPACE", CO_CFG_SIZE, "0", CFG(id_space),
+     "communicator IDs the root pool owns (0: all 2^60 of them); small values exercise "
+     "reclaiming in tests"},
 };
 const size_t co_settings_count = CO_ARRAY_LEN(co_settings);
 

@@ -88,12 +88,12 @@ const char *co_error_class_text(int cls) {
     return classes[cls].text;
 }
 
-void co_abort_job(int code, const char *msg) {
+void co_abort_job(int code, int kind, const char *msg) {
     fflush(stdout);
     if (msg) fprintf(stderr, "%s\n", msg);
     fflush(stderr);
     if (code == 0) code = 1; /* an abort never reports success */
-    if (co_st.seg) co_seg_mark_abort(co_st.seg, co_st.world_rank, code);
+    if (co_st.seg) co_seg_mark_abort(co_st.seg, co_st.world_rank, code, kind);
     _exit(code & 0xff ? code & 0xff : 1);
 }
 
@@ -105,7 +105,7 @@ void co_fatal(const char *fmt, ...) {
     va_end(ap);
     char line[1200];
     snprintf(line, sizeof(line), "cohort(rank %d) fatal: %s", co_st.world_rank, msg);
-    co_abort_job(MPI_ERR_INTERN, line);
+    co_abort_job(MPI_ERR_INTERN, CO_ABORT_INTERNAL, line);
 }
 
 int co_error(co_comm *comm, const char *fn, int cls, const char *fmt, ...) {
@@ -129,5 +129,5 @@ int co_error(co_comm *comm, const char *fn, int cls, const char *fmt, ...) {
     char msg[800];
     snprintf(msg, sizeof(msg), "%s(rank %d): %s (%s)", fn, co_st.world_rank, reason,
              co_error_class_name(cls));
-    co_abort_job(cls, msg);
+    co_abort_job(cls, CO_ABORT_FATAL_ERROR, msg);
 }

@@ -89,7 +89,10 @@ int co_init(int *argc, char ***argv, int required, int *provided) {
 }
 
 int co_finalize(void) {
-    /* Finalize is collective: no rank leaves while a peer may still need it. */
+    /* Finalize is collective: no rank leaves while a peer may still need it. Messages still
+     * waiting for queue room go first: a later message (the barrier's) may find room and
+     * overtake them, and a peer that has left never makes room again. */
+    co_p2p_flush();
     int rc = co_barrier(co_st.world);
     if (rc) return rc;
     co_coll_fini();

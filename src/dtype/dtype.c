@@ -171,6 +171,8 @@ int co_dtype_init(void) {
         if (b == 0) { /* MPI_UB / MPI_LB */
             strcpy(dt->name, slot == 39 ? "MPI_UB" : "MPI_LB");
             dt->contig = 1;
+            dt->has_ub = slot == 39;
+            dt->has_lb = slot == 40;
             co_htab_set(&co_st.dtypes, (unsigned)slot, dt);
             continue;
         }
@@ -195,7 +197,7 @@ int co_dtype_init(void) {
             if (!dt->segs || !dt->sig) return MPI_ERR_NO_MEM;
             dt->segs[0] = (co_dt_seg){0, basics[b].size, 1, 0};
             dt->sig[0] = (co_dt_sig){(uint16_t)b, 1};
-            dt->nsegs = dt->nsig = dt->sig_elems = 1;
+            dt->nsegs = dt->nsig = dt->sig_elems = dt->nruns = 1;
             dt->size = basics[b].size;
             dt->true_ub = dt->ub;
             dt->contig = 1;
@@ -207,6 +209,7 @@ int co_dtype_init(void) {
 
 static void dt_free(co_dtype *dt) {
     free(dt->segs);
+    free(dt->seg_pos);
     free(dt->sig);
     free(dt->ints);
     free(dt->addrs);
@@ -241,46 +244,68 @@ int co_dt_register(co_dtype *dt) {
     return MPI_SUCCESS;
 }
 
+void co_dt_destroy(co_dtype *dt) {
+    for (int i = 0; i < dt->ntypes; i++)
+        if (dt->types[i]) co_dt_release(dt->types[i]);
+    dt_free(dt);
+}
+
 void co_dt_release(co_dtype *dt) {
     if (dt->predefined) return;
     if (--dt->refcount > 0) return;
     if (dt->handle) co_htab_remove(&co_st.dtypes, dt->handle);
-    dt_free(dt);
+    co_dt_destroy(dt);
 }
 
-/* Merge segments whose runs touch, and turn single runs that continue each other into one;
- * merge signature runs of the same basic type. Called once per constructor. */
+int co_dt_seg_merge(co_dt_seg *p, const co_dt_seg *s) {
+    if (p->count == 1 && s->count == 1 && p->disp + (MPI_Aint)p->len == s->disp) {
+        p->len += s->len; /* two runs that touch */
+        return 1;
+    }
+    if (p->len != s->len) return 0;
+    if (p->count > 1 && p->disp + (MPI_Aint)p->count * p->stride == s->disp &&
+        (s->count == 1 || s->stride == p->stride)) {
+        p->count += s->count; /* the same stride continues */
+        return 1;
+    }
+    if (p->count == 1 && s->count == 1) { /* two equal runs start a strided segment */
+        p->stride = s->disp - p->disp;
+        p->count = 2;
+        return 1;
+    }
+    if (p->count == 1 && s->count > 1 && s->disp - p->disp == s->stride) {
+        p->stride = s->stride;
+        p->count = s->count + 1;
+        return 1;
+    }
+    return 0;
+}
+
+/* Runs that touch become one run: the form every copy loop handles best. */
+static void seg_fold(co_dt_seg *s) {
+    if (s->count > 1 && s->stride == (MPI_Aint)s->len) {
+        s->len *= s->count;
+        s->count = 1;
+    }
+    if (s->count == 1) s->stride = 0;
+}
+
+/* Merge segments whose runs continue each other and signature runs of one basic type, then
+ * derive what the copy loops need (prefix offsets, run count, contiguity). Idempotent. */
 void co_dt_normalize(co_dtype *dt) {
     size_t n = 0;
     for (size_t i = 0; i < dt->nsegs; i++) {
         co_dt_seg s = dt->segs[i];
         if (s.len == 0 || s.count == 0) continue;
-        if (s.count > 1 && s.stride == (MPI_Aint)s.len) { /* runs touch: one long run */
-            s.len *= s.count;
-            s.count = 1;
-            s.stride = 0;
-        }
-        if (n > 0) {
-            co_dt_seg *p = &dt->segs[n - 1];
-            if (p->count == 1 && s.count == 1 && p->disp + (MPI_Aint)p->len == s.disp) {
-                p->len += s.len;
-                continue;
+        seg_fold(&s);
+        if (n > 0 && co_dt_seg_merge(&dt->segs[n - 1], &s)) {
+            seg_fold(&dt->segs[n - 1]);
+            /* a fold may let the segment before absorb this one */
+            while (n > 1 && co_dt_seg_merge(&dt->segs[n - 2], &dt->segs[n - 1])) {
+                seg_fold(&dt->segs[n - 2]);
+                n--;
             }
-            if (p->len == s.len && s.count == 1 && p->count > 1 &&
-                p->disp + (MPI_Aint)p->count * p->stride == s.disp) {
-                p->count++;
-                continue;
-            }
-            if (p->count == 1 && s.count == 1 && p->len == s.len) { /* start a strided run */
-                p->stride = s.disp - p->disp;
-                p->count = 2;
-                if (p->stride == (MPI_Aint)p->len) {
-                    p->len *= 2;
-                    p->count = 1;
-                    p->stride = 0;
-                }
-                continue;
-            }
+            continue;
         }
         dt->segs[n++] = s;
     }
@@ -294,9 +319,26 @@ void co_dt_normalize(co_dtype *dt) {
             dt->sig[m++] = dt->sig[i];
     }
     dt->nsig = m;
+    free(dt->seg_pos);
+    dt->seg_pos = NULL;
+    dt->nruns = 0;
+    for (size_t i = 0; i < n; i++) dt->nruns += dt->segs[i].count;
+    if (n > 8 && (dt->seg_pos = malloc((n + 1) * sizeof(size_t)))) {
+        size_t pos = 0;
+        for (size_t i = 0; i < n; i++) {
+            dt->seg_pos[i] = pos;
+            pos += dt->segs[i].len * dt->segs[i].count;
+        }
+        dt->seg_pos[n] = pos;
+    }
     dt->contig =
         (n == 0) || (n == 1 && dt->segs[0].count == 1 && dt->segs[0].len == dt->size &&
                      dt->segs[0].disp == dt->true_lb && (MPI_Aint)dt->size == dt->ub - dt->lb);
+}
+
+size_t co_dt_avg_run(const co_dtype *dt) {
+    if (dt->contig) return SIZE_MAX;
+    return dt->nruns ? dt->size / dt->nruns : SIZE_MAX;
 }
 
 /* ---- The copy loops ------------------------------------------------------------------------ */
@@ -346,10 +388,23 @@ typedef struct cursor {
 static void seek(const co_dtype *dt, size_t offset, cursor *c) {
     c->elem = offset / dt->size;
     size_t rem = offset % dt->size;
-    c->seg = 0;
-    while (c->seg < dt->nsegs && rem >= dt->segs[c->seg].len * dt->segs[c->seg].count) {
-        rem -= dt->segs[c->seg].len * dt->segs[c->seg].count;
-        c->seg++;
+    if (dt->seg_pos) { /* last segment starting at or before rem */
+        size_t lo = 0, hi = dt->nsegs;
+        while (hi - lo > 1) {
+            size_t mid = (lo + hi) / 2;
+            if (dt->seg_pos[mid] <= rem)
+                lo = mid;
+            else
+                hi = mid;
+        }
+        c->seg = lo;
+        rem -= dt->seg_pos[lo];
+    } else {
+        c->seg = 0;
+        while (c->seg < dt->nsegs && rem >= dt->segs[c->seg].len * dt->segs[c->seg].count) {
+            rem -= dt->segs[c->seg].len * dt->segs[c->seg].count;
+            c->seg++;
+        }
     }
     if (c->seg < dt->nsegs) {
         c->run = rem / dt->segs[c->seg].len;
@@ -482,4 +537,33 @@ size_t co_dt_elements(const co_dtype *dt, size_t bytes) {
         }
     }
     return n;
+}
+
+size_t co_dt_wire_write(const co_dtype *dt, size_t count, const void *buf, co_dt_wire *out) {
+    size_t nsegs = dt->contig || dt->nsegs > CO_DT_WIRE_MAX_SEGS ? 0 : dt->nsegs;
+    size_t len = sizeof(co_dt_wire) + nsegs * sizeof(co_dt_seg);
+    if (!out) return len;
+    out->base = (uint64_t)(uintptr_t)buf;
+    out->count = count;
+    out->extent = co_dt_extent(dt);
+    out->size = dt->size;
+    out->true_lb = dt->true_lb;
+    out->nsegs = (uint32_t)nsegs;
+    out->contig = (uint32_t)dt->contig;
+    if (nsegs) memcpy(out->segs, dt->segs, nsegs * sizeof(co_dt_seg));
+    return len;
+}
+
+void co_dt_wire_view(const co_dt_wire *w, co_dtype *v) {
+    memset(v, 0, sizeof(*v));
+    v->predefined = 1; /* never retained or released */
+    v->committed = 1;
+    v->size = w->size;
+    v->lb = 0;
+    v->ub = w->extent;
+    v->true_lb = w->true_lb;
+    v->contig = (int)w->contig;
+    v->nsegs = w->nsegs;
+    v->segs = (co_dt_seg *)w->segs;
+    for (size_t i = 0; i < v->nsegs; i++) v->nruns += v->segs[i].count;
 }

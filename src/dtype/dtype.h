@@ -79,11 +79,14 @@ struct co_dtype {
     size_t size;     /* bytes of data in one element */
     MPI_Aint lb, ub; /* extent = ub - lb */
     MPI_Aint true_lb, true_ub;
-    int contig;     /* count elements form one run of count*size bytes at buf + true_lb */
-    uint16_t basic; /* the single basic type of every element, or CO_B_NONE if mixed */
-    uint16_t align; /* alignment of the most aligned member (for struct extents) */
+    int has_lb, has_ub; /* lb/ub set explicitly (MPI_LB/MPI_UB markers, resized, subarray) */
+    int contig;         /* count elements form one run of count*size bytes at buf + true_lb */
+    uint16_t basic;     /* the single predefined element type of every element, or CO_B_NONE */
+    uint16_t align;     /* alignment of the most aligned member (for struct extents) */
     size_t nsegs;
     co_dt_seg *segs;
+    size_t *seg_pos; /* packed offset of each segment within an element (nsegs + 1), or NULL */
+    size_t nruns;    /* runs in one element: what a copy loop or an iovec list pays for */
     size_t nsig;
     co_dt_sig *sig;
     size_t sig_elems; /* basic elements in one element */
@@ -92,7 +95,7 @@ struct co_dtype {
     int nints, naddrs, ntypes;
     int *ints;
     MPI_Aint *addrs;
-    MPI_Datatype *types;
+    co_dtype **types; /* retained */
     char name[MPI_MAX_OBJECT_NAME];
 };
 
@@ -116,6 +119,27 @@ int co_dt_iov(const co_dtype *dt, size_t count, const void *buf, size_t offset, 
               int max, size_t *covered);
 /* Basic elements contained in the first `bytes` of packed data (MPI_Get_elements). */
 size_t co_dt_elements(const co_dtype *dt, size_t bytes);
+/* Mean bytes per run (SIZE_MAX for a contiguous type): decides between iovec and copy loops. */
+size_t co_dt_avg_run(const co_dtype *dt);
+
+/* A layout sent to another process, so that it can read our data in place: the segments of
+ * one element, how many elements and where. `nsegs == 0` with `contig == 0` means "too many
+ * segments to describe; stream the packed bytes instead". */
+typedef struct co_dt_wire {
+    uint64_t base; /* address of the buffer (what the user passed) */
+    uint64_t count;
+    int64_t extent;
+    uint64_t size;
+    int64_t true_lb;
+    uint32_t nsegs;
+    uint32_t contig;
+    co_dt_seg segs[];
+} co_dt_wire;
+#define CO_DT_WIRE_MAX_SEGS 126 /* a description stays under 4 KiB */
+/* Bytes needed to describe (buf, count, dt); writes it if out != NULL. */
+size_t co_dt_wire_write(const co_dtype *dt, size_t count, const void *buf, co_dt_wire *out);
+/* A read-only view of a received description, usable with co_dt_iov (not registered). */
+void co_dt_wire_view(const co_dt_wire *w, co_dtype *view);
 
 /* Reference counting for types held by requests and derived types. */
 static inline void co_dt_retain(co_dtype *dt) {
@@ -127,5 +151,28 @@ void co_dt_release(co_dtype *dt);
 co_dtype *co_dt_new(int combiner);
 int co_dt_register(co_dtype *dt);   /* gives it a handle; MPI_SUCCESS or an error class */
 void co_dt_normalize(co_dtype *dt); /* merge touching segments and signature runs */
+void co_dt_destroy(co_dtype *dt);   /* free an object that was never registered */
+/* Fold `next` into `prev` if the runs of both, in order, form one segment; 1 if it did. */
+int co_dt_seg_merge(co_dt_seg *prev, const co_dt_seg *next);
+
+/* Constructors (dtype_create.c). Arguments are already checked by the caller. Each returns
+ * MPI_SUCCESS or MPI_ERR_NO_MEM and, in *out, a new unregistered type holding the layout;
+ * the caller records the envelope (co_dt_set_contents) and registers it. Displacements and
+ * strides are in bytes. `blocklens` NULL means `blocklen` for every block. */
+int co_dt_contiguous(size_t count, const co_dtype *old, co_dtype **out);
+int co_dt_hvector(size_t count, size_t blocklen, MPI_Aint stride, const co_dtype *old,
+                  co_dtype **out);
+int co_dt_hindexed(size_t count, const int *blocklens, int blocklen, const MPI_Aint *disps,
+                   const co_dtype *old, co_dtype **out);
+int co_dt_struct(size_t count, const int *blocklens, const MPI_Aint *disps, co_dtype *const *types,
+                 co_dtype **out);
+int co_dt_subarray(int ndims, const int *sizes, const int *subsizes, const int *starts, int order,
+                   const co_dtype *old, co_dtype **out);
+int co_dt_resized(const co_dtype *old, MPI_Aint lb, MPI_Aint extent, co_dtype **out);
+/* Same layout, bounds and (for a clone) envelope; dup's envelope is set by the caller. */
+int co_dt_copy_layout(const co_dtype *old, co_dtype **out);
+/* Record the constructor's arguments for Type_get_envelope/get_contents; retains `types`. */
+int co_dt_set_contents(co_dtype *dt, int combiner, int nints, const int *ints, int naddrs,
+                       const MPI_Aint *addrs, int ntypes, co_dtype *const *types);
 
 #endif /* CO_DTYPE_H */

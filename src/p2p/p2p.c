@@ -6,9 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define P            (co_st.p2p)
-#define BOUNCE_CHUNK (256u * 1024u)
-#define IOV_BATCH    256
+#define P         (co_st.p2p)
+#define IOV_BATCH 256
 
 /* ---- Requests --------------------------------------------------------------------------- */
 
@@ -204,80 +203,242 @@ static void deliver_eager(co_req *r, int src, int tag, const void *data, size_t 
     co_req_complete(r);
 }
 
-/* Large-message single copy: read the sender's (contiguous) bytes into our layout. A layout
- * of long runs is read in place; one of short runs is read through a bounce buffer in chunks
- * and unpacked, which costs a second copy but beats the kernel walking tiny iovecs. */
-static int cma_into(co_req *r, pid_t pid, uint64_t addr, size_t n) {
-    if (r->dt->contig) {
-        struct iovec l = {(char *)r->buf + r->dt->true_lb, n};
-        struct iovec rm = {(void *)(uintptr_t)addr, n};
-        return co_shm_cma_read(pid, &l, 1, &rm, 1);
-    }
-    size_t avg_run = r->dt->size / (r->dt->nsegs ? r->dt->nsegs : 1);
-    if (r->dt->nsegs == 1) avg_run = r->dt->segs[0].len;
-    if (avg_run >= 4096) {
-        struct iovec iov[IOV_BATCH];
-        size_t off = 0;
-        while (off < n) {
-            size_t covered;
-            int k = co_dt_iov(r->dt, r->count, r->buf, off, iov, IOV_BATCH, &covered);
-            if (covered > n - off) { /* trim the tail to what the sender has */
-                size_t excess = covered - (n - off);
-                while (excess) {
-                    size_t cut = CO_MIN(excess, iov[k - 1].iov_len);
-                    iov[k - 1].iov_len -= cut;
-                    excess -= cut;
-                    if (!iov[k - 1].iov_len) k--;
-                }
-                covered = n - off;
-            }
-            struct iovec rm = {(void *)(uintptr_t)(addr + off), covered};
-            int rc = co_shm_cma_read(pid, iov, k, &rm, 1);
-            if (rc) return rc;
-            off += covered;
+/* ---- Large messages -------------------------------------------------------------------------
+ * The RTS says where the sender's data is: a contiguous address plus a rendezvous slot, or a
+ * description of a non-contiguous layout (co_dt_wire). The receiver, knowing both layouts,
+ * picks how the bytes move:
+ *   - sender contiguous, receiver contiguous or with long runs: the cooperative single copy.
+ *     The slot (one cache line in the job segment) records how many bytes to move (the
+ *     receiver may truncate) and, if the receiver is contiguous, its buffer's address; both
+ *     sides then take chunks with an atomic fetch-add and copy them, the receiver reading
+ *     (process_vm_readv) and the sender writing (process_vm_writev). Two cores share one copy,
+ *     and a sender busy outside MPI simply leaves every chunk to the receiver;
+ *   - sender non-contiguous with runs of at least COHORT_CMA_MIN_RUN bytes on both sides: the
+ *     receiver reads run to run with process_vm_readv (one copy, no staging) and answers FIN;
+ *   - anything finer: the receiver answers CTS, and the sender packs fragments straight into
+ *     the shared queue while the receiver unpacks the ones already there: two copies, made by
+ *     two processes at once, with no staging of the whole message.
+ * process_vm_readv pins the pages of every remote run separately, so below the minimum run the
+ * pipelined copy is faster (measurements in docs/datatypes.md). */
+typedef struct co_rdv {
+    _Atomic uint64_t next;  /* first byte no side has claimed yet */
+    _Atomic uint64_t done;  /* bytes copied */
+    _Atomic uint64_t raddr; /* receiver's contiguous buffer, 0 if the sender must not write */
+    uint64_t limit;         /* bytes to move */
+    uint64_t chunk;
+    _Atomic uint32_t state;
+} co_rdv;
+_Static_assert(sizeof(co_rdv) <= 64, "a rendezvous slot is one cache line");
+
+enum { RDV_POSTED = 1, RDV_GO, RDV_RECV_DONE, RDV_ABORT };
+
+static void list_remove(co_req **head, co_req *r) {
+    for (co_req **pp = head; *pp; pp = &(*pp)->next)
+        if (*pp == r) {
+            *pp = r->next;
+            r->next = NULL;
+            return;
         }
-        return 0;
+}
+
+/* Cut an iovec list to its first `n` bytes; returns the new length. */
+static int iov_trim(struct iovec *iov, int k, size_t n) {
+    size_t sum = 0;
+    for (int i = 0; i < k; i++) {
+        if (sum + iov[i].iov_len >= n) {
+            iov[i].iov_len = n - sum;
+            return iov[i].iov_len ? i + 1 : i;
+        }
+        sum += iov[i].iov_len;
     }
-    if (!P->bounce) {
-        P->bounce = malloc(BOUNCE_CHUNK);
-        if (!P->bounce) return -ENOMEM;
-        P->bounce_size = BOUNCE_CHUNK;
-    }
-    for (size_t off = 0; off < n; off += BOUNCE_CHUNK) {
-        size_t len = CO_MIN(BOUNCE_CHUNK, n - off);
-        struct iovec l = {P->bounce, len};
-        struct iovec rm = {(void *)(uintptr_t)(addr + off), len};
-        int rc = co_shm_cma_read(pid, &l, 1, &rm, 1);
+    return k;
+}
+
+/* Copy packed bytes [off, end) of the remote (rbuf, rcount, rdt) into (r->buf, r->count,
+ * r->dt), run to run. */
+static int cma_iov_read(co_req *r, pid_t pid, const co_dtype *rdt, size_t rcount, const void *rbuf,
+                        size_t off, size_t end) {
+    struct iovec liov[IOV_BATCH], riov[IOV_BATCH];
+    while (off < end) {
+        size_t lcov, rcov;
+        int nl = co_dt_iov(r->dt, r->count, r->buf, off, liov, IOV_BATCH, &lcov);
+        int nr = co_dt_iov(rdt, rcount, rbuf, off, riov, IOV_BATCH, &rcov);
+        size_t take = CO_MIN(CO_MIN(lcov, rcov), end - off);
+        if (!take) return -EIO;
+        nl = iov_trim(liov, nl, take);
+        nr = iov_trim(riov, nr, take);
+        int rc = co_shm_cma_read(pid, liov, nl, riov, nr);
         if (rc) return rc;
-        co_dt_unpack(r->dt, r->count, r->buf, off, P->bounce, len);
+        off += take;
     }
     return 0;
 }
 
+/* Read packed bytes [off, off+n) of the sender's contiguous data into our layout. */
+static int read_window(co_req *r, pid_t pid, size_t off, size_t n) {
+    if (r->dt->contig) {
+        struct iovec l = {(char *)r->buf + r->dt->true_lb + off, n};
+        struct iovec rm = {(void *)(uintptr_t)(r->remote_addr + off), n};
+        return co_shm_cma_read(pid, &l, 1, &rm, 1);
+    }
+    return cma_iov_read(r, pid, co_dt_get(MPI_BYTE), r->bytes, (void *)(uintptr_t)r->remote_addr,
+                        off, off + n);
+}
+
+static int write_window(co_req *s, uint64_t raddr, size_t off, size_t n) {
+    const char *src = s->tmp ? s->tmp : (char *)s->buf + s->dt->true_lb;
+    struct iovec l = {(char *)src + off, n};
+    struct iovec rm = {(void *)(uintptr_t)(raddr + off), n};
+    ssize_t got = process_vm_writev(co_st.seg->ranks[s->peer_world].pid, &l, 1, &rm, 1, 0);
+    if (got == (ssize_t)n) return 0;
+    return got < 0 ? -errno : -EIO;
+}
+
+static void cma_failed(int peer, int rc) {
+    co_log(CO_LOG_INFO,
+           "cross-process copy with rank %d failed (%s); large messages now stream through "
+           "shared memory",
+           peer, strerror(-rc));
+    P->shm.cma_ok = 0;
+}
+
+/* Claim and copy chunks until none is left; returns chunks copied, or -1 on a copy error
+ * (the transfer then falls back to streaming through the queue). */
+static int rdv_share(co_rdv *d, co_req *r, int sender, uint64_t raddr) {
+    int n = 0;
+    pid_t pid = co_st.seg->ranks[r->peer_world].pid;
+    for (;;) {
+        uint64_t off = atomic_fetch_add_explicit(&d->next, d->chunk, memory_order_relaxed);
+        if (off >= d->limit) return n;
+        size_t len = (size_t)CO_MIN(d->chunk, d->limit - off);
+        int rc = sender ? write_window(r, raddr, off, len) : read_window(r, pid, off, len);
+        if (rc) {
+            cma_failed(r->peer_world, rc);
+            atomic_store_explicit(&d->state, RDV_ABORT, memory_order_release);
+            return -1;
+        }
+        atomic_fetch_add_explicit(&d->done, len, memory_order_release);
+        n++;
+    }
+}
+
+/* Pipelined copy: ask the sender to stream fragments to this request. */
+static void recv_stream(co_req *r) {
+    r->done_bytes = 0;
+    r->rdv = NULL;
+    uint64_t w[3] = {r->remote_cookie, (uint64_t)(uint32_t)r->handle, 0};
+    ctl_send(r->peer_world, CO_MSG_CTS, 0, w, NULL, 0);
+}
+
+/* A non-contiguous sender's layout: read run to run if the runs are long on both sides.
+ * Returns 0 when done, 1 when the sender should stream instead, or -errno. */
+static int cma_receive_described(co_req *r, pid_t pid, const co_dt_wire *w, size_t n) {
+    size_t min_run = (size_t)co_st.cfg.cma_min_run;
+    if (n == 0) return 0;
+    if (co_dt_avg_run(r->dt) < min_run) return 1;
+    if (!w->contig && w->nsegs == 0) return 1; /* layout too irregular to describe */
+    co_dtype view;
+    co_dt_wire_view(w, &view);
+    if (co_dt_avg_run(&view) < min_run) return 1;
+    return cma_iov_read(r, pid, &view, w->count, (void *)(uintptr_t)w->base, 0, n);
+}
+
 static void deliver_rts(co_req *r, int src, int tag, int src_world, uint64_t cookie, uint64_t addr,
-                        size_t bytes) {
+                        size_t bytes, unsigned slot, const co_dt_wire *w) {
     recv_set_status(r, src, tag, bytes);
     r->matched = 1;
-    uint64_t w[3] = {cookie, 0, 0};
-    if (P->shm.cma_ok) {
-        pid_t pid = co_st.seg->ranks[src_world].pid;
-        int rc = r->status.bytes ? cma_into(r, pid, addr, r->status.bytes) : 0;
-        if (rc == 0) {
-            ctl_send(src_world, CO_MSG_FIN, 0, w, NULL, 0);
-            co_req_complete(r);
-            return;
-        }
-        co_log(CO_LOG_INFO,
-               "process_vm_readv from rank %d failed (%s); large messages now "
-               "use the pipelined copy",
-               src_world, strerror(-rc));
-        P->shm.cma_ok = 0;
-    }
-    /* Pipelined fallback: ask the sender to stream fragments to this request. */
     r->bytes = bytes;
-    r->done_bytes = 0;
-    w[1] = (uint64_t)(uint32_t)r->handle;
-    ctl_send(src_world, CO_MSG_CTS, 0, w, NULL, 0);
+    r->peer_world = src_world;
+    r->remote_addr = addr;
+    r->remote_cookie = cookie;
+    size_t n = r->status.bytes;
+    if (!slot) { /* a described non-contiguous sender, or one that cannot use CMA */
+        if (P->shm.cma_ok && w) {
+            int rc = cma_receive_described(r, co_st.seg->ranks[src_world].pid, w, n);
+            if (rc == 0) {
+                uint64_t wd[3] = {cookie, 0, 0};
+                ctl_send(src_world, CO_MSG_FIN, 0, wd, NULL, 0);
+                co_req_complete(r);
+                return;
+            }
+            if (rc < 0) cma_failed(src_world, rc);
+        }
+        recv_stream(r);
+        return;
+    }
+    co_rdv *d = co_seg_rdv_slot(co_st.seg, src_world, slot - 1);
+    if (!P->shm.cma_ok ||
+        (!r->dt->contig && co_dt_avg_run(r->dt) < (size_t)co_st.cfg.cma_min_run)) {
+        atomic_store_explicit(&d->state, RDV_ABORT, memory_order_release);
+        recv_stream(r);
+        return;
+    }
+    d->limit = n;
+    /* Halves: each cross-process copy call pins pages and walks page tables, so fewer,
+     * larger calls win; measured 1 MiB streaming: 49-58 GB/s with halves, 36-42 with
+     * eighths, 29 with sixteenths (docs/runtime.md). */
+    size_t chunk = (n / 2 + 4095) & ~(size_t)4095;
+    d->chunk = CO_MAX(chunk, 32u * 1024);
+    atomic_store_explicit(
+        &d->raddr, r->dt->contig ? (uint64_t)(uintptr_t)((char *)r->buf + r->dt->true_lb) : 0,
+        memory_order_relaxed);
+    atomic_store_explicit(&d->state, RDV_GO, memory_order_release);
+    r->rdv = d;
+    r->next = P->rdv_recvs;
+    P->rdv_recvs = r;
+    P->nrdv++;
+}
+
+static void rdv_send_release(co_req *s) {
+    list_remove(&P->rdv_sends, s);
+    P->nrdv--;
+    P->rdv_free[P->nrdv_free++] = (uint16_t)s->rdv_slot;
+    s->rdv = NULL;
+    s->rdv_slot = -1;
+}
+
+/* Drive every large message in flight: copy our share, notice the end. */
+static int rdv_progress(void) {
+    int n = 0;
+    co_req *r = P->rdv_recvs;
+    while (r) {
+        co_req *next = r->next;
+        co_rdv *d = r->rdv;
+        if (atomic_load_explicit(&d->state, memory_order_acquire) != RDV_ABORT)
+            n += rdv_share(d, r, 0, 0) > 0;
+        uint32_t st = atomic_load_explicit(&d->state, memory_order_acquire);
+        if (st == RDV_ABORT) {
+            list_remove(&P->rdv_recvs, r);
+            P->nrdv--;
+            recv_stream(r);
+            n++;
+        } else if (atomic_load_explicit(&d->done, memory_order_acquire) >= d->limit) {
+            atomic_store_explicit(&d->state, RDV_RECV_DONE, memory_order_release);
+            list_remove(&P->rdv_recvs, r);
+            P->nrdv--;
+            co_req_complete(r);
+            n++;
+        }
+        r = next;
+    }
+    co_req *s = P->rdv_sends;
+    while (s) {
+        co_req *next = s->next;
+        co_rdv *d = s->rdv;
+        uint32_t st = atomic_load_explicit(&d->state, memory_order_acquire);
+        if (st == RDV_GO) {
+            uint64_t raddr = atomic_load_explicit(&d->raddr, memory_order_relaxed);
+            if (raddr) n += rdv_share(d, s, 1, raddr) > 0;
+            st = atomic_load_explicit(&d->state, memory_order_acquire);
+        }
+        if (st == RDV_RECV_DONE || st == RDV_ABORT) {
+            rdv_send_release(s);
+            if (st == RDV_RECV_DONE) co_req_complete(s); /* else a CTS follows */
+            n++;
+        }
+        s = next;
+    }
+    return n;
 }
 
 static void deliver_umsg(co_req *r, co_umsg *u) {
@@ -290,7 +451,8 @@ static void deliver_umsg(co_req *r, co_umsg *u) {
         break;
     }
     case CO_MSG_RTS:
-        deliver_rts(r, u->src, u->tag, u->src_world, u->cookie, u->addr, u->bytes);
+        deliver_rts(r, u->src, u->tag, u->src_world, u->cookie, u->addr, u->bytes, u->rdv_slot,
+                    u->data);
         break;
     case 0: { /* synchronous send to ourselves: copy typed to typed, then release the sender */
         co_req *s = u->local_req;
@@ -318,7 +480,8 @@ static void on_cell(int src_world, const co_cell *c, const void *payload) {
         co_req *r = posted_take(c->ctx, c->src, c->tag);
         if (r) {
             if (c->kind == CO_MSG_RTS) {
-                deliver_rts(r, c->src, c->tag, src_world, c->u.w[1], c->u.w[2], c->u.w[3]);
+                deliver_rts(r, c->src, c->tag, src_world, c->u.w[1], c->u.w[2], c->u.w[3],
+                            c->len ? 0 : (unsigned)c->u.w[0], c->len ? payload : NULL);
             } else {
                 if (c->kind == CO_MSG_EAGER_SYNC) {
                     uint64_t w[3] = {c->u.w[1], 0, 0};
@@ -334,18 +497,17 @@ static void on_cell(int src_world, const co_cell *c, const void *payload) {
         u->tag = c->tag;
         u->src_world = src_world;
         u->kind = c->kind;
+        u->cookie = c->u.w[1];
+        u->bytes = c->kind == CO_MSG_RTS ? c->u.w[3] : c->len;
         if (c->kind == CO_MSG_RTS) {
-            u->cookie = c->u.w[1];
             u->addr = c->u.w[2];
-            u->bytes = c->u.w[3];
-        } else {
-            u->cookie = c->u.w[1];
-            u->bytes = c->len;
-            if (c->len) {
-                u->data = c->len <= sizeof(u->small) ? u->small : malloc(c->len);
-                if (!u->data) co_fatal("out of memory buffering an unexpected message");
-                memcpy(u->data, payload, c->len);
-            }
+            /* w[0] is the payload position when a layout travels with the RTS */
+            u->rdv_slot = c->len ? 0 : (unsigned)c->u.w[0];
+        }
+        if (c->len) { /* eager payload, or the sender's layout for an RTS */
+            u->data = c->len <= sizeof(u->small) ? u->small : malloc(c->len);
+            if (!u->data) co_fatal("out of memory buffering an unexpected message");
+            memcpy(u->data, payload, c->len);
         }
         unexp_append(u);
         return;
@@ -359,6 +521,7 @@ static void on_cell(int src_world, const co_cell *c, const void *payload) {
     case CO_MSG_CTS: {
         co_req *s = co_req_get((int)(uint32_t)c->u.w[1]);
         if (!s) return;
+        if (s->rdv) rdv_send_release(s); /* the receiver gave up on the shared copy */
         s->remote_cookie = c->u.w[2];
         s->done_bytes = 0;
         s->next = P->streaming;
@@ -428,18 +591,38 @@ static int send_try(co_req *r) {
         if (!sync) co_req_complete(r);
         return 0;
     }
-    if (!r->tmp && !r->dt->contig) { /* the receiver reads one contiguous image */
-        r->tmp = malloc(bytes);
-        if (!r->tmp) co_fatal("out of memory packing a %zu-byte message", bytes);
-        co_dt_pack(r->dt, r->count, r->buf, 0, r->tmp, bytes);
+    /* Non-contiguous data is not staged: the RTS carries its layout, and the receiver reads
+     * it in place or asks for a stream of fragments packed straight into the queue. Contiguous
+     * data gets a rendezvous slot for the cooperative copy. */
+    int described = !r->tmp && !r->dt->contig;
+    size_t wlen = described ? co_dt_wire_write(r->dt, r->count, r->buf, NULL) : 0;
+    int slot = -1;
+    if (s->cma_ok && !described) {
+        if (!P->nrdv_free) return -1; /* all slots busy: wait like for a full queue */
+        slot = P->rdv_free[P->nrdv_free - 1];
     }
-    co_cell *c = co_shm_claim(s, dst, 0, 0, &payload);
+    co_cell *c = co_shm_claim(s, dst, wlen, 0, &payload);
     if (!c) return -1;
+    if (described) co_dt_wire_write(r->dt, r->count, r->buf, payload);
+    if (slot >= 0) {
+        P->nrdv_free--;
+        co_rdv *d = co_seg_rdv_slot(co_st.seg, co_st.world_rank, (unsigned)slot);
+        atomic_store_explicit(&d->next, 0, memory_order_relaxed);
+        atomic_store_explicit(&d->done, 0, memory_order_relaxed);
+        atomic_store_explicit(&d->raddr, 0, memory_order_relaxed);
+        atomic_store_explicit(&d->state, RDV_POSTED, memory_order_relaxed);
+        r->rdv = d;
+        r->rdv_slot = slot;
+        r->next = P->rdv_sends;
+        P->rdv_sends = r;
+        P->nrdv++;
+    }
     c->ctx = r->ctx;
     c->src = r->comm->rank;
     c->tag = r->tag;
-    c->len = 0;
+    c->len = (uint32_t)wlen;
     c->kind = CO_MSG_RTS;
+    if (!wlen) c->u.w[0] = (uint64_t)(slot + 1); /* without payload w[0] is ours */
     c->u.w[1] = (uint64_t)(uint32_t)r->handle;
     c->u.w[2] = (uint64_t)(uintptr_t)(r->tmp ? r->tmp : (char *)r->buf + r->dt->true_lb);
     c->u.w[3] = bytes;
@@ -660,7 +843,8 @@ static int flush_pending(void) {
     while (*pp) {
         co_req *s = *pp;
         const char *src = s->tmp ? s->tmp : (char *)s->buf + s->dt->true_lb;
-        size_t chunk = P->eager_limit;
+        int packed = !s->tmp && !s->dt->contig;
+        size_t chunk = P->frag_size;
         while (s->done_bytes < s->bytes) {
             size_t len = CO_MIN(chunk, s->bytes - s->done_bytes);
             void *payload;
@@ -673,7 +857,10 @@ static int flush_pending(void) {
             c->kind = CO_MSG_FRAG;
             c->u.w[1] = s->remote_cookie;
             c->u.w[2] = s->done_bytes;
-            memcpy(payload, src + s->done_bytes, len);
+            if (packed) /* gather straight into the queue: no staging copy */
+                co_dt_pack(s->dt, s->count, s->buf, s->done_bytes, payload, len);
+            else
+                memcpy(payload, src + s->done_bytes, len);
             co_shm_publish(&P->shm, s->peer_world, c);
             s->done_bytes += len;
             n++;
@@ -695,6 +882,7 @@ int co_progress(void) {
     P->depth++;
     int n = co_shm_poll(&P->shm, on_cell);
     if (P->npending) n += flush_pending();
+    if (P->nrdv) n += rdv_progress();
     if (co_st.coll_progress) n += co_st.coll_progress();
     P->depth--;
     return n;
@@ -754,6 +942,16 @@ int co_waitall_internal(int n, co_req **reqs) {
     return rc;
 }
 
+void co_p2p_flush(void) {
+    co_backoff b = {0};
+    while (P->npending) {
+        if (co_progress())
+            co_backoff_reset(&b);
+        else
+            co_backoff_idle(&b);
+    }
+}
+
 /* ---- Set-up -----------------------------------------------------------------------------------
  */
 
@@ -763,9 +961,22 @@ int co_p2p_init(void) {
     co_st.reqs.kind = COHORT_KIND_REQUEST;
     if (co_shm_init(&P->shm, co_st.seg, co_st.world_rank, co_st.cfg.cma)) return MPI_ERR_NO_MEM;
     P->eager_limit = co_st.seg->hdr->eager_limit;
+    /* Fragments of the pipelined copy: a quarter of the queue's payload space keeps several in
+     * flight, so sender and receiver copy at the same time. */
+    P->frag_size = CO_MAX(co_st.seg->hdr->data_bytes / 4, 4096);
+    if (P->frag_size > co_st.seg->hdr->data_bytes) P->frag_size = co_st.seg->hdr->data_bytes;
     P->pend_head = calloc((size_t)co_st.world_size, sizeof(co_req *));
     P->pend_tail = calloc((size_t)co_st.world_size, sizeof(co_req *));
-    if (!P->pend_head || !P->pend_tail) return MPI_ERR_NO_MEM;
+    P->rdv_free = malloc(CO_RDV_SLOTS * sizeof(uint16_t));
+    if (!P->pend_head || !P->pend_tail || !P->rdv_free) return MPI_ERR_NO_MEM;
+    for (int i = 0; i < CO_RDV_SLOTS; i++) P->rdv_free[i] = (uint16_t)(CO_RDV_SLOTS - 1 - i);
+    P->nrdv_free = CO_RDV_SLOTS;
+    P->done_send = co_req_new(CO_REQ_SEND);
+    if (!P->done_send) return MPI_ERR_NO_MEM;
+    P->done_send->complete = 1;
+    P->done_send->shared = 1;
+    P->done_send->status.source = MPI_ANY_SOURCE;
+    P->done_send->status.tag = MPI_ANY_TAG;
     return MPI_SUCCESS;
 }
 
@@ -797,7 +1008,7 @@ void co_p2p_fini(void) {
     co_htab_destroy(&co_st.reqs);
     free(P->pend_head);
     free(P->pend_tail);
-    free(P->bounce);
+    free(P->rdv_free);
     co_shm_fini(&P->shm);
     free(P);
     P = NULL;

@@ -5,9 +5,10 @@
  * Protocols (the `kind` of a transport cell):
  *   EAGER       payload travels in the queue; the send completes at once.
  *   EAGER_SYNC  same, but the receiver answers ACK when the message is matched (Ssend).
- *   RTS         large message: the receiver copies straight out of the sender's memory with
- *               process_vm_readv and answers FIN; or, where that is refused, answers CTS
- *               and the sender streams FRAGs through the queue.
+ *   RTS         large message: the receiver moves it, choosing from both layouts (p2p.c):
+ *               the cooperative single copy through a rendezvous slot (contiguous sender),
+ *               a run-to-run read answered by FIN (described non-contiguous sender), or a
+ *               CTS asking the sender to stream FRAGs through the queue.
  *   CTRL        a message for a layer above p2p (ID pools ...), dispatched by type. */
 #ifndef CO_P2P_H
 #define CO_P2P_H
@@ -43,9 +44,10 @@ typedef struct co_umsg {
     int src_world;
     uint16_t kind;
     size_t bytes;
-    void *data;        /* eager payload copy */
+    void *data;        /* eager payload copy, or the sender's layout (co_dt_wire) of an RTS */
     uint64_t cookie;   /* sender's request (sync eager, RTS) */
     uint64_t addr;     /* RTS: sender's address */
+    unsigned rdv_slot; /* RTS: sender's rendezvous slot + 1, 0 if none */
     co_req *local_req; /* a send to ourselves in synchronous mode */
     char small[64];    /* small payloads avoid a malloc */
 } co_umsg;
@@ -66,15 +68,22 @@ struct co_p2p_state {
     co_umsg *unexp_head, *unexp_tail;
     co_req **pend_head, **pend_tail; /* per destination: sends waiting for queue room */
     co_pending_ctl *ctl_head, *ctl_tail;
-    co_req *streaming; /* fallback rendezvous sends pushing fragments */
+    co_req *streaming;             /* fallback rendezvous sends pushing fragments */
+    co_req *rdv_sends, *rdv_recvs; /* large messages being copied through rendezvous slots */
+    int nrdv;
+    uint16_t *rdv_free; /* our free rendezvous slots */
+    int nrdv_free;
     int npending;
     co_req *free_reqs;
     co_umsg *free_umsgs;
     co_ctrl_handler ctrl[CO_CTRL_MAX];
-    int depth;    /* progress re-entrance guard */
-    void *bounce; /* receive-side staging for finely non-contiguous large receives */
-    size_t bounce_size;
+    int depth; /* progress re-entrance guard */
     uint64_t eager_limit;
+    uint64_t frag_size; /* pipelined rendezvous: bytes per fragment */
+    /* Returned by MPI_Isend when a small message went straight into a queue: the send is
+     * complete, so every such request can share one handle, which completion calls never free
+     * (as for MPI_REQUEST_NULL, but Wait/Test report it complete with an empty status). */
+    co_req *done_send;
 };
 
 co_req *co_req_new(int kind);

@@ -45,8 +45,8 @@ void co_shm_fini(co_shm *s) {
     memset(s, 0, sizeof(*s));
 }
 
-/* Up to `budget` messages from one queue. Consumption is published after each message so a
- * producer waiting for room sees it at once. */
+/* Up to `budget` messages from one queue. Consumption is published once per batch: each
+ * store to the shared positions line costs the producer a cache miss when it next looks. */
 static int poll_one(co_shm *s, int src, co_shm_handler h, int budget) {
     co_shm_in *in = &s->in[src];
     int n = 0;
@@ -66,9 +66,11 @@ static int poll_one(co_shm *s, int src, co_shm_handler h, int budget) {
         h(src, c, payload);
         in->head++;
         in->data_head = data_end;
-        atomic_store_explicit(&in->ctl->data_head, data_end, memory_order_release);
-        atomic_store_explicit(&in->ctl->head, in->head, memory_order_release);
         n++;
+    }
+    if (n) {
+        atomic_store_explicit(&in->ctl->data_head, in->data_head, memory_order_release);
+        atomic_store_explicit(&in->ctl->head, in->head, memory_order_release);
     }
     return n;
 }

@@ -1,0 +1,679 @@
+/* Datatype entry points: the constructors, commit/free/dup, the queries (size, extent,
+ * envelope, contents, name), addresses, and Pack/Unpack. Each checks its arguments and hands
+ * the work to src/dtype. Errors without a communicator argument go to MPI_COMM_WORLD's
+ * handler; Pack and Unpack use the communicator they are given. */
+#include "api.h"
+
+#include <limits.h>
+#include <stdlib.h>
+
+/* A datatype argument of a constructor or a query: any live type, committed or not. */
+static co_dtype *arg_type(const char *fn, MPI_Datatype h, int *rc) {
+    co_dtype *dt = co_dt_get(h);
+    if (CO_LIKELY(dt && !dt->freed)) return dt;
+    if (!dt)
+        *rc = co_error(NULL, fn, MPI_ERR_TYPE,
+                       h == MPI_DATATYPE_NULL ? "datatype is MPI_DATATYPE_NULL"
+                                              : "invalid datatype 0x%x (freed or never created)",
+                       (unsigned)h);
+    else
+        *rc = co_error(NULL, fn, MPI_ERR_TYPE, "datatype has been freed");
+    return NULL;
+}
+
+static int bad_arg(const char *fn, const char *what) {
+    return co_error(NULL, fn, MPI_ERR_ARG, "%s", what);
+}
+
+static int check_count(const char *fn, int count) {
+    if (count < 0) return co_error(NULL, fn, MPI_ERR_COUNT, "negative count %d", count);
+    /* Type_get_envelope reports 2*count+1 integers in an int */
+    if (count > (INT_MAX - 2) / 3)
+        return co_error(NULL, fn, MPI_ERR_COUNT, "count %d is too large", count);
+    return MPI_SUCCESS;
+}
+
+static int check_blocklen(const char *fn, int i, int blocklen) {
+    if (blocklen >= 0) return MPI_SUCCESS;
+    if (i < 0) return co_error(NULL, fn, MPI_ERR_ARG, "negative blocklength %d", blocklen);
+    return co_error(NULL, fn, MPI_ERR_ARG, "negative blocklength %d in block %d", blocklen, i);
+}
+
+/* Give a freshly built type its envelope and a handle. */
+static int publish(const char *fn, int rc, co_dtype *dt, int combiner, int nints, const int *ints,
+                   int naddrs, const MPI_Aint *addrs, int ntypes, co_dtype *const *types,
+                   MPI_Datatype *newtype) {
+    if (rc == MPI_SUCCESS)
+        rc = co_dt_set_contents(dt, combiner, nints, ints, naddrs, addrs, ntypes, types);
+    if (rc == MPI_SUCCESS) rc = co_dt_register(dt);
+    if (rc != MPI_SUCCESS) {
+        if (dt) co_dt_destroy(dt);
+        return co_error(NULL, fn, rc, "cannot build the datatype (out of memory)");
+    }
+    *newtype = dt->handle;
+    return MPI_SUCCESS;
+}
+
+/* ---- Constructors -----------------------------------------------------------------------------
+ */
+
+#pragma weak MPI_Type_contiguous = PMPI_Type_contiguous
+int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    static const char fn[] = "MPI_Type_contiguous";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    if ((rc = check_count(fn, count))) return rc;
+    co_dtype *old = arg_type(fn, oldtype, &rc);
+    if (!old) return rc;
+    if (!newtype) return bad_arg(fn, "newtype is NULL");
+    co_dtype *dt = NULL;
+    rc = co_dt_contiguous((size_t)count, old, &dt);
+    return publish(fn, rc, dt, MPI_COMBINER_CONTIGUOUS, 1, &count, 0, NULL, 1, &old, newtype);
+}
+
+static int vector_common(const char *fn, int count, int blocklength, MPI_Aint stride, int hv,
+                         MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    if ((rc = check_count(fn, count)) || (rc = check_blocklen(fn, -1, blocklength))) return rc;
+    co_dtype *old = arg_type(fn, oldtype, &rc);
+    if (!old) return rc;
+    if (!newtype) return bad_arg(fn, "newtype is NULL");
+    co_dtype *dt = NULL;
+    MPI_Aint bytes = hv ? stride : stride * co_dt_extent(old);
+    rc = co_dt_hvector((size_t)count, (size_t)blocklength, bytes, old, &dt);
+    if (hv) {
+        int ints[2] = {count, blocklength};
+        return publish(fn, rc, dt, MPI_COMBINER_HVECTOR, 2, ints, 1, &stride, 1, &old, newtype);
+    }
+    int ints[3] = {count, blocklength, (int)stride};
+    return publish(fn, rc, dt, MPI_COMBINER_VECTOR, 3, ints, 0, NULL, 1, &old, newtype);
+}
+
+#pragma weak MPI_Type_vector = PMPI_Type_vector
+int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
+                     MPI_Datatype *newtype) {
+    return vector_common("MPI_Type_vector", count, blocklength, stride, 0, oldtype, newtype);
+}
+
+#pragma weak MPI_Type_create_hvector = PMPI_Type_create_hvector
+int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                             MPI_Datatype *newtype) {
+    return vector_common("MPI_Type_create_hvector", count, blocklength, stride, 1, oldtype,
+                         newtype);
+}
+
+/* The four indexed constructors. `blens` NULL: every block has `blen`; displacements come as
+ * ints (in extents of oldtype) or as MPI_Aints (in bytes). */
+static int indexed_common(const char *fn, int combiner, int count, const int *blens, int blen,
+                          const int *idisps, const MPI_Aint *adisps, MPI_Datatype oldtype,
+                          MPI_Datatype *newtype) {
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    if ((rc = check_count(fn, count))) return rc;
+    if (count > 0 && ((combiner != MPI_COMBINER_INDEXED_BLOCK &&
+                       combiner != MPI_COMBINER_HINDEXED_BLOCK && !blens) ||
+                      (!idisps && !adisps)))
+        return bad_arg(fn, "an array argument is NULL");
+    if (!blens && (rc = check_blocklen(fn, -1, blen))) return rc;
+    for (int i = 0; blens && i < count; i++)
+        if ((rc = check_blocklen(fn, i, blens[i]))) return rc;
+    co_dtype *old = arg_type(fn, oldtype, &rc);
+    if (!old) return rc;
+    if (!newtype) return bad_arg(fn, "newtype is NULL");
+
+    MPI_Aint *bytes = malloc(((size_t)count + 1) * sizeof(MPI_Aint));
+    int *ints = malloc(((size_t)count * 2 + 2) * sizeof(int));
+    if (!bytes || !ints) {
+        free(bytes);
+        free(ints);
+        return co_error(NULL, fn, MPI_ERR_NO_MEM, "out of memory");
+    }
+    MPI_Aint ext = co_dt_extent(old);
+    for (int i = 0; i < count; i++) bytes[i] = idisps ? (MPI_Aint)idisps[i] * ext : adisps[i];
+    co_dtype *dt = NULL;
+    rc = co_dt_hindexed((size_t)count, blens, blen, bytes, old, &dt);
+
+    /* the envelope: count, then blocklength(s), then int displacements if they were ints */
+    int ni = 0;
+    ints[ni++] = count;
+    if (blens)
+        for (int i = 0; i < count; i++) ints[ni++] = blens[i];
+    else
+        ints[ni++] = blen;
+    if (idisps)
+        for (int i = 0; i < count; i++) ints[ni++] = idisps[i];
+    rc = publish(fn, rc, dt, combiner, ni, ints, adisps ? count : 0, adisps, 1, &old, newtype);
+    free(bytes);
+    free(ints);
+    return rc;
+}
+
+#pragma weak MPI_Type_indexed = PMPI_Type_indexed
+int PMPI_Type_indexed(int count, const int array_of_blocklengths[],
+                      const int array_of_displacements[], MPI_Datatype oldtype,
+                      MPI_Datatype *newtype) {
+    return indexed_common("MPI_Type_indexed", MPI_COMBINER_INDEXED, count, array_of_blocklengths, 0,
+                          array_of_displacements, NULL, oldtype, newtype);
+}
+
+#pragma weak MPI_Type_create_hindexed = PMPI_Type_create_hindexed
+int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
+                              const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                              MPI_Datatype *newtype) {
+    return indexed_common("MPI_Type_create_hindexed", MPI_COMBINER_HINDEXED, count,
+                          array_of_blocklengths, 0, NULL, array_of_displacements, oldtype, newtype);
+}
+
+#pragma weak MPI_Type_create_indexed_block = PMPI_Type_create_indexed_block
+int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[],
+                                   MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    return indexed_common("MPI_Type_create_indexed_block", MPI_COMBINER_INDEXED_BLOCK, count, NULL,
+                          blocklength, array_of_displacements, NULL, oldtype, newtype);
+}
+
+#pragma weak MPI_Type_create_hindexed_block = PMPI_Type_create_hindexed_block
+int PMPI_Type_create_hindexed_block(int count, int blocklength,
+                                    const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                                    MPI_Datatype *newtype) {
+    return indexed_common("MPI_Type_create_hindexed_block", MPI_COMBINER_HINDEXED_BLOCK, count,
+                          NULL, blocklength, NULL, array_of_displacements, oldtype, newtype);
+}
+
+#pragma weak MPI_Type_create_struct = PMPI_Type_create_struct
+int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
+                            const MPI_Aint array_of_displacements[],
+                            const MPI_Datatype array_of_types[], MPI_Datatype *newtype) {
+    static const char fn[] = "MPI_Type_create_struct";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    if ((rc = check_count(fn, count))) return rc;
+    if (count > 0 && (!array_of_blocklengths || !array_of_displacements || !array_of_types))
+        return bad_arg(fn, "an array argument is NULL");
+    for (int i = 0; i < count; i++)
+        if ((rc = check_blocklen(fn, i, array_of_blocklengths[i]))) return rc;
+    if (!newtype) return bad_arg(fn, "newtype is NULL");
+    co_dtype **types = malloc(((size_t)count + 1) * sizeof(co_dtype *));
+    int *ints = malloc(((size_t)count + 1) * sizeof(int));
+    if (!types || !ints) {
+        free(types);
+        free(ints);
+        return co_error(NULL, fn, MPI_ERR_NO_MEM, "out of memory");
+    }
+    for (int i = 0; i < count; i++) {
+        types[i] = co_dt_get(array_of_types[i]);
+        if (!types[i] || types[i]->freed) {
+            free(types);
+            free(ints);
+            return co_error(NULL, fn, MPI_ERR_TYPE, "type %d of the struct is %s", i,
+                            array_of_types[i] == MPI_DATATYPE_NULL ? "MPI_DATATYPE_NULL"
+                            : types[i]                             ? "freed"
+                                                                   : "invalid");
+        }
+    }
+    co_dtype *dt = NULL;
+    rc = co_dt_struct((size_t)count, array_of_blocklengths, array_of_displacements, types, &dt);
+    ints[0] = count;
+    for (int i = 0; i < count; i++) ints[i + 1] = array_of_blocklengths[i];
+    rc = publish(fn, rc, dt, MPI_COMBINER_STRUCT, count + 1, ints, count, array_of_displacements,
+                 count, types, newtype);
+    free(types);
+    free(ints);
+    return rc;
+}
+
+#pragma weak MPI_Type_create_subarray = PMPI_Type_create_subarray
+int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
+                              const int array_of_starts[], int order, MPI_Datatype oldtype,
+                              MPI_Datatype *newtype) {
+    static const char fn[] = "MPI_Type_create_subarray";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    if (ndims <= 0 || ndims > (INT_MAX - 2) / 3)
+        return co_error(NULL, fn, MPI_ERR_ARG, "invalid number of dimensions %d", ndims);
+    if (!array_of_sizes || !array_of_subsizes || !array_of_starts)
+        return bad_arg(fn, "an array argument is NULL");
+    if (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN)
+        return co_error(NULL, fn, MPI_ERR_ARG,
+                        "invalid order %d (MPI_ORDER_C or MPI_ORDER_FORTRAN)", order);
+    for (int i = 0; i < ndims; i++) {
+        int n = array_of_sizes[i], sub = array_of_subsizes[i], st = array_of_starts[i];
+        if (n <= 0)
+            return co_error(NULL, fn, MPI_ERR_ARG, "size %d of dimension %d is not positive", n, i);
+        if (sub <= 0 || sub > n)
+            return co_error(NULL, fn, MPI_ERR_ARG, "subsize %d of dimension %d is outside 1..%d",
+                            sub, i, n);
+        if (st < 0 || st > n - sub)
+            return co_error(NULL, fn, MPI_ERR_ARG,
+                            "start %d of dimension %d is outside 0..%d (size %d, subsize %d)", st,
+                            i, n - sub, n, sub);
+    }
+    co_dtype *old = arg_type(fn, oldtype, &rc);
+    if (!old) return rc;
+    if (!newtype) return bad_arg(fn, "newtype is NULL");
+    int *ints = malloc((3 * (size_t)ndims + 2) * sizeof(int));
+    if (!ints) return co_error(NULL, fn, MPI_ERR_NO_MEM, "out of memory");
+    int ni = 0;
+    ints[ni++] = ndims;
+    for (int i = 0; i < ndims; i++) ints[ni++] = array_of_sizes[i];
+    for (int i = 0; i < ndims; i++) ints[ni++] = array_of_subsizes[i];
+    for (int i = 0; i < ndims; i++) ints[ni++] = array_of_starts[i];
+    ints[ni++] = order;
+    co_dtype *dt = NULL;
+    rc = co_dt_subarray(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, old, &dt);
+    rc = publish(fn, rc, dt, MPI_COMBINER_SUBARRAY, ni, ints, 0, NULL, 1, &old, newtype);
+    free(ints);
+    return rc;
+}
+
+#pragma weak MPI_Type_create_resized = PMPI_Type_create_resized
+int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
+                             MPI_Datatype *newtype) {
+    static const char fn[] = "MPI_Type_create_resized";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_dtype *old = arg_type(fn, oldtype, &rc);
+    if (!old) return rc;
+    if (!newtype) return bad_arg(fn, "newtype is NULL");
+    co_dtype *dt = NULL;
+    rc = co_dt_resized(old, lb, extent, &dt);
+    MPI_Aint addrs[2] = {lb, extent};
+    return publish(fn, rc, dt, MPI_COMBINER_RESIZED, 0, NULL, 2, addrs, 1, &old, newtype);
+}
+
+#pragma weak MPI_Type_dup = PMPI_Type_dup
+int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    static const char fn[] = "MPI_Type_dup";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_dtype *old = arg_type(fn, oldtype, &rc);
+    if (!old) return rc;
+    if (!newtype) return bad_arg(fn, "newtype is NULL");
+    co_dtype *dt = NULL;
+    rc = co_dt_copy_layout(old, &dt);
+    if (rc == MPI_SUCCESS) dt->committed = old->committed;
+    return publish(fn, rc, dt, MPI_COMBINER_DUP, 0, NULL, 0, NULL, 1, &old, newtype);
+}
+
+/* ---- Life cycle -------------------------------------------------------------------------------
+ */
+
+#pragma weak MPI_Type_commit = PMPI_Type_commit
+int PMPI_Type_commit(MPI_Datatype *datatype) {
+    static const char fn[] = "MPI_Type_commit";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    if (!datatype) return bad_arg(fn, "datatype pointer is NULL");
+    co_dtype *dt = arg_type(fn, *datatype, &rc);
+    if (!dt) return rc;
+    dt->committed = 1;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Type_free = PMPI_Type_free
+int PMPI_Type_free(MPI_Datatype *datatype) {
+    static const char fn[] = "MPI_Type_free";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    if (!datatype) return bad_arg(fn, "datatype pointer is NULL");
+    co_dtype *dt = arg_type(fn, *datatype, &rc);
+    if (!dt) return rc;
+    if (dt->predefined)
+        return co_error(NULL, fn, MPI_ERR_TYPE, "cannot free the predefined datatype %s", dt->name);
+    /* Types built from this one and pending operations hold their own references. */
+    dt->freed = 1;
+    *datatype = MPI_DATATYPE_NULL;
+    co_dt_release(dt);
+    return MPI_SUCCESS;
+}
+
+/* ---- Queries ----------------------------------------------------------------------------------
+ */
+
+#pragma weak MPI_Type_size = PMPI_Type_size
+int PMPI_Type_size(MPI_Datatype datatype, int *size) {
+    static const char fn[] = "MPI_Type_size";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_dtype *dt = arg_type(fn, datatype, &rc);
+    if (!dt) return rc;
+    if (!size) return bad_arg(fn, "size is NULL");
+    *size = dt->size > INT_MAX ? MPI_UNDEFINED : (int)dt->size;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Type_size_x = PMPI_Type_size_x
+int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size) {
+    static const char fn[] = "MPI_Type_size_x";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_dtype *dt = arg_type(fn, datatype, &rc);
+    if (!dt) return rc;
+    if (!size) return bad_arg(fn, "size is NULL");
+    *size = (MPI_Count)dt->size;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Type_get_extent = PMPI_Type_get_extent
+int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent) {
+    static const char fn[] = "MPI_Type_get_extent";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_dtype *dt = arg_type(fn, datatype, &rc);
+    if (!dt) return rc;
+    if (!lb || !extent) return bad_arg(fn, "lb or extent is NULL");
+    *lb = dt->lb;
+    *extent = co_dt_extent(dt);
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Type_get_extent_x = PMPI_Type_get_extent_x
+int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent) {
+    static const char fn[] = "MPI_Type_get_extent_x";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_dtype *dt = arg_type(fn, datatype, &rc);
+    if (!dt) return rc;
+    if (!lb || !extent) return bad_arg(fn, "lb or extent is NULL");
+    *lb = dt->lb;
+    *extent = co_dt_extent(dt);
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Type_get_true_extent = PMPI_Type_get_true_extent
+int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent) {
+    static const char fn[] = "MPI_Type_get_true_extent";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_dtype *dt = arg_type(fn, datatype, &rc);
+    if (!dt) return rc;
+    if (!true_lb || !true_extent) return bad_arg(fn, "true_lb or true_extent is NULL");
+    *true_lb = dt->true_lb;
+    *true_extent = dt->true_ub - dt->true_lb;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Type_get_true_extent_x = PMPI_Type_get_true_extent_x
+int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent) {
+    static const char fn[] = "MPI_Type_get_true_extent_x";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_dtype *dt = arg_type(fn, datatype, &rc);
+    if (!dt) return rc;
+    if (!true_lb || !true_extent) return bad_arg(fn, "true_lb or true_extent is NULL");
+    *true_lb = dt->true_lb;
+    *true_extent = dt->true_ub - dt->true_lb;
+    return MPI_SUCCESS;
+}
+
+/* Deprecated MPI-1 forms, still used by old codes. */
+#pragma weak MPI_Type_extent = PMPI_Type_extent
+int PMPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent) {
+    static const char fn[] = "MPI_Type_extent";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_dtype *dt = arg_type(fn, datatype, &rc);
+    if (!dt) return rc;
+    if (!extent) return bad_arg(fn, "extent is NULL");
+    *extent = co_dt_extent(dt);
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Type_lb = PMPI_Type_lb
+int PMPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement) {
+    static const char fn[] = "MPI_Type_lb";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_dtype *dt = arg_type(fn, datatype, &rc);
+    if (!dt) return rc;
+    if (!displacement) return bad_arg(fn, "displacement is NULL");
+    *displacement = dt->lb;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Type_ub = PMPI_Type_ub
+int PMPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement) {
+    static const char fn[] = "MPI_Type_ub";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_dtype *dt = arg_type(fn, datatype, &rc);
+    if (!dt) return rc;
+    if (!displacement) return bad_arg(fn, "displacement is NULL");
+    *displacement = dt->ub;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Type_get_envelope = PMPI_Type_get_envelope
+int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses,
+                           int *num_datatypes, int *combiner) {
+    static const char fn[] = "MPI_Type_get_envelope";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_dtype *dt = arg_type(fn, datatype, &rc);
+    if (!dt) return rc;
+    if (!num_integers || !num_addresses || !num_datatypes || !combiner)
+        return bad_arg(fn, "an output argument is NULL");
+    *num_integers = dt->nints;
+    *num_addresses = dt->naddrs;
+    *num_datatypes = dt->ntypes;
+    *combiner = dt->combiner;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Type_get_contents = PMPI_Type_get_contents
+int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses,
+                           int max_datatypes, int array_of_integers[],
+                           MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[]) {
+    static const char fn[] = "MPI_Type_get_contents";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_dtype *dt = arg_type(fn, datatype, &rc);
+    if (!dt) return rc;
+    if (dt->combiner == MPI_COMBINER_NAMED)
+        return co_error(NULL, fn, MPI_ERR_TYPE,
+                        "%s is a predefined datatype: it has no contents (check the combiner "
+                        "with MPI_Type_get_envelope first)",
+                        dt->name);
+    if (max_integers < dt->nints || max_addresses < dt->naddrs || max_datatypes < dt->ntypes)
+        return co_error(NULL, fn, MPI_ERR_ARG,
+                        "arrays too small: the type has %d integers, %d addresses and %d "
+                        "datatypes (room given: %d, %d, %d)",
+                        dt->nints, dt->naddrs, dt->ntypes, max_integers, max_addresses,
+                        max_datatypes);
+    if ((dt->nints && !array_of_integers) || (dt->naddrs && !array_of_addresses) ||
+        (dt->ntypes && !array_of_datatypes))
+        return bad_arg(fn, "an output array is NULL");
+    /* Derived types come back as new handles the caller frees; predefined ones as they are. */
+    for (int i = 0; i < dt->ntypes; i++) {
+        co_dtype *t = dt->types[i], *c = NULL;
+        if (t->predefined) {
+            array_of_datatypes[i] = t->handle;
+            continue;
+        }
+        rc = co_dt_copy_layout(t, &c);
+        if (rc == MPI_SUCCESS) {
+            c->committed = t->committed;
+            rc = co_dt_set_contents(c, t->combiner, t->nints, t->ints, t->naddrs, t->addrs,
+                                    t->ntypes, t->types);
+        }
+        if (rc == MPI_SUCCESS) rc = co_dt_register(c);
+        if (rc != MPI_SUCCESS) {
+            if (c) co_dt_destroy(c);
+            for (int j = 0; j < i; j++) {
+                co_dtype *made = co_dt_get(array_of_datatypes[j]);
+                if (made && !made->predefined) co_dt_release(made);
+            }
+            return co_error(NULL, fn, rc, "out of memory");
+        }
+        array_of_datatypes[i] = c->handle;
+    }
+    if (dt->nints) memcpy(array_of_integers, dt->ints, (size_t)dt->nints * sizeof(int));
+    if (dt->naddrs) memcpy(array_of_addresses, dt->addrs, (size_t)dt->naddrs * sizeof(MPI_Aint));
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Type_get_name = PMPI_Type_get_name
+int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen) {
+    static const char fn[] = "MPI_Type_get_name";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_dtype *dt = arg_type(fn, datatype, &rc);
+    if (!dt) return rc;
+    if (!type_name || !resultlen) return bad_arg(fn, "type_name or resultlen is NULL");
+    size_t n = strnlen(dt->name, MPI_MAX_OBJECT_NAME - 1);
+    memcpy(type_name, dt->name, n);
+    type_name[n] = '\0';
+    *resultlen = (int)n;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Type_set_name = PMPI_Type_set_name
+int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name) {
+    static const char fn[] = "MPI_Type_set_name";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_dtype *dt = arg_type(fn, datatype, &rc);
+    if (!dt) return rc;
+    if (!type_name) return bad_arg(fn, "type_name is NULL");
+    /* longer names are truncated, as MPI allows */
+    size_t n = strnlen(type_name, MPI_MAX_OBJECT_NAME - 1);
+    memcpy(dt->name, type_name, n);
+    dt->name[n] = '\0';
+    return MPI_SUCCESS;
+}
+
+/* ---- Addresses --------------------------------------------------------------------------------
+ */
+
+#pragma weak MPI_Get_address = PMPI_Get_address
+int PMPI_Get_address(const void *location, MPI_Aint *address) {
+    CO_ENTER("MPI_Get_address");
+    if (!address) return bad_arg("MPI_Get_address", "address is NULL");
+    *address = (MPI_Aint)(uintptr_t)location;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Address = PMPI_Address
+int PMPI_Address(void *location, MPI_Aint *address) {
+    CO_ENTER("MPI_Address");
+    if (!address) return bad_arg("MPI_Address", "address is NULL");
+    *address = (MPI_Aint)(uintptr_t)location;
+    return MPI_SUCCESS;
+}
+
+/* Address arithmetic in unsigned form: wrapping is defined, and addresses are unsigned. */
+#pragma weak MPI_Aint_add = PMPI_Aint_add
+MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp) {
+    return (MPI_Aint)((uintptr_t)base + (uintptr_t)disp);
+}
+
+#pragma weak MPI_Aint_diff = PMPI_Aint_diff
+MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2) {
+    return (MPI_Aint)((uintptr_t)addr1 - (uintptr_t)addr2);
+}
+
+/* ---- Pack and Unpack --------------------------------------------------------------------------
+ */
+
+/* Whether any byte of (buf, count, dt) lies in [lo, hi): the bounding box first, then the
+ * runs themselves, so that packing into a hole of the typed buffer stays legal. */
+static int typed_overlaps(const co_dtype *dt, size_t count, const void *buf, const char *lo,
+                          const char *hi) {
+    if (count == 0 || dt->size == 0 || lo >= hi) return 0;
+    MPI_Aint ext = co_dt_extent(dt), span = (MPI_Aint)(count - 1) * ext;
+    const char *tlo = (const char *)buf + dt->true_lb + (span < 0 ? span : 0);
+    const char *thi = (const char *)buf + dt->true_ub + (span > 0 ? span : 0);
+    if (thi <= lo || tlo >= hi) return 0;
+    struct iovec iov[64];
+    size_t off = 0, total = count * dt->size;
+    while (off < total) {
+        size_t covered;
+        int n = co_dt_iov(dt, count, buf, off, iov, 64, &covered);
+        for (int i = 0; i < n; i++) {
+            const char *a = iov[i].iov_base, *b = a + iov[i].iov_len;
+            if (a < hi && b > lo) return 1;
+        }
+        if (!covered) break;
+        off += covered;
+    }
+    return 0;
+}
+
+#pragma weak MPI_Pack = PMPI_Pack
+int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
+              int *position, MPI_Comm comm) {
+    static const char fn[] = "MPI_Pack";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_comm *c = co_api_comm(comm, fn, &rc);
+    if (!c) return rc;
+    if ((rc = co_api_count(c, fn, incount))) return rc;
+    co_dtype *dt = co_api_dtype(c, fn, datatype, incount, &rc);
+    if (!dt) return rc;
+    if ((rc = co_api_buf(c, fn, inbuf, incount, dt))) return rc;
+    if (!position) return co_error(c, fn, MPI_ERR_ARG, "position is NULL");
+    if (outsize < 0) return co_error(c, fn, MPI_ERR_ARG, "negative outsize %d", outsize);
+    if (*position < 0) return co_error(c, fn, MPI_ERR_ARG, "negative position %d", *position);
+    size_t bytes = (size_t)incount * dt->size;
+    if (*position > outsize || bytes > (size_t)(outsize - *position))
+        return co_error(c, fn, MPI_ERR_TRUNCATE,
+                        "%zu packed bytes do not fit at position %d of a %d-byte buffer", bytes,
+                        *position, outsize);
+    if (bytes == 0) return MPI_SUCCESS;
+    if (!outbuf) return co_error(c, fn, MPI_ERR_BUFFER, "outbuf is NULL");
+    char *dst = (char *)outbuf + *position;
+    if (typed_overlaps(dt, (size_t)incount, inbuf, dst, dst + bytes))
+        return co_error(c, fn, MPI_ERR_ARG, "outbuf overlaps the data being packed");
+    co_dt_pack(dt, (size_t)incount, inbuf, 0, dst, bytes);
+    *position += (int)bytes;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Unpack = PMPI_Unpack
+int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
+                MPI_Datatype datatype, MPI_Comm comm) {
+    static const char fn[] = "MPI_Unpack";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_comm *c = co_api_comm(comm, fn, &rc);
+    if (!c) return rc;
+    if ((rc = co_api_count(c, fn, outcount))) return rc;
+    co_dtype *dt = co_api_dtype(c, fn, datatype, outcount, &rc);
+    if (!dt) return rc;
+    if ((rc = co_api_buf(c, fn, outbuf, outcount, dt))) return rc;
+    if (!position) return co_error(c, fn, MPI_ERR_ARG, "position is NULL");
+    if (insize < 0) return co_error(c, fn, MPI_ERR_ARG, "negative insize %d", insize);
+    if (*position < 0) return co_error(c, fn, MPI_ERR_ARG, "negative position %d", *position);
+    size_t bytes = (size_t)outcount * dt->size;
+    if (*position > insize || bytes > (size_t)(insize - *position))
+        return co_error(c, fn, MPI_ERR_TRUNCATE,
+                        "unpacking %zu bytes at position %d runs past the %d-byte input", bytes,
+                        *position, insize);
+    if (bytes == 0) return MPI_SUCCESS;
+    if (!inbuf) return co_error(c, fn, MPI_ERR_BUFFER, "inbuf is NULL");
+    const char *src = (const char *)inbuf + *position;
+    if (typed_overlaps(dt, (size_t)outcount, outbuf, src, src + bytes))
+        return co_error(c, fn, MPI_ERR_ARG, "the output buffer overlaps the packed input");
+    co_dt_unpack(dt, (size_t)outcount, outbuf, 0, src, bytes);
+    *position += (int)bytes;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Pack_size = PMPI_Pack_size
+int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size) {
+    static const char fn[] = "MPI_Pack_size";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_comm *c = co_api_comm(comm, fn, &rc);
+    if (!c) return rc;
+    if ((rc = co_api_count(c, fn, incount))) return rc;
+    co_dtype *dt = co_api_dtype(c, fn, datatype, incount, &rc);
+    if (!dt) return rc;
+    if (!size) return co_error(c, fn, MPI_ERR_ARG, "size is NULL");
+    size_t bytes = (size_t)incount * dt->size;
+    if (bytes > INT_MAX)
+        return co_error(c, fn, MPI_ERR_COUNT, "%d elements pack into %zu bytes, more than an int",
+                        incount, bytes);
+    *size = (int)bytes;
+    return MPI_SUCCESS;
+}

@@ -1,0 +1,164 @@
+/* User attributes on communicators: keys made by MPI_Comm_create_keyval, values set per
+ * communicator, copied by MPI_Comm_dup through the key's copy callback and deleted through its
+ * delete callback when they are replaced, deleted or their communicator is freed. A key freed
+ * while attributes still use it stays alive (invisible to new calls) until the last goes. */
+#include "comm.h"
+
+#include <stdlib.h>
+
+/* User keys are numbered from here; smaller values are the predefined attributes. */
+#define KEYVAL_BASE 64
+
+struct co_keyval {
+    MPI_Comm_copy_attr_function *copy;
+    MPI_Comm_delete_attr_function *del;
+    void *extra;
+    int refs;  /* the user's handle (until freed) plus one per attribute */
+    int freed; /* MPI_Comm_free_keyval was called */
+};
+
+struct co_attr {
+    struct co_attr *next;
+    int keyval;
+    void *val;
+};
+
+static struct co_keyval *kv_get(int keyval) {
+    int i = keyval - KEYVAL_BASE;
+    if (i < 0 || i >= co_st.cm->nkeyvals) return NULL;
+    return co_st.cm->keyvals[i];
+}
+
+static void kv_unref(int keyval) {
+    struct co_keyval *k = kv_get(keyval);
+    if (k && --k->refs == 0) {
+        free(k);
+        co_st.cm->keyvals[keyval - KEYVAL_BASE] = NULL;
+    }
+}
+
+int co_keyval_create(MPI_Comm_copy_attr_function *copy, MPI_Comm_delete_attr_function *del,
+                     void *extra, int *keyval) {
+    struct co_comm_state *cm = co_st.cm;
+    int i = 0;
+    while (i < cm->nkeyvals && cm->keyvals[i]) i++;
+    if (i == cm->nkeyvals) {
+        struct co_keyval **k = realloc(cm->keyvals, (size_t)(i + 16) * sizeof(*k));
+        if (!k) return MPI_ERR_NO_MEM;
+        for (int j = i; j < i + 16; j++) k[j] = NULL;
+        cm->keyvals = k;
+        cm->nkeyvals = i + 16;
+    }
+    struct co_keyval *k = calloc(1, sizeof(*k));
+    if (!k) return MPI_ERR_NO_MEM;
+    k->copy = copy;
+    k->del = del;
+    k->extra = extra;
+    k->refs = 1;
+    cm->keyvals[i] = k;
+    *keyval = KEYVAL_BASE + i;
+    return MPI_SUCCESS;
+}
+
+int co_keyval_valid(int keyval) {
+    struct co_keyval *k = kv_get(keyval);
+    return k && !k->freed;
+}
+
+int co_keyval_free(int keyval) {
+    struct co_keyval *k = kv_get(keyval);
+    if (!k || k->freed) return MPI_ERR_KEYVAL;
+    k->freed = 1;
+    kv_unref(keyval);
+    return MPI_SUCCESS;
+}
+
+static struct co_attr **attr_find(co_comm *c, int keyval) {
+    struct co_attr **pp = &c->attrs;
+    while (*pp && (*pp)->keyval != keyval) pp = &(*pp)->next;
+    return pp;
+}
+
+static int attr_call_delete(co_comm *c, struct co_attr *a) {
+    struct co_keyval *k = kv_get(a->keyval);
+    if (!k || k->del == MPI_COMM_NULL_DELETE_FN) return MPI_SUCCESS;
+    return k->del(c->handle, a->keyval, a->val, k->extra);
+}
+
+int co_attr_set(co_comm *c, int keyval, void *val) {
+    struct co_attr **pp = attr_find(c, keyval);
+    if (*pp) {
+        int rc = attr_call_delete(c, *pp);
+        if (rc) return rc;
+        (*pp)->val = val;
+        return MPI_SUCCESS;
+    }
+    struct co_attr *a = malloc(sizeof(*a));
+    if (!a) return MPI_ERR_NO_MEM;
+    a->next = NULL;
+    a->keyval = keyval;
+    a->val = val;
+    *pp = a; /* at the end: copies on dup keep the order attributes were set in */
+    kv_get(keyval)->refs++;
+    return MPI_SUCCESS;
+}
+
+int co_attr_get(co_comm *c, int keyval, void **val, int *flag) {
+    struct co_attr *a = *attr_find(c, keyval);
+    *flag = a != NULL;
+    if (a) *val = a->val;
+    return MPI_SUCCESS;
+}
+
+int co_attr_delete(co_comm *c, int keyval) {
+    struct co_attr **pp = attr_find(c, keyval);
+    struct co_attr *a = *pp;
+    if (!a) return MPI_ERR_KEYVAL;
+    int rc = attr_call_delete(c, a);
+    if (rc) return rc;
+    *pp = a->next;
+    kv_unref(keyval);
+    free(a);
+    return MPI_SUCCESS;
+}
+
+int co_attr_copy_all(co_comm *from, co_comm *to) {
+    for (struct co_attr *a = from->attrs; a; a = a->next) {
+        struct co_keyval *k = kv_get(a->keyval);
+        if (!k || k->copy == MPI_COMM_NULL_COPY_FN) continue;
+        void *out = NULL;
+        int flag = 0;
+        if (k->copy == MPI_COMM_DUP_FN) {
+            out = a->val;
+            flag = 1;
+        } else {
+            int rc = k->copy(from->handle, a->keyval, k->extra, a->val, &out, &flag);
+            if (rc) return rc;
+        }
+        if (flag) {
+            int rc = co_attr_set(to, a->keyval, out);
+            if (rc) return rc;
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+int co_attr_delete_all(co_comm *c) {
+    while (c->attrs) {
+        struct co_attr *a = c->attrs;
+        int rc = attr_call_delete(c, a);
+        if (rc) return rc;
+        c->attrs = a->next;
+        kv_unref(a->keyval);
+        free(a);
+    }
+    return MPI_SUCCESS;
+}
+
+void co_attr_fini(void) {
+    struct co_comm_state *cm = co_st.cm;
+    for (int i = 0; i < cm->nkeyvals; i++) free(cm->keyvals[i]);
+    free(cm->keyvals);
+    cm->keyvals = NULL;
+    cm->nkeyvals = 0;
+}

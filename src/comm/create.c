@@ -1,0 +1,451 @@
+/* The creation collectives: Comm_dup, Comm_split, Comm_create, Comm_create_group, the first n
+ * ranks (Cartesian topologies), Intercomm_create and Intercomm_merge. Each is built so that
+ * the exchange is as small as the call allows:
+ *   dup, first-n   one round of the ID stream, which members rarely wait for (comm.c);
+ *   split, create  one allgather of (color, key), with the master's reserved run of IDs in
+ *                  its own entry, so every member computes every new communicator's ID;
+ *   create_group   the group's master takes an ID from its (delegate) pool, which asks the
+ *                  parent's master's pool through control messages when empty, and
+ *                  broadcasts it inside the group: the parent's master takes no part.
+ * Arguments only one process can see to be wrong (a negative color, a group that is not a
+ * subset) travel in the exchange, so every process returns the same error class instead of
+ * leaving the others waiting. */
+#include "comm_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- Small collectives over p2p ------------------------------------------------------------- */
+
+/* Bruck's allgather: ceil(log2 n) rounds for any n. */
+int co_comm_allgather(co_comm *c, const void *mine, void *all, size_t blk) {
+    int n = c->size, r = c->rank;
+    if (n == 1) {
+        memcpy(all, mine, blk);
+        return MPI_SUCCESS;
+    }
+    char small[2048];
+    char *tmp = (size_t)n * blk <= sizeof(small) ? small : malloc((size_t)n * blk);
+    if (!tmp) return MPI_ERR_NO_MEM;
+    memcpy(tmp, mine, blk);
+    co_dtype *byte = co_dt_get(MPI_BYTE);
+    int have = 1, rc = MPI_SUCCESS;
+    for (int dist = 1; dist < n && !rc; dist <<= 1) {
+        int cnt = CO_MIN(dist, n - dist);
+        int to = (r - dist + n) % n, from = (r + dist) % n;
+        rc = co_sendrecv(tmp, (size_t)cnt * blk, byte, to, CO_TAG_COMM, tmp + (size_t)have * blk,
+                         (size_t)cnt * blk, byte, from, CO_TAG_COMM, c, co_coll_ctx(c), NULL);
+        have += cnt;
+    }
+    for (int i = 0; i < n && !rc; i++)
+        memcpy((char *)all + (size_t)((r + i) % n) * blk, tmp + (size_t)i * blk, blk);
+    if (tmp != small) free(tmp);
+    return rc;
+}
+
+int co_comm_bcast_list(co_comm *c, uint64_t ctx, int tag, const int *ranks, int n, int me,
+                       void *buf, size_t len) {
+    co_dtype *byte = co_dt_get(MPI_BYTE);
+    int mask = 1;
+    while (mask < n) {
+        if (me & mask) {
+            int rc = co_recv(buf, len, byte, ranks[me - mask], tag, c, ctx, NULL);
+            if (rc) return rc;
+            break;
+        }
+        mask <<= 1;
+    }
+    for (mask >>= 1; mask > 0; mask >>= 1) {
+        if (me + mask >= n) continue;
+        int rc = co_send(buf, len, byte, ranks[me + mask], tag, c, ctx);
+        if (rc) return rc;
+    }
+    return MPI_SUCCESS;
+}
+
+int co_comm_bcast(co_comm *c, int root, void *buf, size_t len) {
+    int n = c->size;
+    if (n == 1) return MPI_SUCCESS;
+    int *ranks = malloc((size_t)n * sizeof(int));
+    if (!ranks) return MPI_ERR_NO_MEM;
+    for (int i = 0; i < n; i++) ranks[i] = (root + i) % n;
+    int rc = co_comm_bcast_list(c, co_coll_ctx(c), CO_TAG_COMM, ranks, n, (c->rank - root + n) % n,
+                                buf, len);
+    free(ranks);
+    return rc;
+}
+
+/* ---- dup and the first n ranks -------------------------------------------------------------- */
+
+int co_comm_first_n(co_comm *c, int n, const char *fn, co_comm **out) {
+    uint64_t id, serial;
+    *out = NULL;
+    if (co_comm_stream_id(c, &id, &serial))
+        return co_error(c, fn, MPI_ERR_OTHER, "no communicator ID left (all %s in use)",
+                        "2^60 or COHORT_ID_SPACE");
+    if (c->rank >= n) return MPI_SUCCESS;
+    co_group *g = c->local;
+    if (n < c->size) {
+        if (!(g = co_group_from_world(n, c->local->world)))
+            co_fatal("out of memory creating a group");
+    } else {
+        co_group_retain(g);
+    }
+    int rc = co_comm_new_child(c, g, NULL, id, co_comm_master_world(c), serial, out);
+    co_group_release(g);
+    if (rc) return co_error(c, fn, rc, "out of communicator handles");
+    return MPI_SUCCESS;
+}
+
+int co_comm_dup(co_comm *c, const char *fn, co_comm **out) {
+    uint64_t id, serial;
+    *out = NULL;
+    if (co_comm_stream_id(c, &id, &serial))
+        return co_error(c, fn, MPI_ERR_OTHER, "no communicator ID left (all %s in use)",
+                        "2^60 or COHORT_ID_SPACE");
+    co_comm *n;
+    int rc = co_comm_new_child(c, c->local, c->remote, id, co_comm_master_world(c), serial, &n);
+    if (rc) return co_error(c, fn, rc, "out of communicator handles");
+    if (c->topo && !(n->topo = co_topo_dup(c->topo))) co_fatal("out of memory");
+    rc = co_attr_copy_all(c, n);
+    if (rc) {
+        co_comm_free(n, fn);
+        return co_error(c, fn, rc, "an attribute copy callback failed (error %d)", rc);
+    }
+    *out = n;
+    return MPI_SUCCESS;
+}
+
+/* ---- split and create ------------------------------------------------------------------------ */
+
+/* 32 bytes, so that a two-process exchange travels inside the queue's cell. */
+typedef struct split_ent {
+    int32_t color, key;
+    uint32_t check;  /* create: hash of the group the process passed */
+    int32_t gsize;   /* create: its size; negative: minus an error class this process found
+                        in its own arguments */
+    uint64_t base;   /* master: first of `size` consecutive IDs reserved, 0 if none */
+    uint64_t serial; /* master: the pool they come from */
+} split_ent;
+_Static_assert(sizeof(split_ent) == 32, "fits a cell's inline payload");
+
+typedef struct member {
+    int color, key, rank;
+} member;
+
+static int cmp_member(const void *a, const void *b) {
+    const member *x = a, *y = b;
+    if (x->color != y->color) return x->color < y->color ? -1 : 1;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* The common part of split (g == NULL) and create (g: the group this process passed). */
+static int split_common(co_comm *c, int color, int key, co_group *g, int my_err,
+                        const char *my_reason, const char *fn, co_comm **out) {
+    int n = c->size, master = c->rank == 0;
+    *out = NULL;
+    split_ent mine = {color, key, 0, -my_err, 0, 0};
+    if (g && !my_err) {
+        mine.check = co_group_hash(g);
+        mine.gsize = g->size;
+    }
+    co_idpool *pool = NULL;
+    if (master) {
+        pool = co_comm_pool(c);
+        mine.serial = co_idpool_serial(pool);
+        if (co_comm_take_run(pool, (uint64_t)n, &mine.base) && mine.gsize >= 0)
+            mine.gsize = -MPI_ERR_OTHER;
+    }
+    /* one scratch block: the exchange, the sorted members, the used-ID marks */
+    size_t bytes = (size_t)n * (sizeof(split_ent) + sizeof(member) + 1);
+    _Alignas(16) char small[2048];
+    char *scratch = bytes <= sizeof(small) ? small : malloc(bytes);
+    if (!scratch) co_fatal("out of memory splitting a communicator");
+    split_ent *all = (split_ent *)scratch;
+    member *m = (member *)(all + n);
+    char *used = (char *)(m + n);
+    int rc = co_comm_allgather(c, &mine, all, sizeof(mine));
+    if (rc) co_fatal("communicator creation exchange failed (%s)", co_error_class_name(rc));
+
+    int err = 0, err_rank = -1, nm = 0;
+    for (int i = 0; i < n && !err; i++)
+        if (all[i].gsize < 0) err = -all[i].gsize, err_rank = i;
+    for (int i = 0; i < n; i++)
+        if (all[i].color != MPI_UNDEFINED) m[nm++] = (member){all[i].color, all[i].key, i};
+    qsort(m, (size_t)nm, sizeof(*m), cmp_member);
+
+    /* Groups: runs of one color. Create checks that all members passed the same group. */
+    int ngroups = 0, my_first = -1, my_count = 0, my_index = -1, my_low = 0, inconsistent = 0;
+    memset(used, 0, (unsigned)n); /* used[r]: a group's ID is base + r */
+    for (int s = 0, e; s < nm && !err; s = e, ngroups++) {
+        int low = m[s].rank;
+        for (e = s; e < nm && m[e].color == m[s].color; e++)
+            if (m[e].rank < low) low = m[e].rank;
+        for (int k = s; g && k < e; k++) {
+            const split_ent *x = &all[m[k].rank];
+            if (x->check != all[m[s].rank].check || x->gsize != e - s || m[k].key != k - s)
+                inconsistent = 1;
+        }
+        used[low] = 1;
+        if (color != MPI_UNDEFINED && m[s].color == color) {
+            my_first = s;
+            my_count = e - s;
+            my_index = ngroups;
+            my_low = low;
+        }
+    }
+    if (!err && inconsistent) err = MPI_ERR_GROUP;
+
+    /* IDs: base + lowest rank of each group, or, without a run, a second round. */
+    uint64_t base = all[0].base, serial = all[0].serial, my_id = 0;
+    if (!err && base) {
+        my_id = base + (uint64_t)my_low;
+    } else if (!err && ngroups) {
+        uint64_t *ids = calloc((size_t)ngroups, sizeof(*ids));
+        if (!ids) co_fatal("out of memory splitting a communicator");
+        if (master && co_comm_take_ids(pool, (uint64_t)ngroups, ids))
+            memset(ids, 0, (size_t)ngroups * sizeof(*ids));
+        rc = co_comm_bcast(c, 0, ids, (size_t)ngroups * sizeof(*ids));
+        if (rc) co_fatal("communicator creation exchange failed (%s)", co_error_class_name(rc));
+        if (!ids[0]) err = MPI_ERR_OTHER;
+        if (my_index >= 0) my_id = ids[my_index];
+        free(ids);
+    }
+    if (master && base) { /* the reserved IDs no group uses go back at once */
+        for (int i = 0; i < n; i++)
+            if (err || !used[i]) co_idpool_put(pool, base + (uint64_t)i);
+    }
+
+    if (scratch != small && (err || my_first < 0)) free(scratch);
+    if (err) {
+        if (err == my_err) return co_error(c, fn, err, "%s", my_reason);
+        if (err == MPI_ERR_OTHER)
+            return co_error(c, fn, err,
+                            "no communicator ID left (all 2^60 or COHORT_ID_SPACE "
+                            "in use)");
+        if (err_rank >= 0)
+            return co_error(c, fn, err, "rank %d passed an invalid %s", err_rank,
+                            g ? "group" : "color");
+        return co_error(c, fn, err, "the processes passed different groups");
+    }
+    if (my_first < 0) return MPI_SUCCESS; /* MPI_UNDEFINED, or not in any group */
+    co_group *ng;
+    if (g) {
+        ng = g;
+        co_group_retain(ng);
+    } else {
+        ng = co_group_new(my_count);
+        if (!ng) co_fatal("out of memory creating a group");
+        for (int k = 0; k < my_count; k++) ng->world[k] = c->local->world[m[my_first + k].rank];
+        co_group_finish(ng);
+    }
+    if (scratch != small) free(scratch);
+    rc = co_comm_new_child(c, ng, NULL, my_id, c->local->world[0], serial, out);
+    co_group_release(ng);
+    if (rc) return co_error(c, fn, rc, "out of communicator handles");
+    return MPI_SUCCESS;
+}
+
+int co_comm_split(co_comm *c, int color, int key, int err, const char *reason, const char *fn,
+                  co_comm **out) {
+    char buf[96];
+    if (!err && color < 0 && color != MPI_UNDEFINED) {
+        snprintf(buf, sizeof(buf), "invalid color %d (must be >= 0 or MPI_UNDEFINED)", color);
+        err = MPI_ERR_ARG;
+        reason = buf;
+    }
+    return split_common(c, err ? MPI_UNDEFINED : color, key, NULL, err, reason, fn, out);
+}
+
+int co_comm_create_from(co_comm *c, co_group *g, const char *fn, co_comm **out) {
+    /* color: the parent rank of the group's first member; key: rank in the group */
+    int color = MPI_UNDEFINED, key = 0, err = 0;
+    int *tab = co_group_rank_table(c->local);
+    if (!tab) co_fatal("out of memory");
+    for (int i = 0; i < g->size; i++)
+        if (tab[g->world[i]] < 0) err = MPI_ERR_GROUP;
+    if (!err && g->rank != MPI_UNDEFINED) {
+        color = tab[g->world[0]];
+        key = g->rank;
+    }
+    free(tab);
+    return split_common(c, color, key, g, err, "group is not a subset of the communicator's group",
+                        fn, out);
+}
+
+/* ---- create_group ------------------------------------------------------------------------------
+ */
+
+typedef struct cgroup_msg {
+    uint64_t id, serial;
+    int32_t home_rank;
+    uint32_t check;
+    int32_t size, pad;
+} cgroup_msg;
+
+int co_comm_create_group(co_comm *c, co_group *g, int tag, const char *fn, co_comm **out) {
+    *out = NULL;
+    /* the group's members as ranks of c (the parent's ranks are world ranks for the world and
+     * its congruent copies: no table needed then) */
+    int small[64], *ranks = g->size <= 64 ? small : malloc((size_t)g->size * sizeof(int));
+    if (!ranks) co_fatal("out of memory");
+    int identity = c->size == co_st.world_size;
+    for (int i = 0; identity && i < c->size; i++) identity = c->local->world[i] == i;
+    int *tab = identity ? NULL : co_group_rank_table(c->local);
+    if (!identity && !tab) co_fatal("out of memory");
+    int bad = -1;
+    for (int i = 0; i < g->size; i++)
+        if ((ranks[i] = tab ? tab[g->world[i]] : g->world[i]) < 0 && bad < 0) bad = g->world[i];
+    free(tab);
+    if (bad >= 0) {
+        if (ranks != small) free(ranks);
+        return co_error(c, fn, MPI_ERR_GROUP,
+                        "group is not a subset of the communicator's group (world rank %d)", bad);
+    }
+    if (g->rank == MPI_UNDEFINED) {
+        if (ranks != small) free(ranks);
+        return MPI_SUCCESS; /* not a member: a local call returning MPI_COMM_NULL */
+    }
+    cgroup_msg msg = {0, 0, 0, 0, 0, 0};
+    if (g->rank == 0) {
+        /* The parent's master need not be here: its pool, or this process's delegate pool
+         * for the parent (which asks the master's pool through control messages), pays. */
+        co_idpool *pool = co_comm_pool(c);
+        if (co_comm_take_ids(pool, 1, &msg.id)) msg.id = 0;
+        msg.serial = co_idpool_serial(pool);
+        msg.home_rank = co_st.world_rank;
+        msg.check = co_group_hash(g);
+        msg.size = g->size;
+    }
+    int rc = co_comm_bcast_list(c, co_hidden_ctx(c->id, CO_HIDDEN_CGROUP), tag, ranks, g->size,
+                                g->rank, &msg, sizeof(msg));
+    if (ranks != small) free(ranks);
+    if (rc) co_fatal("communicator creation exchange failed (%s)", co_error_class_name(rc));
+    if (msg.check != co_group_hash(g) || msg.size != g->size)
+        return co_error(c, fn, MPI_ERR_GROUP, "the group's members passed different groups");
+    if (!msg.id)
+        return co_error(c, fn, MPI_ERR_OTHER,
+                        "no communicator ID left (all 2^60 or COHORT_ID_SPACE in use)");
+    rc = co_comm_new_child(c, g, NULL, msg.id, msg.home_rank, msg.serial, out);
+    if (rc) return co_error(c, fn, rc, "out of communicator handles");
+    return MPI_SUCCESS;
+}
+
+/* ---- Intercommunicators ------------------------------------------------------------------------
+ */
+
+typedef struct icreate_hdr {
+    int32_t size, err;
+} icreate_hdr;
+
+int co_intercomm_create(co_comm *l, int local_leader, co_comm *peer, int remote_leader, int tag,
+                        const char *fn, co_comm **out) {
+    *out = NULL;
+    co_dtype *byte = co_dt_get(MPI_BYTE);
+    icreate_hdr h = {0, 0};
+    int *remote = NULL, rc;
+    uint64_t pctx = peer ? co_hidden_ctx(peer->id, CO_HIDDEN_ICREATE) : 0;
+    if (l->rank == local_leader) {
+        icreate_hdr mine = {l->size, 0};
+        rc = co_sendrecv(&mine, sizeof(mine), byte, remote_leader, tag, &h, sizeof(h), byte,
+                         remote_leader, tag, peer, pctx, NULL);
+        if (rc) co_fatal("intercommunicator creation exchange failed");
+        remote = malloc((size_t)h.size * sizeof(int));
+        if (!remote) co_fatal("out of memory");
+        rc = co_sendrecv(l->local->world, (size_t)l->size * sizeof(int), byte, remote_leader, tag,
+                         remote, (size_t)h.size * sizeof(int), byte, remote_leader, tag, peer, pctx,
+                         NULL);
+        if (rc) co_fatal("intercommunicator creation exchange failed");
+        int *tab = co_group_rank_table(l->local);
+        if (!tab) co_fatal("out of memory");
+        for (int i = 0; i < h.size; i++)
+            if (tab[remote[i]] >= 0) h.err = MPI_ERR_GROUP;
+        free(tab);
+    }
+    if ((rc = co_comm_bcast(l, local_leader, &h, sizeof(h))))
+        co_fatal("intercommunicator creation exchange failed");
+    if (l->rank != local_leader && !(remote = malloc((size_t)h.size * sizeof(int))))
+        co_fatal("out of memory");
+    if ((rc = co_comm_bcast(l, local_leader, remote, (size_t)h.size * sizeof(int))))
+        co_fatal("intercommunicator creation exchange failed");
+    if (h.err) {
+        free(remote);
+        return co_error(l, fn, h.err, "the local and remote groups overlap");
+    }
+    /* The side whose first process has the lower world rank holds the new communicator's
+     * master (co_comm_master_world), so it takes the ID, from its local communicator. */
+    int allocate = l->local->world[0] < remote[0];
+    uint64_t id = 0, serial = 0;
+    if (allocate) {
+        if (co_comm_stream_id(l, &id, &serial)) id = 0;
+        if (l->rank == local_leader &&
+            (rc = co_send(&id, sizeof(id), byte, remote_leader, tag, peer, pctx)))
+            co_fatal("intercommunicator creation exchange failed");
+    } else {
+        if (l->rank == local_leader &&
+            (rc = co_recv(&id, sizeof(id), byte, remote_leader, tag, peer, pctx, NULL)))
+            co_fatal("intercommunicator creation exchange failed");
+        if ((rc = co_comm_bcast(l, local_leader, &id, sizeof(id))))
+            co_fatal("intercommunicator creation exchange failed");
+    }
+    if (!id) {
+        free(remote);
+        return co_error(l, fn, MPI_ERR_OTHER,
+                        "no communicator ID left (all 2^60 or COHORT_ID_SPACE in use)");
+    }
+    co_group *rg = co_group_from_world(h.size, remote);
+    free(remote);
+    if (!rg) co_fatal("out of memory");
+    rc = co_comm_new_child(l, l->local, rg, id, co_st.world_rank, serial, out);
+    co_group_release(rg);
+    if (rc) return co_error(l, fn, rc, "out of communicator handles");
+    return MPI_SUCCESS;
+}
+
+typedef struct merge_msg {
+    uint64_t id, serial;
+    int32_t high_a, high_b; /* a: the side holding the master */
+} merge_msg;
+
+int co_intercomm_merge(co_comm *ic, int high, const char *fn, co_comm **out) {
+    *out = NULL;
+    co_dtype *byte = co_dt_get(MPI_BYTE);
+    int a_side = ic->local->world[0] < ic->remote->world[0];
+    uint64_t ctx = co_coll_ctx(ic);
+    merge_msg m = {0, 0, 0, 0};
+    int32_t h = high ? 1 : 0, rc = MPI_SUCCESS;
+    if (ic->rank == 0) {
+        if (a_side) {
+            co_idpool *pool = co_comm_pool(ic);
+            if (co_comm_take_ids(pool, 1, &m.id)) m.id = 0;
+            m.serial = co_idpool_serial(pool);
+            m.high_a = h;
+            rc = co_recv(&m.high_b, sizeof(m.high_b), byte, 0, CO_TAG_COMM, ic, ctx, NULL);
+            if (!rc) rc = co_send(&m, sizeof(m), byte, 0, CO_TAG_COMM, ic, ctx);
+        } else {
+            rc = co_send(&h, sizeof(h), byte, 0, CO_TAG_COMM, ic, ctx);
+            if (!rc) rc = co_recv(&m, sizeof(m), byte, 0, CO_TAG_COMM, ic, ctx, NULL);
+        }
+        if (rc) co_fatal("intercommunicator merge exchange failed");
+    }
+    if ((rc = co_comm_bcast(ic->local_comm, 0, &m, sizeof(m))))
+        co_fatal("intercommunicator merge exchange failed");
+    if (!m.id)
+        return co_error(ic, fn, MPI_ERR_OTHER,
+                        "no communicator ID left (all 2^60 or COHORT_ID_SPACE in use)");
+    /* The group that passed high = false comes first; on a tie, the master's side. */
+    int a_first = m.high_a == m.high_b ? 1 : !m.high_a;
+    co_group *ga = a_side ? ic->local : ic->remote, *gb = a_side ? ic->remote : ic->local;
+    co_group *first = a_first ? ga : gb, *second = a_first ? gb : ga;
+    co_group *g = co_group_new(first->size + second->size);
+    if (!g) co_fatal("out of memory");
+    memcpy(g->world, first->world, (size_t)first->size * sizeof(int));
+    memcpy(g->world + first->size, second->world, (size_t)second->size * sizeof(int));
+    co_group_finish(g);
+    rc = co_comm_new_child(ic, g, NULL, m.id, co_comm_master_world(ic), m.serial, out);
+    co_group_release(g);
+    if (rc) return co_error(ic, fn, rc, "out of communicator handles");
+    return MPI_SUCCESS;
+}

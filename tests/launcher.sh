@@ -1,0 +1,169 @@
+#!/bin/bash
+# Launcher behaviour: how mpiexec ends a job when a rank fails, its exit status and message,
+# output forwarding, stdin, environment, binding and timeouts; and that no job, however it
+# ends, leaves anything in /dev/shm or /tmp or any process behind.
+#   launcher.sh MPIEXEC PROG SCENARIO
+set -u
+MPIEXEC=$1 PROG=$2 SCENARIO=$3
+out=$(mktemp -d "${TMPDIR:-/tmp}/cohort-launcher-test.XXXXXX")
+trap 'rm -rf "$out"' EXIT
+fail() { echo "FAIL [$SCENARIO]: $*"; echo "--- stdout"; cat "$out/stdout"; echo "--- stderr"; cat "$out/stderr"; exit 1; }
+
+snapshot() { ls -A /dev/shm; ls -A /tmp | grep -v -e '^cc......\.' -e '^cohort-launcher-test\.' -e '^ctest'; }
+snapshot | sort > "$out/before"
+
+# run NP [mpiexec options --] args...: runs the job, records status, output and time
+run() {
+  local np=$1; shift
+  local opts=()
+  while [ $# -gt 0 ] && [ "$1" != "--" ]; do opts+=("$1"); shift; done
+  shift
+  local t0=$(date +%s%N)
+  "$MPIEXEC" -n "$np" "${opts[@]}" "$PROG" "$@" > "$out/stdout" 2> "$out/stderr" < "${STDIN:-/dev/null}"
+  status=$?
+  elapsed_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+}
+
+expect_status() { [ "$status" -eq "$1" ] || fail "exit status $status, expected $1"; }
+expect_err() { grep -Eq -- "$1" "$out/stderr" || fail "stderr lacks /$1/"; }
+expect_out() { grep -Eq -- "$1" "$out/stdout" || fail "stdout lacks /$1/"; }
+# every pid the job printed must be gone
+expect_no_survivors() {
+  for p in $(sed -n 's/^\(\[[0-9]*\] \)\{0,1\}pid \([0-9]*\).*/\2/p' "$out/stdout"); do
+    for i in $(seq 300); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$p" 2>/dev/null && fail "process $p survived the job"
+  done
+  return 0
+}
+
+case "$SCENARIO" in
+ok)
+  run 4 -- ok
+  expect_status 0
+  [ "$(grep -c '^hello from' "$out/stdout")" -eq 4 ] || fail "expected 4 hello lines"
+  ;;
+segv)
+  run 4 -- segv 2
+  expect_status 139
+  expect_err "^mpiexec: rank 2 \(pid [0-9]+\) killed by signal 11 \(Segmentation fault\)$"
+  expect_no_survivors
+  ;;
+exit)
+  run 4 -- exit 1 3
+  expect_status 3
+  expect_err "^mpiexec: rank 1 \(pid [0-9]+\) exited with status 3$"
+  expect_no_survivors
+  ;;
+abort)
+  run 4 -- abort 3 7
+  expect_status 7
+  expect_err "^mpiexec: rank 3 \(pid [0-9]+\) called MPI_Abort with error code 7$"
+  expect_no_survivors
+  ;;
+nofinalize)
+  run 3 -- nofinalize 1
+  expect_status 1
+  expect_err "^mpiexec: rank 1 \(pid [0-9]+\) exited without calling MPI_Finalize$"
+  expect_no_survivors
+  ;;
+fataltag)
+  run 2 -- fataltag 1
+  expect_status 4
+  expect_err "^MPI_Send\(rank 1\): invalid tag -5 \(MPI_ERR_TAG\)$"
+  expect_err "^mpiexec: rank 1 \(pid [0-9]+\) stopped by a fatal MPI error \(MPI_ERR_TAG\)$"
+  expect_no_survivors
+  ;;
+timeout)
+  run 3 --timeout 1 -- hang
+  expect_status 124
+  expect_err "^mpiexec: job timed out after 1 seconds"
+  expect_no_survivors
+  ;;
+killed)
+  # mpiexec itself dies without a chance to clean up: its ranks must die with it
+  "$MPIEXEC" -n 3 "$PROG" sleep > "$out/stdout" 2> "$out/stderr" &
+  mp=$!
+  for i in $(seq 600); do [ "$(grep -c '^pid' "$out/stdout")" -eq 3 ] && break; sleep 0.05; done
+  [ "$(grep -c '^pid' "$out/stdout")" -eq 3 ] || fail "ranks did not start"
+  kill -KILL $mp
+  wait $mp 2>/dev/null
+  expect_no_survivors
+  ;;
+interrupted)
+  "$MPIEXEC" -n 2 "$PROG" hang > "$out/stdout" 2> "$out/stderr" &
+  mp=$!
+  for i in $(seq 600); do [ "$(grep -c '^pid' "$out/stdout")" -eq 2 ] && break; sleep 0.05; done
+  kill -TERM $mp
+  wait $mp
+  status=$?
+  expect_status 143
+  expect_err "received signal 15"
+  expect_no_survivors
+  ;;
+badprog)
+  "$MPIEXEC" -n 2 /nonexistent/program > "$out/stdout" 2> "$out/stderr"
+  status=$?
+  expect_status 127
+  expect_err "cannot run '/nonexistent/program': No such file or directory"
+  ;;
+badargs)
+  "$MPIEXEC" -n 0 "$PROG" ok > "$out/stdout" 2> "$out/stderr"; status=$?
+  expect_status 2
+  expect_err "positive number of ranks"
+  "$MPIEXEC" --bogus "$PROG" > "$out/stdout" 2> "$out/stderr"; status=$?
+  expect_status 2
+  expect_err "unknown option '--bogus'"
+  ;;
+stdin)
+  seq 1 100000 > "$out/input"
+  STDIN="$out/input" run 3 -- stdin
+  expect_status 0
+  expect_out "^rank 0 stdin lines=100000 bytes=$(stat -c %s "$out/input")$"
+  expect_out "^rank 1 stdin lines=0 bytes=0$"
+  expect_out "^rank 2 stdin lines=0 bytes=0$"
+  ;;
+env)
+  run 2 -x LAUNCH_TEST_SET=42 -- env 0 LAUNCH_TEST_SET
+  expect_status 0
+  [ "$(grep -c '^rank [01] LAUNCH_TEST_SET=42$' "$out/stdout")" -eq 2 ] || fail "-x not applied"
+  COHORT_LOG_LEVEL=1 run 1 -- ok
+  expect_status 0
+  ;;
+tagoutput)
+  run 3 --tag-output -- ok
+  expect_status 0
+  for r in 0 1 2; do expect_out "^\[$r\] hello from $r of 3$"; done
+  ;;
+lines)
+  # 4 ranks print long lines at once: every line must arrive whole
+  run 4 -- spam 2000
+  expect_status 0
+  # a whole line: rank=R line=I followed by 200 copies of R's letter
+  n=$(awk '/^rank=[0-3] line=[0-9]+ [a-d]+$/ {
+             split($1, kv, "="); letter = substr("abcd", kv[2] + 1, 1)
+             if (length($3) == 200 && $3 !~ "[^" letter "]") good++ }
+           END { print good + 0 }' "$out/stdout")
+  bad=$(grep -vE '^(rank=[0-3] line=[0-9]+ [a-d]{200}|pid [0-9]+ rank [0-3])$' "$out/stdout" | head -3)
+  [ -z "$bad" ] || fail "mangled lines: $bad"
+  [ "$n" -eq 8000 ] || fail "expected 8000 whole lines, got $n"
+  ;;
+binding)
+  ncpu=$(nproc)
+  run 1 --bind-to core -- affinity
+  expect_status 0
+  expect_out "^rank 0 cpus=1$"
+  run 2 --bind-to none -- affinity
+  expect_status 0
+  expect_out "^rank 1 cpus=$ncpu$"
+  run $((ncpu + 1)) -- affinity
+  expect_status 0
+  expect_out "^rank 0 cpus=$ncpu$"
+  ;;
+*)
+  echo "unknown scenario $SCENARIO"; exit 2 ;;
+esac
+
+snapshot | sort > "$out/after"
+left=$(comm -13 "$out/before" "$out/after")
+[ -z "$left" ] || fail "left behind in /dev/shm or /tmp: $left"
+echo "ok [$SCENARIO]"

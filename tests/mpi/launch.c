@@ -1,0 +1,71 @@
+/* A program whose ranks misbehave on request, for the launcher tests (tests/launcher.sh):
+ *   launch MODE [RANK [ARG]]
+ * MODE: ok, segv, exit, abort, nofinalize, fataltag, hang, stdin, env, spam, affinity, sleep. */
+#include <mpi.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int main(int argc, char **argv) {
+    const char *mode = argc > 1 ? argv[1] : "ok";
+    int who = argc > 2 ? atoi(argv[2]) : 0;
+    const char *arg = argc > 3 ? argv[3] : "";
+    if (!strcmp(mode, "sleep")) { /* no MPI at all: a plain process under mpiexec */
+        printf("pid %d\n", (int)getpid());
+        fflush(stdout);
+        for (;;) pause();
+    }
+    MPI_Init(&argc, &argv);
+    int rank, size, x = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    printf("pid %d rank %d\n", (int)getpid(), rank);
+    fflush(stdout);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (!strcmp(mode, "ok")) {
+        printf("hello from %d of %d\n", rank, size);
+    } else if (!strcmp(mode, "segv") || !strcmp(mode, "exit") || !strcmp(mode, "nofinalize")) {
+        if (rank == who) {
+            if (mode[0] == 's') raise(SIGSEGV);
+            if (mode[0] == 'e') exit(atoi(arg));
+            return 0; /* leaves without MPI_Finalize */
+        }
+        if (mode[0] != 'n') /* the others wait in a receive that never completes */
+            MPI_Recv(&x, 1, MPI_INT, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else if (!strcmp(mode, "abort")) {
+        if (rank == who) MPI_Abort(MPI_COMM_WORLD, atoi(arg));
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Barrier(MPI_COMM_WORLD);
+    } else if (!strcmp(mode, "fataltag")) {
+        if (rank == who) MPI_Send(&x, 1, MPI_INT, 0, -5, MPI_COMM_WORLD);
+        MPI_Barrier(MPI_COMM_WORLD);
+    } else if (!strcmp(mode, "hang")) {
+        MPI_Recv(&x, 1, MPI_INT, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else if (!strcmp(mode, "stdin")) {
+        char buf[4096];
+        long lines = 0, bytes = 0;
+        ssize_t n;
+        while ((n = read(0, buf, sizeof(buf))) > 0) {
+            bytes += n;
+            for (ssize_t i = 0; i < n; i++) lines += buf[i] == '\n';
+        }
+        printf("rank %d stdin lines=%ld bytes=%ld\n", rank, lines, bytes);
+    } else if (!strcmp(mode, "env")) {
+        const char *v = getenv(arg);
+        printf("rank %d %s=%s\n", rank, arg, v ? v : "(unset)");
+    } else if (!strcmp(mode, "spam")) {
+        char payload[201];
+        memset(payload, 'a' + rank % 26, 200);
+        payload[200] = 0;
+        for (int i = 0; i < who; i++) printf("rank=%d line=%d %s\n", rank, i, payload);
+    } else if (!strcmp(mode, "affinity")) {
+        cpu_set_t set;
+        sched_getaffinity(0, sizeof(set), &set);
+        printf("rank %d cpus=%d\n", rank, CPU_COUNT(&set));
+    }
+    MPI_Finalize();
+    return 0;
+}

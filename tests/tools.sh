@@ -1,0 +1,163 @@
+#!/bin/bash
+# The user-facing tools: compiler wrappers (flags, -show, C and C++), the build tree used in
+# place, `make install` into a prefix, `cohort info`, the README's settings list being the
+# one generated from the code, and source formatting.
+#   tools.sh SOURCE_DIR BUILD_DIR SCENARIO
+set -u
+SRC=$1 BUILD=$2 SCENARIO=$3
+work=$(mktemp -d "${TMPDIR:-/tmp}/cohort-tools-test.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL [$SCENARIO]: $*"; exit 1; }
+
+cat > "$work/hello.c" <<'C'
+#include <mpi.h>
+#include <stdio.h>
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int r, s;
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    MPI_Comm_size(MPI_COMM_WORLD, &s);
+    int sum = 0;
+    MPI_Allreduce(&r, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    printf("rank %d of %d sum %d\n", r, s, sum);
+    MPI_Finalize();
+    return 0;
+}
+C
+cat > "$work/hello.cc" <<'C'
+#include <mpi.h>
+#include <cstdio>
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int r;
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    MPI_Datatype t = MPI_DOUBLE;
+    switch (t) { case MPI_DOUBLE: std::printf("c++ rank %d\n", r); break; default: break; }
+    MPI_Finalize();
+    return 0;
+}
+C
+
+# compile with a wrapper and run 3 ranks with no library path set
+check_wrappers() { # bindir
+  local bin=$1
+  env -u LD_LIBRARY_PATH "$bin/mpicc" -std=c11 -Wall -Wextra -Werror -pedantic -o "$work/hello" "$work/hello.c" \
+    || fail "mpicc could not build a C program"
+  out=$(env -u LD_LIBRARY_PATH "$bin/mpiexec" -n 3 "$work/hello" | sort)
+  [ "$out" = "$(printf 'rank 0 of 3 sum 3\nrank 1 of 3 sum 3\nrank 2 of 3 sum 3')" ] || fail "hello output: $out"
+  env -u LD_LIBRARY_PATH "$bin/mpicxx" -Wall -Wextra -Werror -o "$work/hellocc" "$work/hello.cc" \
+    || fail "mpicxx could not build a C++ program"
+  out=$(env -u LD_LIBRARY_PATH "$bin/mpiexec" -n 2 "$work/hellocc" | sort | tr '\n' ' ')
+  [ "$out" = "c++ rank 0 c++ rank 1 " ] || fail "C++ output: $out"
+  # separate compile and link steps
+  "$bin/mpicc" -c -o "$work/hello.o" "$work/hello.c" || fail "mpicc -c"
+  "$bin/mpicc" -o "$work/hello2" "$work/hello.o" || fail "mpicc link of an object"
+  "$bin/mpiexec" -n 1 "$work/hello2" | grep -q "rank 0 of 1" || fail "separately linked program"
+}
+
+# A CMake project that finds MPI the way real projects do; $1 selects how.
+cmake_project() { # dir mode(findmpi|package) prefix
+  local dir=$1 mode=$2 prefix=$3
+  mkdir -p "$dir"
+  cp "$work/hello.c" "$dir/"
+  if [ "$mode" = findmpi ]; then
+    cat > "$dir/CMakeLists.txt" <<'CM'
+cmake_minimum_required(VERSION 3.16)
+project(hello C)
+find_package(MPI REQUIRED COMPONENTS C)
+add_executable(hello hello.c)
+target_link_libraries(hello PRIVATE MPI::MPI_C)
+file(WRITE ${CMAKE_BINARY_DIR}/found.txt "${MPI_C_VERSION};${MPIEXEC_EXECUTABLE}")
+CM
+    # pointed at the wrapper alone, FindMPI takes Cohort's compiler and version ...
+    cmake -S "$dir" -B "$dir/c" -DMPI_C_COMPILER="$prefix/bin/mpicc" > "$dir/log" 2>&1 || { cat "$dir/log"; fail "FindMPI did not accept Cohort's mpicc"; }
+    grep -q "^3.1;" "$dir/c/found.txt" || fail "FindMPI found: $(cat "$dir/c/found.txt")"
+    # ... and with MPI_HOME (which FindMPI also uses to look for mpiexec) everything is Cohort's
+    cmake -S "$dir" -B "$dir/b" -DMPI_C_COMPILER="$prefix/bin/mpicc" -DMPI_HOME="$prefix" > "$dir/log" 2>&1 || { cat "$dir/log"; fail "FindMPI with MPI_HOME"; }
+    grep -q "^3.1;$prefix/bin/mpiexec$" "$dir/b/found.txt" || fail "FindMPI found: $(cat "$dir/b/found.txt")"
+  else
+    cat > "$dir/CMakeLists.txt" <<'CM'
+cmake_minimum_required(VERSION 3.16)
+project(hello C)
+find_package(Cohort 0.1 REQUIRED)
+add_executable(hello hello.c)
+target_link_libraries(hello PRIVATE Cohort::MPI)
+file(WRITE ${CMAKE_BINARY_DIR}/found.txt "${Cohort_MPIEXEC}")
+CM
+    cmake -S "$dir" -B "$dir/b" -DCMAKE_PREFIX_PATH="$prefix" > "$dir/log" 2>&1 || { cat "$dir/log"; fail "find_package(Cohort) failed"; }
+  fi
+  cmake --build "$dir/b" > "$dir/log" 2>&1 || { cat "$dir/log"; fail "the $mode project did not build"; }
+  env -u LD_LIBRARY_PATH "$prefix/bin/mpiexec" -n 2 "$dir/b/hello" | grep -q "rank 1 of 2 sum 1" || fail "the $mode program did not run"
+}
+
+pkgconfig_build() { # prefix
+  local pc cflags libs
+  cflags=$(PKG_CONFIG_PATH="$1/lib/pkgconfig" pkg-config --cflags cohort) || fail "pkg-config --cflags cohort"
+  libs=$(PKG_CONFIG_PATH="$1/lib/pkgconfig" pkg-config --libs cohort) || fail "pkg-config --libs cohort"
+  cc $cflags -o "$work/hello_pc" "$work/hello.c" $libs || fail "build with pkg-config flags"
+  env -u LD_LIBRARY_PATH "$1/bin/mpiexec" -n 2 "$work/hello_pc" | grep -q "rank 0 of 2" || fail "pkg-config-built program"
+  [ "$(PKG_CONFIG_PATH="$1/lib/pkgconfig" pkg-config --modversion cohort)" = "$("$1/bin/cohort" version | awk '{print $2}')" ] || fail "pkg-config version"
+}
+
+case "$SCENARIO" in
+packaging)
+  pkgconfig_build "$BUILD"
+  cmake_project "$work/findmpi" findmpi "$BUILD"
+  cmake_project "$work/package" package "$BUILD"
+  ;;
+wrappers)
+  check_wrappers "$BUILD/bin"
+  show=$("$BUILD/bin/mpicc" -show -O2 x.c)
+  case "$show" in
+    *"-I$BUILD/include"*"-O2 x.c"*"-L$BUILD/lib"*"-Wl,-rpath,$BUILD/lib"*"-lcohort"*) ;;
+    *) fail "mpicc -show: $show" ;;
+  esac
+  [ "$("$BUILD/bin/mpicc" --showme:compile)" = "-I$BUILD/include" ] || fail "--showme:compile"
+  "$BUILD/bin/mpicc" --showme:link | grep -q -- "-lcohort" || fail "--showme:link"
+  "$BUILD/bin/mpicc" -show -c x.c | grep -q -- "-lcohort" && fail "-c must not add link flags"
+  COHORT_CC=clang "$BUILD/bin/mpicc" -show x.c | grep -q "^clang " || fail "COHORT_CC not honoured"
+  ;;
+layout)
+  for f in bin/mpicc bin/mpicxx bin/mpiexec bin/cohort include/mpi.h include/mpix.h \
+           lib/libcohort.so lib/libcohort.a lib/pkgconfig/cohort.pc lib/cmake/Cohort/CohortConfig.cmake; do
+    [ -e "$BUILD/$f" ] || fail "build tree lacks $f"
+  done
+  ;;
+install)
+  make -C "$SRC" --no-print-directory install BUILD="$BUILD" PREFIX="$work/prefix" > "$work/install.log" 2>&1 \
+    || { cat "$work/install.log"; fail "make install"; }
+  for f in bin/mpicc bin/mpicxx bin/mpiexec bin/cohort include/mpi.h include/mpix.h \
+           lib/libcohort.so lib/libcohort.a lib/pkgconfig/cohort.pc lib/cmake/Cohort/CohortConfig.cmake; do
+    [ -e "$work/prefix/$f" ] || fail "installation lacks $f"
+  done
+  check_wrappers "$work/prefix/bin"
+  "$work/prefix/bin/mpicc" -show x.c | grep -q -- "-I$work/prefix/include" || fail "installed mpicc points elsewhere"
+  pkgconfig_build "$work/prefix"
+  cmake_project "$work/findmpi" findmpi "$work/prefix"
+  cmake_project "$work/package" package "$work/prefix"
+  ;;
+info)
+  out=$("$BUILD/bin/cohort" info) || fail "cohort info failed"
+  echo "$out" | grep -q "^Cohort [0-9]" || fail "no version line"
+  echo "$out" | grep -q "COHORT_EAGER_LIMIT" || fail "settings missing"
+  out=$(COHORT_EAGER_LIMIT=4K "$BUILD/bin/cohort" info)
+  echo "$out" | grep -Eq "COHORT_EAGER_LIMIT +=  *4096 " || fail "current value not shown"
+  COHORT_EAGER_LIMIT=nonsense "$BUILD/bin/cohort" info > /dev/null 2>&1 && fail "bad value accepted"
+  "$BUILD/bin/cohort" frobnicate > /dev/null 2>&1 && fail "unknown command accepted"
+  ;;
+readme-settings)
+  # The README's settings table is generated by `cohort settings-markdown`; it must match.
+  want=$("$BUILD/bin/cohort" settings-markdown)
+  have=$(sed -n '/<!-- settings:begin -->/,/<!-- settings:end -->/p' "$SRC/README.md" | sed '1d;$d')
+  [ "$want" = "$have" ] || { diff <(echo "$want") <(echo "$have"); fail "README settings table is stale: run scripts/update-readme-settings.sh"; }
+  ;;
+format)
+  command -v clang-format > /dev/null || fail "clang-format is not installed"
+  cd "$SRC" || exit 1
+  bad=$(git ls-files '*.c' '*.h' 2>/dev/null | while read -r f; do
+          clang-format --dry-run -Werror "$f" > /dev/null 2>&1 || echo "$f"; done)
+  [ -z "$bad" ] || fail "not clang-formatted: $bad"
+  ;;
+*) echo "unknown scenario"; exit 2 ;;
+esac
+echo "ok [$SCENARIO]"

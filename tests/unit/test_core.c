@@ -1,0 +1,142 @@
+/* Unit tests of core pieces, inside one process: handle tables (stale handles are caught),
+ * the settings parser, and the shared-memory queues (wrap-around, full queues, payload
+ * integrity) driven as producer and consumer from the same process. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../../src/boot/boot.h"
+#include "../../src/core/cohort.h"
+#include "../../src/xport/shm.h"
+
+static void htab_stale_handles(void **state) {
+    (void)state;
+    co_htab t = {.kind = COHORT_KIND_GROUP};
+    int objs[3000];
+    int h[3000];
+    for (int i = 0; i < 3000; i++) {
+        h[i] = co_htab_insert(&t, &objs[i]);
+        assert_int_not_equal(h[i], 0);
+        assert_int_equal(CO_HANDLE_KIND(h[i]), COHORT_KIND_GROUP);
+    }
+    for (int i = 0; i < 3000; i++) assert_ptr_equal(co_htab_get(&t, h[i]), &objs[i]);
+    co_htab_remove(&t, h[5]);
+    assert_null(co_htab_get(&t, h[5]));
+    int again = co_htab_insert(&t, &objs[5]); /* reuses the slot with a new generation */
+    assert_int_equal(CO_HANDLE_SLOT(again), CO_HANDLE_SLOT(h[5]));
+    assert_null(co_htab_get(&t, h[5]));
+    assert_ptr_equal(co_htab_get(&t, again), &objs[5]);
+    assert_null(co_htab_get(&t, 0));
+    assert_null(co_htab_get(&t, COHORT_HANDLE(COHORT_KIND_COMM, 1)));
+    assert_null(co_htab_get(&t, COHORT_HANDLE(COHORT_KIND_GROUP, 999999)));
+    assert_int_equal(t.live, 3000);
+    co_htab_destroy(&t);
+}
+
+static void config_parsing(void **state) {
+    (void)state;
+    int ok;
+    assert_int_equal(co_parse_size("16384", &ok), 16384);
+    assert_true(ok);
+    assert_int_equal(co_parse_size("64K", &ok), 65536);
+    assert_int_equal(co_parse_size("2MiB", &ok), 2 << 20);
+    assert_int_equal(co_parse_size("1g", &ok), 1 << 30);
+    co_parse_size("12Q", &ok);
+    assert_false(ok);
+    co_parse_size("-5", &ok);
+    assert_false(ok);
+    co_parse_size("", &ok);
+    assert_false(ok);
+
+    co_config cfg;
+    char err[256];
+    setenv("COHORT_EAGER_LIMIT", "8K", 1);
+    assert_int_equal(co_config_load(&cfg, err, sizeof(err)), 0);
+    assert_int_equal(cfg.eager_limit, 8192);
+    setenv("COHORT_EAGER_LIMIT", "lots", 1);
+    assert_int_not_equal(co_config_load(&cfg, err, sizeof(err)), 0);
+    assert_non_null(strstr(err, "COHORT_EAGER_LIMIT"));
+    unsetenv("COHORT_EAGER_LIMIT");
+    setenv("COHORT_EAGRE_LIMIT", "1", 1); /* a typo is reported, not silently ignored */
+    assert_int_equal(co_config_load(&cfg, err, sizeof(err)), 0);
+    assert_non_null(strstr(err, "COHORT_EAGRE_LIMIT"));
+    unsetenv("COHORT_EAGRE_LIMIT");
+    assert_int_equal(co_config_load(&cfg, err, sizeof(err)), 0);
+    assert_int_equal(cfg.eager_limit, 16384);
+    assert_string_equal(err, "");
+}
+
+static size_t received;
+static uint64_t expect_seq;
+static void check_cell(int src, const co_cell *c, const void *payload) {
+    assert_int_equal(src, 0);
+    assert_int_equal((uint64_t)c->tag, expect_seq);
+    const unsigned char *p = payload;
+    for (uint32_t i = 0; i < c->len; i++)
+        assert_int_equal(p[i], (unsigned char)(expect_seq * 7 + i));
+    received += c->len;
+    expect_seq++;
+}
+
+static void shm_queues(void **state) {
+    (void)state;
+    co_seg seg;
+    char err[256];
+    co_seg_params p = {2, 16, 16384, 4096, 4096};
+    int fd = co_seg_create(&p, &seg, err, sizeof(err));
+    assert_true(fd >= 0);
+    co_shm a, b;
+    assert_int_equal(co_shm_init(&a, &seg, 0, 0), 0);
+    assert_int_equal(co_shm_init(&b, &seg, 1, 0), 0);
+    size_t sent = 0;
+    uint64_t seq = 0;
+    int fulls = 0;
+    expect_seq = 0;
+    received = 0;
+    /* sizes cycle through inline, small and large payloads so both rings wrap many times */
+    for (int round = 0; round < 20000; round++) {
+        size_t len = (size_t)(round * 37) % 5000;
+        if (round % 3 == 0) len %= 33;
+        void *payload = NULL;
+        co_cell *c = co_shm_claim(&a, 1, len, 1, &payload);
+        if (!c) { /* full: the consumer drains, then the claim must succeed */
+            fulls++;
+            assert_true(co_shm_poll(&b, check_cell) > 0);
+            c = co_shm_claim(&a, 1, len, 1, &payload);
+            assert_non_null(c);
+        }
+        c->tag = (int32_t)seq;
+        c->len = (uint32_t)len;
+        c->kind = 1;
+        for (size_t i = 0; i < len; i++)
+            ((unsigned char *)payload)[i] = (unsigned char)(seq * 7 + i);
+        co_shm_publish(&a, 1, c);
+        sent += len;
+        seq++;
+    }
+    while (co_shm_poll(&b, check_cell) > 0) {
+    }
+    assert_int_equal(expect_seq, seq);
+    assert_int_equal(received, sent);
+    assert_true(fulls > 0); /* the test did exercise full queues */
+    assert_int_equal(co_shm_poll(&b, check_cell), 0);
+    co_shm_fini(&a);
+    co_shm_fini(&b);
+    co_seg_detach(&seg);
+    close(fd);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(htab_stale_handles),
+        cmocka_unit_test(config_parsing),
+        cmocka_unit_test(shm_queues),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
