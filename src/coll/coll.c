@@ -300,7 +300,7 @@ void co_coll_comm_free(co_comm *c) {
 /* ---- Helpers --------------------------------------------------------------------------------- */
 
 #define CACHE_MIN (64 * 1024)        /* smaller blocks come from malloc as they are */
-#define CACHE_MAX (64 * 1024 * 1024) /* larger ones are not kept */
+#define CACHE_MAX (16 * 1024 * 1024) /* larger ones are not kept (at most 6 x 16 MiB held) */
 
 /* Large blocks carry their size in a 64-byte prefix, so co_coll_free knows where they go. */
 typedef struct blockhdr {
