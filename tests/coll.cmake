@@ -1,1 +1,71 @@
-# Tests of the coll area.
+# Tests of the coll area. Each collective test runs at sizes 1, 2, 3, 4, 5 and 8 with the
+# automatic choice and then with every algorithm forced: each "variant" below forces one
+# algorithm of every collective (an algorithm that cannot run, e.g. a commutative-only one
+# with a non-commutative operator, falls back to the automatic choice), and together the
+# variants name every algorithm in the registry (tests/coll_registry checks that).
+set(COLL_NP 1 2 3 4 5 8)
+
+set(COLL_V0
+  COHORT_BARRIER_ALGORITHM=dissemination COHORT_BCAST_ALGORITHM=binomial
+  COHORT_REDUCE_ALGORITHM=binomial COHORT_ALLREDUCE_ALGORITHM=recursive_doubling
+  COHORT_GATHER_ALGORITHM=linear COHORT_GATHERV_ALGORITHM=linear
+  COHORT_SCATTER_ALGORITHM=linear COHORT_SCATTERV_ALGORITHM=linear
+  COHORT_ALLGATHER_ALGORITHM=ring COHORT_ALLGATHERV_ALGORITHM=ring
+  COHORT_ALLTOALL_ALGORITHM=pairwise COHORT_ALLTOALLV_ALGORITHM=pairwise
+  COHORT_REDUCE_SCATTER_ALGORITHM=reduce_scatterv
+  COHORT_REDUCE_SCATTER_BLOCK_ALGORITHM=reduce_scatterv
+  COHORT_SCAN_ALGORITHM=linear COHORT_EXSCAN_ALGORITHM=linear)
+set(COLL_V1
+  COHORT_BARRIER_ALGORITHM=counter COHORT_BCAST_ALGORITHM=scatter_allgather
+  COHORT_REDUCE_ALGORITHM=scatter_gather COHORT_ALLREDUCE_ALGORITHM=reduce_bcast
+  COHORT_GATHER_ALGORITHM=binomial COHORT_GATHERV_ALGORITHM=sequential
+  COHORT_SCATTER_ALGORITHM=binomial COHORT_SCATTERV_ALGORITHM=sequential
+  COHORT_ALLGATHER_ALGORITHM=bruck COHORT_ALLGATHERV_ALGORITHM=gatherv_bcast
+  COHORT_ALLTOALL_ALGORITHM=linear COHORT_ALLTOALLV_ALGORITHM=linear
+  COHORT_REDUCE_SCATTER_ALGORITHM=ring COHORT_REDUCE_SCATTER_BLOCK_ALGORITHM=ring
+  COHORT_SCAN_ALGORITHM=recursive_doubling COHORT_EXSCAN_ALGORITHM=recursive_doubling)
+set(COLL_V2
+  COHORT_BARRIER_ALGORITHM=flag COHORT_BCAST_ALGORITHM=shm COHORT_REDUCE_ALGORITHM=shm
+  COHORT_ALLREDUCE_ALGORITHM=ring COHORT_GATHER_ALGORITHM=shm COHORT_SCATTER_ALGORITHM=shm
+  COHORT_ALLGATHER_ALGORITHM=gather_bcast COHORT_ALLGATHERV_ALGORITHM=shm
+  COHORT_ALLTOALL_ALGORITHM=bruck COHORT_REDUCE_SCATTER_ALGORITHM=shm
+  COHORT_REDUCE_SCATTER_BLOCK_ALGORITHM=shm COHORT_SCAN_ALGORITHM=shm
+  COHORT_EXSCAN_ALGORITHM=shm)
+# the remaining shared-memory ones, and all of them with small buffers (many rounds)
+set(COLL_V3 COHORT_ALLREDUCE_ALGORITHM=shm COHORT_ALLGATHER_ALGORITHM=shm
+  COHORT_ALLTOALL_ALGORITHM=shm)
+set(COLL_V4
+  COHORT_COLL_SHM_CHUNK=4K COHORT_BARRIER_ALGORITHM=counter COHORT_BCAST_ALGORITHM=shm
+  COHORT_REDUCE_ALGORITHM=shm COHORT_ALLREDUCE_ALGORITHM=shm COHORT_GATHER_ALGORITHM=shm
+  COHORT_SCATTER_ALGORITHM=shm COHORT_ALLGATHER_ALGORITHM=shm COHORT_ALLGATHERV_ALGORITHM=shm
+  COHORT_ALLTOALL_ALGORITHM=shm COHORT_REDUCE_SCATTER_ALGORITHM=shm
+  COHORT_REDUCE_SCATTER_BLOCK_ALGORITHM=shm COHORT_SCAN_ALGORITHM=shm
+  COHORT_EXSCAN_ALGORITHM=shm)
+# every single-copy algorithm; and without single copy, where they fall back
+set(COLL_CMA
+  COHORT_BCAST_ALGORITHM=cma COHORT_REDUCE_ALGORITHM=cma COHORT_ALLREDUCE_ALGORITHM=cma
+  COHORT_GATHER_ALGORITHM=cma COHORT_GATHERV_ALGORITHM=cma COHORT_SCATTER_ALGORITHM=cma
+  COHORT_SCATTERV_ALGORITHM=cma COHORT_ALLGATHER_ALGORITHM=cma COHORT_ALLGATHERV_ALGORITHM=cma
+  COHORT_ALLTOALL_ALGORITHM=cma COHORT_ALLTOALLV_ALGORITHM=cma
+  COHORT_REDUCE_SCATTER_ALGORITHM=cma COHORT_REDUCE_SCATTER_BLOCK_ALGORITHM=cma
+  COHORT_SCAN_ALGORITHM=cma COHORT_EXSCAN_ALGORITHM=cma)
+set(COLL_V5 COHORT_CMA=0 ${COLL_CMA})
+set(COLL_V6 ${COLL_CMA})
+
+foreach(t coll_reduce coll_move coll_barrier)
+  cohort_mpi_test(${t} NP ${COLL_NP})
+  foreach(v 0 1 2 3 4 5 6)
+    cohort_mpi_test(${t} NP ${COLL_NP} ENV ${COLL_V${v}} SUFFIX .v${v})
+  endforeach()
+endforeach()
+foreach(v 0 1 2 3 4 5 6)
+  cohort_mpi_test(coll_errors NP 2 ENV ${COLL_V${v}} SUFFIX .v${v})
+endforeach()
+cohort_mpi_test(coll_errors NP 1 2 3 4)
+cohort_mpi_test(coll_ops NP 1 2 4)
+add_test(NAME coll.vectorized
+  COMMAND ${CMAKE_SOURCE_DIR}/tests/check-vectorized.sh ${CMAKE_C_COMPILER} ${CMAKE_SOURCE_DIR})
+set_tests_properties(coll.vectorized PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120)
+add_test(NAME coll.registry
+  COMMAND ${CMAKE_SOURCE_DIR}/tests/coll-registry.sh ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
+set_tests_properties(coll.registry PROPERTIES TIMEOUT 60)

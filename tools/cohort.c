@@ -1,7 +1,9 @@
 /* `cohort`: the command-line companion of the library. `cohort info` prints the version, how
- * this copy was built, the transports this machine offers, and every COHORT_* setting with
- * its current value, default and meaning, straight from the library's settings table. */
+ * this copy was built, the transports this machine offers, every COHORT_* setting with its
+ * current value, default and meaning, straight from the library's settings table, and every
+ * collective's algorithms from the library's registry. */
 #include "../src/core/cohort.h"
+#include "../src/coll/coll.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -57,6 +59,27 @@ static void print_settings(const co_config *cfg, int markdown) {
     }
 }
 
+/* Every collective, the setting that forces its algorithm, and its algorithms (straight from
+ * the library's registry; the first one runs everywhere and is the fallback). */
+static void print_collectives(const co_config *cfg) {
+    int n;
+    const co_coll_desc *d = co_coll_registry(&n);
+    printf("Collective algorithms (COHORT_<COLLECTIVE>_ALGORITHM=<name> forces one):\n");
+    for (int k = 0; k < n; k++) {
+        const char *cur = "auto";
+        for (size_t i = 0; i < co_settings_count; i++)
+            if (!strcmp(co_settings[i].name, d[k].setting))
+                cur = (const char *)cfg + co_settings[i].offset;
+        printf("  %-21s COHORT_%s = %s\n", d[k].name, d[k].setting, cur);
+        for (int a = 0; a < d[k].nalgs; a++) {
+            const co_coll_alg *al = &d[k].algs[a];
+            printf("      %-19s %s%s%s\n", al->name, al->doc,
+                   (al->needs & CO_ALG_COMMUTE) ? " [commutative operators]" : "",
+                   (al->needs & (CO_ALG_SHM | CO_ALG_CMA)) ? " [shared memory]" : "");
+        }
+    }
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         usage(stderr);
@@ -85,8 +108,14 @@ int main(int argc, char **argv) {
                cfg.eager_limit);
         printf("  cma   single-copy large messages (process_vm_readv): %s\n", probe_cma());
         if (rc || err[0]) printf("Warning: %s\n", err);
+        char cerr[512];
+        if (co_coll_check_config(&cfg, cerr, sizeof(cerr))) {
+            printf("Error: %s\n", cerr);
+            rc = -1;
+        }
         printf("Settings (environment variables):\n");
         print_settings(&cfg, 0);
+        print_collectives(&cfg);
         return rc ? 1 : 0;
     }
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {

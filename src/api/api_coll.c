@@ -1,4 +1,9 @@
-/* Collective entry points and reduction operator objects: argument checks, then src/coll. */
+/* Collective entry points and reduction operator objects: argument checks, then src/coll.
+ * Every check that can be made locally is made before any communication, so that a bad
+ * argument given on every rank fails on every rank alike. Mismatches between ranks that
+ * only show in the data (a rank sending more than its peer receives) are reported as
+ * MPI_ERR_TRUNCATE where an algorithm can see them. Intercommunicators are refused with
+ * MPI_ERR_COMM: their collectives are not implemented. */
 #include "api.h"
 #include "../coll/coll.h"
 
@@ -14,8 +19,7 @@ static co_op *check_op(co_comm *c, const char *fn, MPI_Op h, const co_dtype *dt,
     }
     if (op->predefined == (MPI_REPLACE & 0xfffff) || op->predefined == (MPI_NO_OP & 0xfffff)) {
         *rc = co_error(c, fn, MPI_ERR_OP,
-                       "MPI_REPLACE and MPI_NO_OP are for one-sided "
-                       "accumulates only");
+                       "MPI_REPLACE and MPI_NO_OP are for one-sided accumulates only");
         return NULL;
     }
     if (co_op_check(op, dt)) {
@@ -27,17 +31,64 @@ static co_op *check_op(co_comm *c, const char *fn, MPI_Op h, const co_dtype *dt,
 }
 
 static int check_root(co_comm *c, const char *fn, int root) {
-    if (root >= 0 && root < c->size) return MPI_SUCCESS;
+    if (CO_LIKELY(root >= 0 && root < c->size)) return MPI_SUCCESS;
     return co_error(c, fn, MPI_ERR_ROOT, "invalid root %d (communicator size %d)", root, c->size);
 }
 
 static co_comm *intra(MPI_Comm comm, const char *fn, int *rc) {
     co_comm *c = co_api_comm(comm, fn, rc);
-    if (c && c->is_inter) {
+    if (c && CO_UNLIKELY(c->is_inter)) {
         *rc = co_error(c, fn, MPI_ERR_COMM, "collectives on intercommunicators are not supported");
         return NULL;
     }
     return c;
+}
+
+static int not_in_place(co_comm *c, const char *fn, const void *buf, const char *what) {
+    if (CO_LIKELY(buf != MPI_IN_PLACE)) return MPI_SUCCESS;
+    return co_error(c, fn, MPI_ERR_BUFFER, "MPI_IN_PLACE is not allowed as the %s here", what);
+}
+
+static int check_counts(co_comm *c, const char *fn, const int *counts, int n, const char *what) {
+    if (!counts) return co_error(c, fn, MPI_ERR_ARG, "%s is NULL", what);
+    for (int i = 0; i < n; i++)
+        if (counts[i] < 0)
+            return co_error(c, fn, MPI_ERR_COUNT, "negative %s[%d] = %d", what, i, counts[i]);
+    return MPI_SUCCESS;
+}
+
+static int check_displs(co_comm *c, const char *fn, const int *displs, const char *what) {
+    if (displs) return MPI_SUCCESS;
+    return co_error(c, fn, MPI_ERR_ARG, "%s is NULL", what);
+}
+
+/* One side's buffer, count and type (the side that MPI_IN_PLACE may replace skips it). */
+static co_dtype *side(co_comm *c, const char *fn, const void *buf, int count, MPI_Datatype t,
+                      int *rc) {
+    if ((*rc = co_api_count(c, fn, count))) return NULL;
+    co_dtype *dt = co_api_dtype(c, fn, t, count, rc);
+    if (!dt) return NULL;
+    if ((*rc = co_api_buf(c, fn, buf, count, dt))) return NULL;
+    return dt;
+}
+
+/* The local block a rank sends must fit the one it receives for itself. */
+static int check_fit(co_comm *c, const char *fn, int scount, const co_dtype *sdt, int rcount,
+                     const co_dtype *rdt) {
+    size_t sb = (size_t)scount * sdt->size, rb = (size_t)rcount * rdt->size;
+    if (CO_LIKELY(sb <= rb)) return MPI_SUCCESS;
+    return co_error(c, fn, MPI_ERR_TRUNCATE,
+                    "send count and type (%zu bytes) exceed receive count and type (%zu bytes)", sb,
+                    rb);
+}
+
+static int done(co_comm *c, const char *fn, int rc) {
+    if (CO_LIKELY(rc == MPI_SUCCESS)) return MPI_SUCCESS;
+    if (rc == MPI_ERR_TRUNCATE)
+        return co_error(c, fn, rc,
+                        "a rank sent more data than its receive buffer holds (counts or types "
+                        "differ between processes)");
+    return co_error(c, fn, rc, "collective operation failed");
 }
 
 #pragma weak MPI_Barrier = PMPI_Barrier
@@ -47,8 +98,7 @@ int PMPI_Barrier(MPI_Comm comm) {
     int rc = MPI_SUCCESS;
     co_comm *c = intra(comm, fn, &rc);
     if (!c) return rc;
-    rc = co_barrier(c);
-    return rc ? co_error(c, fn, rc, "barrier failed") : MPI_SUCCESS;
+    return done(c, fn, co_barrier(c));
 }
 
 #pragma weak MPI_Bcast = PMPI_Bcast
@@ -58,16 +108,16 @@ int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
     int rc = MPI_SUCCESS;
     co_comm *c = intra(comm, fn, &rc);
     if (!c) return rc;
-    if ((rc = co_api_count(c, fn, count))) return rc;
-    co_dtype *dt = co_api_dtype(c, fn, datatype, count, &rc);
+    co_dtype *dt = side(c, fn, buffer, count, datatype, &rc);
     if (!dt) return rc;
-    if ((rc = co_api_buf(c, fn, buffer, count, dt)) || (rc = check_root(c, fn, root))) return rc;
-    rc = co_bcast(buffer, (size_t)count, dt, root, c);
-    return rc ? co_error(c, fn, rc, "broadcast failed") : MPI_SUCCESS;
+    if ((rc = check_root(c, fn, root)) || (rc = not_in_place(c, fn, buffer, "buffer"))) return rc;
+    return done(c, fn, co_bcast(buffer, (size_t)count, dt, root, c));
 }
 
+/* Reduce, Allreduce, Scan, Exscan: one count, one type, one operator. */
+enum { R_REDUCE, R_ALLREDUCE, R_SCAN, R_EXSCAN };
 static int reduce_common(const char *fn, const void *sendbuf, void *recvbuf, int count,
-                         MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, int all) {
+                         MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, int which) {
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
     co_comm *c = intra(comm, fn, &rc);
@@ -77,28 +127,321 @@ static int reduce_common(const char *fn, const void *sendbuf, void *recvbuf, int
     if (!dt) return rc;
     co_op *o = check_op(c, fn, op, dt, &rc);
     if (!o) return rc;
-    if (!all && (rc = check_root(c, fn, root))) return rc;
-    if (sendbuf == recvbuf && count > 0 && sendbuf != MPI_IN_PLACE)
-        return co_error(c, fn, MPI_ERR_BUFFER,
-                        "send and receive buffers are the same (use "
-                        "MPI_IN_PLACE)");
-    if (!all && sendbuf == MPI_IN_PLACE && c->rank != root)
+    if (which == R_REDUCE && (rc = check_root(c, fn, root))) return rc;
+    int receives = which != R_REDUCE || c->rank == root;
+    if ((rc = not_in_place(c, fn, recvbuf, "receive buffer"))) return rc;
+    if (sendbuf == MPI_IN_PLACE && which == R_REDUCE && c->rank != root)
         return co_error(c, fn, MPI_ERR_BUFFER, "MPI_IN_PLACE is only valid at the root");
-    rc = all ? co_allreduce(sendbuf, recvbuf, (size_t)count, dt, o, c)
-             : co_reduce(sendbuf, recvbuf, (size_t)count, dt, o, root, c);
-    return rc ? co_error(c, fn, rc, "reduction failed") : MPI_SUCCESS;
+    if (sendbuf != MPI_IN_PLACE && (rc = co_api_buf(c, fn, sendbuf, count, dt))) return rc;
+    if (receives && (rc = co_api_buf(c, fn, recvbuf, count, dt))) return rc;
+    if (receives && sendbuf == recvbuf && count > 0 && dt->size > 0)
+        return co_error(c, fn, MPI_ERR_BUFFER,
+                        "send and receive buffers are the same (use MPI_IN_PLACE)");
+    size_t n = (size_t)count;
+    switch (which) {
+    case R_REDUCE: rc = co_reduce(sendbuf, recvbuf, n, dt, o, root, c); break;
+    case R_ALLREDUCE: rc = co_allreduce(sendbuf, recvbuf, n, dt, o, c); break;
+    case R_SCAN: rc = co_scan(sendbuf, recvbuf, n, dt, o, c); break;
+    default: rc = co_exscan(sendbuf, recvbuf, n, dt, o, c); break;
+    }
+    return done(c, fn, rc);
 }
 
 #pragma weak MPI_Reduce = PMPI_Reduce
 int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                 int root, MPI_Comm comm) {
-    return reduce_common("MPI_Reduce", sendbuf, recvbuf, count, datatype, op, root, comm, 0);
+    return reduce_common("MPI_Reduce", sendbuf, recvbuf, count, datatype, op, root, comm, R_REDUCE);
 }
 
 #pragma weak MPI_Allreduce = PMPI_Allreduce
 int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                    MPI_Comm comm) {
-    return reduce_common("MPI_Allreduce", sendbuf, recvbuf, count, datatype, op, 0, comm, 1);
+    return reduce_common("MPI_Allreduce", sendbuf, recvbuf, count, datatype, op, 0, comm,
+                         R_ALLREDUCE);
+}
+
+#pragma weak MPI_Scan = PMPI_Scan
+int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+              MPI_Comm comm) {
+    return reduce_common("MPI_Scan", sendbuf, recvbuf, count, datatype, op, 0, comm, R_SCAN);
+}
+
+#pragma weak MPI_Exscan = PMPI_Exscan
+int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                MPI_Comm comm) {
+    return reduce_common("MPI_Exscan", sendbuf, recvbuf, count, datatype, op, 0, comm, R_EXSCAN);
+}
+
+#pragma weak MPI_Gather = PMPI_Gather
+int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+    static const char fn[] = "MPI_Gather";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_comm *c = intra(comm, fn, &rc);
+    if (!c) return rc;
+    if ((rc = check_root(c, fn, root))) return rc;
+    int at_root = c->rank == root;
+    co_dtype *sdt = NULL, *rdt = NULL, *byte = co_dt_get(MPI_BYTE);
+    if (sendbuf == MPI_IN_PLACE) {
+        if (!at_root)
+            return co_error(c, fn, MPI_ERR_BUFFER, "MPI_IN_PLACE is only valid at the root");
+    } else if (!(sdt = side(c, fn, sendbuf, sendcount, sendtype, &rc))) {
+        return rc;
+    }
+    if (at_root) {
+        if ((rc = not_in_place(c, fn, recvbuf, "receive buffer"))) return rc;
+        if (!(rdt = side(c, fn, recvbuf, recvcount, recvtype, &rc))) return rc;
+        if (sdt && (rc = check_fit(c, fn, sendcount, sdt, recvcount, rdt))) return rc;
+    }
+    return done(c, fn,
+                co_gather(sendbuf, (size_t)(sdt ? sendcount : 0), sdt ? sdt : byte, recvbuf,
+                          (size_t)(rdt ? recvcount : 0), rdt ? rdt : byte, root, c));
+}
+
+#pragma weak MPI_Gatherv = PMPI_Gatherv
+int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                 MPI_Comm comm) {
+    static const char fn[] = "MPI_Gatherv";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_comm *c = intra(comm, fn, &rc);
+    if (!c) return rc;
+    if ((rc = check_root(c, fn, root))) return rc;
+    int at_root = c->rank == root;
+    co_dtype *sdt = NULL, *rdt = NULL, *byte = co_dt_get(MPI_BYTE);
+    if (sendbuf == MPI_IN_PLACE) {
+        if (!at_root)
+            return co_error(c, fn, MPI_ERR_BUFFER, "MPI_IN_PLACE is only valid at the root");
+    } else if (!(sdt = side(c, fn, sendbuf, sendcount, sendtype, &rc))) {
+        return rc;
+    }
+    if (at_root) {
+        if ((rc = not_in_place(c, fn, recvbuf, "receive buffer")) ||
+            (rc = check_counts(c, fn, recvcounts, c->size, "recvcounts")) ||
+            (rc = check_displs(c, fn, displs, "displs")))
+            return rc;
+        if (!(rdt = co_api_dtype(c, fn, recvtype, 1, &rc))) return rc;
+        for (int i = 0; i < c->size; i++)
+            if ((rc = co_api_buf(c, fn, recvbuf, recvcounts[i], rdt))) return rc;
+        if (sdt && (rc = check_fit(c, fn, sendcount, sdt, recvcounts[root], rdt))) return rc;
+    }
+    return done(c, fn,
+                co_gatherv(sendbuf, (size_t)(sdt ? sendcount : 0), sdt ? sdt : byte, recvbuf,
+                           recvcounts, displs, rdt ? rdt : byte, root, c));
+}
+
+#pragma weak MPI_Scatter = PMPI_Scatter
+int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+    static const char fn[] = "MPI_Scatter";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_comm *c = intra(comm, fn, &rc);
+    if (!c) return rc;
+    if ((rc = check_root(c, fn, root))) return rc;
+    int at_root = c->rank == root;
+    co_dtype *sdt = NULL, *rdt = NULL, *byte = co_dt_get(MPI_BYTE);
+    if (recvbuf == MPI_IN_PLACE) {
+        if (!at_root)
+            return co_error(c, fn, MPI_ERR_BUFFER, "MPI_IN_PLACE is only valid at the root");
+    } else if (!(rdt = side(c, fn, recvbuf, recvcount, recvtype, &rc))) {
+        return rc;
+    }
+    if (at_root) {
+        if ((rc = not_in_place(c, fn, sendbuf, "send buffer"))) return rc;
+        if (!(sdt = side(c, fn, sendbuf, sendcount, sendtype, &rc))) return rc;
+        if (rdt && (rc = check_fit(c, fn, sendcount, sdt, recvcount, rdt))) return rc;
+    }
+    return done(c, fn,
+                co_scatter(sendbuf, (size_t)(sdt ? sendcount : 0), sdt ? sdt : byte, recvbuf,
+                           (size_t)(rdt ? recvcount : 0), rdt ? rdt : byte, root, c));
+}
+
+#pragma weak MPI_Scatterv = PMPI_Scatterv
+int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                  MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                  int root, MPI_Comm comm) {
+    static const char fn[] = "MPI_Scatterv";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_comm *c = intra(comm, fn, &rc);
+    if (!c) return rc;
+    if ((rc = check_root(c, fn, root))) return rc;
+    int at_root = c->rank == root;
+    co_dtype *sdt = NULL, *rdt = NULL, *byte = co_dt_get(MPI_BYTE);
+    if (recvbuf == MPI_IN_PLACE) {
+        if (!at_root)
+            return co_error(c, fn, MPI_ERR_BUFFER, "MPI_IN_PLACE is only valid at the root");
+    } else if (!(rdt = side(c, fn, recvbuf, recvcount, recvtype, &rc))) {
+        return rc;
+    }
+    if (at_root) {
+        if ((rc = not_in_place(c, fn, sendbuf, "send buffer")) ||
+            (rc = check_counts(c, fn, sendcounts, c->size, "sendcounts")) ||
+            (rc = check_displs(c, fn, displs, "displs")))
+            return rc;
+        if (!(sdt = co_api_dtype(c, fn, sendtype, 1, &rc))) return rc;
+        for (int i = 0; i < c->size; i++)
+            if ((rc = co_api_buf(c, fn, sendbuf, sendcounts[i], sdt))) return rc;
+        if (rdt && (rc = check_fit(c, fn, sendcounts[root], sdt, recvcount, rdt))) return rc;
+    }
+    return done(c, fn,
+                co_scatterv(sendbuf, sendcounts, displs, sdt ? sdt : byte, recvbuf,
+                            (size_t)(rdt ? recvcount : 0), rdt ? rdt : byte, root, c));
+}
+
+#pragma weak MPI_Allgather = PMPI_Allgather
+int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+    static const char fn[] = "MPI_Allgather";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_comm *c = intra(comm, fn, &rc);
+    if (!c) return rc;
+    co_dtype *sdt = NULL, *rdt, *byte = co_dt_get(MPI_BYTE);
+    if ((rc = not_in_place(c, fn, recvbuf, "receive buffer"))) return rc;
+    if (!(rdt = side(c, fn, recvbuf, recvcount, recvtype, &rc))) return rc;
+    if (sendbuf != MPI_IN_PLACE) {
+        if (!(sdt = side(c, fn, sendbuf, sendcount, sendtype, &rc))) return rc;
+        if ((rc = check_fit(c, fn, sendcount, sdt, recvcount, rdt))) return rc;
+    }
+    return done(c, fn,
+                co_allgather(sendbuf, (size_t)(sdt ? sendcount : 0), sdt ? sdt : byte, recvbuf,
+                             (size_t)recvcount, rdt, c));
+}
+
+#pragma weak MPI_Allgatherv = PMPI_Allgatherv
+int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                    MPI_Comm comm) {
+    static const char fn[] = "MPI_Allgatherv";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_comm *c = intra(comm, fn, &rc);
+    if (!c) return rc;
+    co_dtype *sdt = NULL, *rdt, *byte = co_dt_get(MPI_BYTE);
+    if ((rc = not_in_place(c, fn, recvbuf, "receive buffer")) ||
+        (rc = check_counts(c, fn, recvcounts, c->size, "recvcounts")) ||
+        (rc = check_displs(c, fn, displs, "displs")))
+        return rc;
+    if (!(rdt = co_api_dtype(c, fn, recvtype, 1, &rc))) return rc;
+    for (int i = 0; i < c->size; i++)
+        if ((rc = co_api_buf(c, fn, recvbuf, recvcounts[i], rdt))) return rc;
+    if (sendbuf != MPI_IN_PLACE) {
+        if (!(sdt = side(c, fn, sendbuf, sendcount, sendtype, &rc))) return rc;
+        if ((rc = check_fit(c, fn, sendcount, sdt, recvcounts[c->rank], rdt))) return rc;
+    }
+    return done(c, fn,
+                co_allgatherv(sendbuf, (size_t)(sdt ? sendcount : 0), sdt ? sdt : byte, recvbuf,
+                              recvcounts, displs, rdt, c));
+}
+
+#pragma weak MPI_Alltoall = PMPI_Alltoall
+int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+    static const char fn[] = "MPI_Alltoall";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_comm *c = intra(comm, fn, &rc);
+    if (!c) return rc;
+    co_dtype *sdt = NULL, *rdt, *byte = co_dt_get(MPI_BYTE);
+    if ((rc = not_in_place(c, fn, recvbuf, "receive buffer"))) return rc;
+    if (!(rdt = side(c, fn, recvbuf, recvcount, recvtype, &rc))) return rc;
+    if (sendbuf != MPI_IN_PLACE) {
+        if (!(sdt = side(c, fn, sendbuf, sendcount, sendtype, &rc))) return rc;
+        if ((rc = check_fit(c, fn, sendcount, sdt, recvcount, rdt))) return rc;
+    }
+    return done(c, fn,
+                co_alltoall(sendbuf, (size_t)(sdt ? sendcount : 0), sdt ? sdt : byte, recvbuf,
+                            (size_t)recvcount, rdt, c));
+}
+
+#pragma weak MPI_Alltoallv = PMPI_Alltoallv
+int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+    static const char fn[] = "MPI_Alltoallv";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_comm *c = intra(comm, fn, &rc);
+    if (!c) return rc;
+    co_dtype *sdt = NULL, *rdt, *byte = co_dt_get(MPI_BYTE);
+    if ((rc = not_in_place(c, fn, recvbuf, "receive buffer")) ||
+        (rc = check_counts(c, fn, recvcounts, c->size, "recvcounts")) ||
+        (rc = check_displs(c, fn, rdispls, "rdispls")))
+        return rc;
+    if (!(rdt = co_api_dtype(c, fn, recvtype, 1, &rc))) return rc;
+    for (int i = 0; i < c->size; i++)
+        if ((rc = co_api_buf(c, fn, recvbuf, recvcounts[i], rdt))) return rc;
+    if (sendbuf != MPI_IN_PLACE) {
+        if ((rc = check_counts(c, fn, sendcounts, c->size, "sendcounts")) ||
+            (rc = check_displs(c, fn, sdispls, "sdispls")))
+            return rc;
+        if (!(sdt = co_api_dtype(c, fn, sendtype, 1, &rc))) return rc;
+        for (int i = 0; i < c->size; i++)
+            if ((rc = co_api_buf(c, fn, sendbuf, sendcounts[i], sdt))) return rc;
+        if ((rc = check_fit(c, fn, sendcounts[c->rank], sdt, recvcounts[c->rank], rdt))) return rc;
+    }
+    return done(c, fn,
+                co_alltoallv(sendbuf, sendcounts, sdispls, sdt ? sdt : byte, recvbuf, recvcounts,
+                             rdispls, rdt, c));
+}
+
+#pragma weak MPI_Reduce_scatter = PMPI_Reduce_scatter
+int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+    static const char fn[] = "MPI_Reduce_scatter";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_comm *c = intra(comm, fn, &rc);
+    if (!c) return rc;
+    if ((rc = check_counts(c, fn, recvcounts, c->size, "recvcounts"))) return rc;
+    long long total = 0;
+    for (int i = 0; i < c->size; i++) total += recvcounts[i];
+    if (total > 0x7fffffff)
+        return co_error(c, fn, MPI_ERR_COUNT, "recvcounts add up to %lld elements", total);
+    co_dtype *dt = co_api_dtype(c, fn, datatype, (int)total, &rc);
+    if (!dt) return rc;
+    co_op *o = check_op(c, fn, op, dt, &rc);
+    if (!o) return rc;
+    if ((rc = not_in_place(c, fn, recvbuf, "receive buffer"))) return rc;
+    if (sendbuf != MPI_IN_PLACE && (rc = co_api_buf(c, fn, sendbuf, (int)total, dt))) return rc;
+    if ((rc = co_api_buf(c, fn, recvbuf, sendbuf == MPI_IN_PLACE ? (int)total : recvcounts[c->rank],
+                         dt)))
+        return rc;
+    if (sendbuf == recvbuf && total > 0 && dt->size > 0)
+        return co_error(c, fn, MPI_ERR_BUFFER,
+                        "send and receive buffers are the same (use MPI_IN_PLACE)");
+    return done(c, fn, co_reduce_scatter(sendbuf, recvbuf, recvcounts, dt, o, c));
+}
+
+#pragma weak MPI_Reduce_scatter_block = PMPI_Reduce_scatter_block
+int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+    static const char fn[] = "MPI_Reduce_scatter_block";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_comm *c = intra(comm, fn, &rc);
+    if (!c) return rc;
+    if ((rc = co_api_count(c, fn, recvcount))) return rc;
+    if ((long long)recvcount * c->size > 0x7fffffff)
+        return co_error(c, fn, MPI_ERR_COUNT, "recvcount %d times %d ranks is too large", recvcount,
+                        c->size);
+    int total = recvcount * c->size;
+    co_dtype *dt = co_api_dtype(c, fn, datatype, total, &rc);
+    if (!dt) return rc;
+    co_op *o = check_op(c, fn, op, dt, &rc);
+    if (!o) return rc;
+    if ((rc = not_in_place(c, fn, recvbuf, "receive buffer"))) return rc;
+    if (sendbuf != MPI_IN_PLACE && (rc = co_api_buf(c, fn, sendbuf, total, dt))) return rc;
+    if ((rc = co_api_buf(c, fn, recvbuf, sendbuf == MPI_IN_PLACE ? total : recvcount, dt)))
+        return rc;
+    if (sendbuf == recvbuf && total > 0 && dt->size > 0)
+        return co_error(c, fn, MPI_ERR_BUFFER,
+                        "send and receive buffers are the same (use MPI_IN_PLACE)");
+    return done(c, fn, co_reduce_scatter_block(sendbuf, recvbuf, (size_t)recvcount, dt, o, c));
 }
 
 #pragma weak MPI_Reduce_local = PMPI_Reduce_local
@@ -112,6 +455,11 @@ int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype
     if (!dt) return rc;
     co_op *o = check_op(NULL, fn, op, dt, &rc);
     if (!o) return rc;
+    if ((rc = not_in_place(NULL, fn, inbuf, "input buffer")) ||
+        (rc = not_in_place(NULL, fn, inoutbuf, "input/output buffer")) ||
+        (rc = co_api_buf(NULL, fn, inbuf, count, dt)) ||
+        (rc = co_api_buf(NULL, fn, inoutbuf, count, dt)))
+        return rc;
     co_op_apply(o, dt, inbuf, inoutbuf, (size_t)count);
     return MPI_SUCCESS;
 }
@@ -121,6 +469,7 @@ int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op) {
     static const char fn[] = "MPI_Op_create";
     CO_ENTER(fn);
     if (!user_fn) return co_error(NULL, fn, MPI_ERR_ARG, "function is NULL");
+    if (!op) return co_error(NULL, fn, MPI_ERR_ARG, "op (the output argument) is NULL");
     co_op *o = calloc(1, sizeof(*o));
     if (!o) return co_error(NULL, fn, MPI_ERR_NO_MEM, "out of memory");
     o->refcount = 1;
@@ -139,8 +488,12 @@ int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op) {
 int PMPI_Op_free(MPI_Op *op) {
     static const char fn[] = "MPI_Op_free";
     CO_ENTER(fn);
-    co_op *o = op ? co_op_get(*op) : NULL;
-    if (!o) return co_error(NULL, fn, MPI_ERR_OP, "invalid operator");
+    if (!op) return co_error(NULL, fn, MPI_ERR_ARG, "op is NULL");
+    co_op *o = co_op_get(*op);
+    if (!o)
+        return co_error(NULL, fn, MPI_ERR_OP,
+                        *op == MPI_OP_NULL ? "operator is MPI_OP_NULL"
+                                           : "invalid operator (freed or never created)");
     if (o->predefined) return co_error(NULL, fn, MPI_ERR_OP, "cannot free a predefined operator");
     co_op_release(o);
     *op = MPI_OP_NULL;
@@ -152,7 +505,11 @@ int PMPI_Op_commutative(MPI_Op op, int *commute) {
     static const char fn[] = "MPI_Op_commutative";
     CO_ENTER(fn);
     co_op *o = co_op_get(op);
-    if (!o) return co_error(NULL, fn, MPI_ERR_OP, "invalid operator");
+    if (!o)
+        return co_error(NULL, fn, MPI_ERR_OP,
+                        op == MPI_OP_NULL ? "operator is MPI_OP_NULL"
+                                          : "invalid operator (freed or never created)");
+    if (!commute) return co_error(NULL, fn, MPI_ERR_ARG, "commute is NULL");
     *commute = o->commute;
     return MPI_SUCCESS;
 }

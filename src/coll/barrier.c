@@ -1,15 +1,64 @@
-/* MPI_Barrier: dissemination (ceil(log2 N) rounds of zero-byte messages). */
+/* MPI_Barrier: dissemination (point-to-point), the counter barrier and a flag barrier (both
+ * on the communicator's shared-memory segment).
+ *
+ * Counter barrier: every rank owns a counter in its own cache line. Entering barrier number
+ * e (counted per communicator), a rank adds one to the counter of every peer and leaves when
+ * its own counter reaches e*(N-1). Counters are never reset: a fast peer may already be
+ * adding for barrier e+1, which is why the exit test is >= and not ==. */
 #include "coll.h"
 
-int co_barrier(co_comm *c) {
-    int n = c->size, me = c->rank;
-    if (n < 2) return MPI_SUCCESS;
+const co_coll_alg co_barrier_algs[] = {
+    {"dissemination", 0, "ceil(log2 N) rounds of zero-byte point-to-point messages"},
+    {"counter", CO_ALG_SHM,
+     "each arriving rank adds one to every peer's counter (own cache lines), leaves when its "
+     "own counter reaches e*(N-1)"},
+    {"flag", CO_ALG_SHM,
+     "arrival flags gathered up a radix-4 tree to rank 0, which releases everyone with one "
+     "flag"},
+};
+
+static int barrier_dissemination(co_comm *c) {
+    int n = c->size, me = c->rank, rc = MPI_SUCCESS;
     co_dtype *byte = co_dt_get(MPI_BYTE);
     for (int dist = 1; dist < n; dist <<= 1) {
         int to = (me + dist) % n, from = (me - dist + n) % n;
-        int rc = co_sendrecv(NULL, 0, byte, to, CO_TAG_BARRIER, NULL, 0, byte, from, CO_TAG_BARRIER,
-                             c, co_coll_ctx(c), NULL);
-        if (rc) return rc;
+        int r = co_sendrecv(NULL, 0, byte, to, CO_TAG_BARRIER, NULL, 0, byte, from, CO_TAG_BARRIER,
+                            c, co_coll_ctx(c), NULL);
+        if (r && !rc) rc = r;
     }
+    return rc;
+}
+
+static int barrier_counter(co_comm *c, co_cshm *s) {
+    int n = s->n, me = s->me;
+    uint64_t e = ++c->coll->barrier_epoch;
+    for (int k = 1; k < n; k++) {
+        int q = me + k < n ? me + k : me + k - n;
+        atomic_fetch_add_explicit(&s->ctl[q].counter, 1, memory_order_acq_rel);
+    }
+    co_cshm_wait_word(&s->ctl[me].counter, e * (uint64_t)(n - 1));
     return MPI_SUCCESS;
+}
+
+/* A rank's step is its arrival (its subtree has arrived); rank 0's step is the release. */
+static int barrier_flag(co_cshm *s) {
+    int n = s->n, me = s->me;
+    uint64_t g = ++s->seq;
+    for (int k = 1; k <= 4; k++) {
+        int child = me * 4 + k;
+        if (child >= n) break;
+        co_cshm_wait(s, child, g);
+    }
+    co_cshm_post(s, g);
+    if (me != 0) co_cshm_wait(s, 0, g);
+    return MPI_SUCCESS;
+}
+
+int co_barrier(co_comm *c) {
+    if (c->size < 2) return MPI_SUCCESS;
+    switch (co_coll_pick(c, CO_COLL_BARRIER, 0, NULL, NULL)) {
+    case CO_BARRIER_COUNTER: return barrier_counter(c, c->coll->shm);
+    case CO_BARRIER_FLAG: return barrier_flag(c->coll->shm);
+    default: return barrier_dissemination(c);
+    }
 }

@@ -1,16 +1,33 @@
-/* MPI_Bcast: binomial tree rooted at `root`. */
+/* MPI_Bcast: binomial tree and scatter + ring allgather (point-to-point), a pipeline through
+ * the root's shared-memory buffers, and single copy (every rank reads the root's buffer with
+ * process_vm_readv; with two ranks the root also writes half into its peer's buffer, so
+ * both cores copy). Large data moves as packed bytes, so any datatype works and the ranks
+ * need only agree on the type signature. */
 #include "coll.h"
 
-int co_bcast(void *buf, size_t count, co_dtype *dt, int root, co_comm *c) {
-    int n = c->size;
+#include <stdlib.h>
+#include <string.h>
+
+const co_coll_alg co_bcast_algs[] = {
+    {"binomial", 0, "binomial tree rooted at the root (point-to-point)"},
+    {"scatter_allgather", 0,
+     "binomial scatter of N pieces, then a ring allgather (point-to-point, large messages)"},
+    {"shm", CO_ALG_SHM,
+     "root copies pieces into its shared buffers, the others copy them out (pipelined)"},
+    {"cma", CO_ALG_CMA,
+     "every rank reads the root's buffer with one process_vm_readv; with 2 ranks root and "
+     "peer each copy half"},
+};
+
+int co_bcast_binomial(void *buf, size_t count, co_dtype *dt, int root, co_comm *c) {
+    int n = c->size, rc = MPI_SUCCESS;
     if (n < 2 || count == 0) return MPI_SUCCESS;
     int rel = (c->rank - root + n) % n;
     int mask = 1;
     while (mask < n) {
         if (rel & mask) {
             int src = (rel - mask + root) % n;
-            int rc = co_recv(buf, count, dt, src, CO_TAG_BCAST, c, co_coll_ctx(c), NULL);
-            if (rc) return rc;
+            rc = co_recv(buf, count, dt, src, CO_TAG_BCAST, c, co_coll_ctx(c), NULL);
             break;
         }
         mask <<= 1;
@@ -19,10 +36,172 @@ int co_bcast(void *buf, size_t count, co_dtype *dt, int root, co_comm *c) {
     while (mask > 0) {
         if (rel + mask < n) {
             int dst = (rel + mask + root) % n;
-            int rc = co_send(buf, count, dt, dst, CO_TAG_BCAST, c, co_coll_ctx(c));
-            if (rc) return rc;
+            int r = co_send(buf, count, dt, dst, CO_TAG_BCAST, c, co_coll_ctx(c));
+            if (r && !rc) rc = r;
         }
         mask >>= 1;
     }
-    return MPI_SUCCESS;
+    return rc;
+}
+
+/* The packed bytes of (buf, count, dt): the buffer itself when contiguous, else a copy
+ * (filled from buf when `fill`). */
+static char *packed_view(void *buf, size_t count, co_dtype *dt, int fill, char **tmp) {
+    size_t bytes = count * dt->size;
+    *tmp = NULL;
+    if (dt->contig) return (char *)buf + dt->true_lb;
+    *tmp = co_coll_alloc(bytes);
+    if (!*tmp) return NULL;
+    if (fill) co_dt_pack(dt, count, buf, 0, *tmp, bytes);
+    return *tmp;
+}
+
+static int bcast_scatter_allgather(void *buf, size_t count, co_dtype *dt, int root, co_comm *c) {
+    int n = c->size, me = c->rank, rc = MPI_SUCCESS;
+    size_t bytes = count * dt->size;
+    char *tmp;
+    char *w = packed_view(buf, count, dt, me == root, &tmp);
+    if (!w) return MPI_ERR_NO_MEM;
+    co_dtype *byte = co_dt_get(MPI_BYTE);
+    size_t bs = (bytes + (size_t)n - 1) / (size_t)n;
+#define LO(i) CO_MIN((size_t)(i)*bs, bytes)
+    int rel = (me - root + n) % n;
+    int mask = 1;
+    while (mask < n) {
+        if (rel & mask) {
+            int src = (rel - mask + root) % n;
+            size_t lo = LO(rel), hi = LO(CO_MIN(rel + mask, n));
+            int r = co_recv(w + lo, hi - lo, byte, src, CO_TAG_BCAST, c, co_coll_ctx(c), NULL);
+            if (r && !rc) rc = r;
+            break;
+        }
+        mask <<= 1;
+    }
+    mask >>= 1;
+    while (mask > 0) {
+        if (rel + mask < n) {
+            int dst = (rel + mask + root) % n;
+            size_t lo = LO(rel + mask), hi = LO(CO_MIN(rel + 2 * mask, n));
+            int r = co_send(w + lo, hi - lo, byte, dst, CO_TAG_BCAST, c, co_coll_ctx(c));
+            if (r && !rc) rc = r;
+        }
+        mask >>= 1;
+    }
+    /* ring allgather over relative ranks: every rank holds piece `rel` */
+    int right = (me + 1) % n, left = (me - 1 + n) % n;
+    for (int k = 0; k < n - 1; k++) {
+        int sb = (rel - k + n) % n, rb = (rel - k - 1 + n) % n;
+        int r = co_sendrecv(w + LO(sb), LO(sb + 1) - LO(sb), byte, right, CO_TAG_BCAST, w + LO(rb),
+                            LO(rb + 1) - LO(rb), byte, left, CO_TAG_BCAST, c, co_coll_ctx(c), NULL);
+        if (r && !rc) rc = r;
+    }
+#undef LO
+    if (tmp) {
+        if (me != root) co_dt_unpack(dt, count, buf, 0, tmp, bytes);
+        co_coll_free(tmp);
+    }
+    return rc;
+}
+
+/* Pieces of a large broadcast: a few, so that readers copy one piece while the root writes
+ * the next, but not so small that steps cost more than copies. Root and readers derive it
+ * from the root's total size. */
+static size_t piece_size(size_t total, size_t cap) {
+    if (total <= 8192) return cap;
+    size_t p = (total / 4 + 4095) & ~(size_t)4095;
+    return CO_MIN(CO_MAX(p, 4096), cap);
+}
+
+/* One step per piece: the root publishes piece j in its buffer (g+j) % NBUF as step g+j+1;
+ * a reader copies it out and posts the same step. The root waits for readers only to reuse
+ * a buffer. */
+static int bcast_shm(void *buf, size_t count, co_dtype *dt, int root, co_comm *c) {
+    co_cshm *s = c->coll->shm;
+    size_t bytes = count * dt->size;
+    uint64_t g = s->seq;
+    int rc = MPI_SUCCESS;
+    if (s->me == root) {
+        size_t P = piece_size(bytes, co_cshm_cap(s)), nch = (bytes + P - 1) / P;
+        for (size_t j = 0; j < nch; j++) {
+            unsigned b = (unsigned)((g + j) % CO_CSHM_NBUF);
+            char *d = co_cshm_acquire(s, b);
+            size_t off = j * P;
+            co_dt_pack(dt, count, buf, off, d, CO_MIN(P, bytes - off));
+            co_cshm_publish(s, b, g + j + 1, bytes, g + j + 1);
+        }
+        s->seq = g + nch;
+        return rc;
+    }
+    uint64_t total;
+    co_cshm_read(s, root, (unsigned)(g % CO_CSHM_NBUF), g + 1, &total);
+    if (total > bytes) rc = MPI_ERR_TRUNCATE;
+    size_t P = piece_size(total, co_cshm_cap(s)), nch = (total + P - 1) / P;
+    size_t have = CO_MIN(total, bytes);
+    for (size_t j = 0; j < nch; j++) {
+        unsigned b = (unsigned)((g + j) % CO_CSHM_NBUF);
+        const char *d = co_cshm_read(s, root, b, g + j + 1, NULL);
+        size_t off = j * P;
+        if (off < have) co_dt_unpack(dt, count, buf, off, d, CO_MIN(P, have - off));
+        co_cshm_post(s, g + j + 1);
+    }
+    s->seq = g + nch;
+    return rc;
+}
+
+/* Step g+1: addresses published. Step g+2: a reader has finished reading (and, with two
+ * ranks, the root has finished writing into its peer). */
+static int bcast_cma(void *buf, size_t count, co_dtype *dt, int root, co_comm *c) {
+    co_cshm *s = c->coll->shm;
+    int me = s->me, n = s->n, rc = MPI_SUCCESS;
+    size_t bytes = count * dt->size;
+    uint64_t g = s->seq;
+    char *tmp;
+    char *w = packed_view(buf, count, dt, me == root, &tmp);
+    if (!w) co_fatal("out of memory in a broadcast");
+    co_cshm_ctl *mine = &s->ctl[me];
+    atomic_store_explicit(&mine->addr, (uint64_t)(uintptr_t)w, memory_order_relaxed);
+    atomic_store_explicit(&mine->bytes, bytes, memory_order_relaxed);
+    co_cshm_post(s, g + 1);
+    /* with two ranks the root writes the head, the peer reads the tail */
+    size_t split = 0;
+    if (me == root) {
+        if (n == 2) {
+            int p = 1 - me;
+            co_cshm_wait(s, p, g + 1);
+            size_t pb = atomic_load_explicit(&s->ctl[p].bytes, memory_order_relaxed);
+            split = CO_MIN(bytes / 2, pb);
+            char *remote =
+                (char *)(uintptr_t)atomic_load_explicit(&s->ctl[p].addr, memory_order_relaxed);
+            if (split) co_cma_write(s->pids[p], w, remote, split);
+        }
+        co_cshm_post(s, g + 2);
+        co_cshm_wait_all(s, g + 2);
+    } else {
+        co_cshm_wait(s, root, g + 1);
+        size_t total = atomic_load_explicit(&s->ctl[root].bytes, memory_order_relaxed);
+        const char *remote =
+            (const char *)(uintptr_t)atomic_load_explicit(&s->ctl[root].addr, memory_order_relaxed);
+        if (total > bytes) rc = MPI_ERR_TRUNCATE;
+        size_t n_in = CO_MIN(total, bytes);
+        if (n == 2) split = CO_MIN(total / 2, bytes);
+        if (n_in > split) co_cma_read(s->pids[root], w + split, remote + split, n_in - split);
+        co_cshm_post(s, g + 2);
+        co_cshm_wait(s, root, g + 2);
+    }
+    s->seq = g + 2;
+    if (tmp) {
+        if (me != root) co_dt_unpack(dt, count, buf, 0, tmp, bytes);
+        co_coll_free(tmp);
+    }
+    return rc;
+}
+
+int co_bcast(void *buf, size_t count, co_dtype *dt, int root, co_comm *c) {
+    if (c->size < 2 || count == 0 || dt->size == 0) return MPI_SUCCESS;
+    switch (co_coll_pick(c, CO_COLL_BCAST, count * dt->size, NULL, NULL)) {
+    case CO_BCAST_SCATTER_ALLGATHER: return bcast_scatter_allgather(buf, count, dt, root, c);
+    case CO_BCAST_SHM: return bcast_shm(buf, count, dt, root, c);
+    case CO_BCAST_CMA: return bcast_cma(buf, count, dt, root, c);
+    default: return co_bcast_binomial(buf, count, dt, root, c);
+    }
 }

@@ -1,17 +1,506 @@
-/* Collective layer set-up and helpers shared by the per-collective files. */
+/* The collective layer's common ground: the registry of algorithms (what `cohort info` lists
+ * and COHORT_<COLL>_ALGORITHM names), the selection table that picks an algorithm by
+ * communicator size, message size and shared memory, per-communicator state, and the copy
+ * and combine helpers the per-collective files share. */
 #include "coll.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+#define S (co_st.coll)
+
+#define DESC(kind, nm, set, field, table, n) [kind] = {nm, set, table, n}
+
+static const co_coll_desc registry[CO_COLL_KINDS] = {
+    DESC(CO_COLL_BARRIER, "barrier", "BARRIER_ALGORITHM", barrier_algorithm, co_barrier_algs,
+         CO_BARRIER_NALGS),
+    DESC(CO_COLL_BCAST, "bcast", "BCAST_ALGORITHM", bcast_algorithm, co_bcast_algs, CO_BCAST_NALGS),
+    DESC(CO_COLL_REDUCE, "reduce", "REDUCE_ALGORITHM", reduce_algorithm, co_reduce_algs,
+         CO_REDUCE_NALGS),
+    DESC(CO_COLL_ALLREDUCE, "allreduce", "ALLREDUCE_ALGORITHM", allreduce_algorithm,
+         co_allreduce_algs, CO_ALLREDUCE_NALGS),
+    DESC(CO_COLL_GATHER, "gather", "GATHER_ALGORITHM", gather_algorithm, co_gather_algs,
+         CO_GATHER_NALGS),
+    DESC(CO_COLL_GATHERV, "gatherv", "GATHERV_ALGORITHM", gatherv_algorithm, co_gatherv_algs,
+         CO_GATHERV_NALGS),
+    DESC(CO_COLL_SCATTER, "scatter", "SCATTER_ALGORITHM", scatter_algorithm, co_scatter_algs,
+         CO_SCATTER_NALGS),
+    DESC(CO_COLL_SCATTERV, "scatterv", "SCATTERV_ALGORITHM", scatterv_algorithm, co_scatterv_algs,
+         CO_SCATTERV_NALGS),
+    DESC(CO_COLL_ALLGATHER, "allgather", "ALLGATHER_ALGORITHM", allgather_algorithm,
+         co_allgather_algs, CO_ALLGATHER_NALGS),
+    DESC(CO_COLL_ALLGATHERV, "allgatherv", "ALLGATHERV_ALGORITHM", allgatherv_algorithm,
+         co_allgatherv_algs, CO_ALLGATHERV_NALGS),
+    DESC(CO_COLL_ALLTOALL, "alltoall", "ALLTOALL_ALGORITHM", alltoall_algorithm, co_alltoall_algs,
+         CO_ALLTOALL_NALGS),
+    DESC(CO_COLL_ALLTOALLV, "alltoallv", "ALLTOALLV_ALGORITHM", alltoallv_algorithm,
+         co_alltoallv_algs, CO_ALLTOALLV_NALGS),
+    DESC(CO_COLL_REDUCE_SCATTER, "reduce_scatter", "REDUCE_SCATTER_ALGORITHM",
+         reduce_scatter_algorithm, co_reduce_scatter_algs, CO_RSCAT_NALGS),
+    DESC(CO_COLL_REDUCE_SCATTER_BLOCK, "reduce_scatter_block", "REDUCE_SCATTER_BLOCK_ALGORITHM",
+         reduce_scatter_block_algorithm, co_reduce_scatter_block_algs, CO_RSCAT_NALGS),
+    DESC(CO_COLL_SCAN, "scan", "SCAN_ALGORITHM", scan_algorithm, co_scan_algs, CO_SCAN_NALGS),
+    DESC(CO_COLL_EXSCAN, "exscan", "EXSCAN_ALGORITHM", exscan_algorithm, co_exscan_algs,
+         CO_SCAN_NALGS),
+};
+
+/* Where each collective's setting lives in co_config (same order as the registry). */
+static const size_t cfg_offset[CO_COLL_KINDS] = {
+    offsetof(co_config, barrier_algorithm),
+    offsetof(co_config, bcast_algorithm),
+    offsetof(co_config, reduce_algorithm),
+    offsetof(co_config, allreduce_algorithm),
+    offsetof(co_config, gather_algorithm),
+    offsetof(co_config, gatherv_algorithm),
+    offsetof(co_config, scatter_algorithm),
+    offsetof(co_config, scatterv_algorithm),
+    offsetof(co_config, allgather_algorithm),
+    offsetof(co_config, allgatherv_algorithm),
+    offsetof(co_config, alltoall_algorithm),
+    offsetof(co_config, alltoallv_algorithm),
+    offsetof(co_config, reduce_scatter_algorithm),
+    offsetof(co_config, reduce_scatter_block_algorithm),
+    offsetof(co_config, scan_algorithm),
+    offsetof(co_config, exscan_algorithm),
+};
+
+const co_coll_desc *co_coll_registry(int *n) {
+    *n = CO_COLL_KINDS;
+    return registry;
+}
+
+/* -1: auto; -2: unknown name; else the algorithm id. */
+static int lookup(int kind, const char *name) {
+    if (!name[0] || !strcmp(name, "auto")) return -1;
+    for (int a = 0; a < registry[kind].nalgs; a++)
+        if (!strcmp(registry[kind].algs[a].name, name)) return a;
+    return -2;
+}
+
+int co_coll_check_config(const co_config *cfg, char *err, size_t errlen) {
+    for (int k = 0; k < CO_COLL_KINDS; k++) {
+        const char *v = (const char *)cfg + cfg_offset[k];
+        if (lookup(k, v) != -2) continue;
+        int len = snprintf(err, errlen, "COHORT_%s=%s: unknown %s algorithm (choose auto",
+                           registry[k].setting, v, registry[k].name);
+        for (int a = 0; a < registry[k].nalgs && len > 0 && (size_t)len < errlen; a++)
+            len += snprintf(err + len, errlen - (size_t)len, ", %s", registry[k].algs[a].name);
+        if (len > 0 && (size_t)len < errlen) snprintf(err + len, errlen - (size_t)len, ")");
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- Selection ------------------------------------------------------------------------------
+ * The first rule of the collective whose limits hold and whose algorithm can run wins; if
+ * none does, the collective's first algorithm (which runs everywhere). The limits come from
+ * measurements on a 2-core machine at 2, 4 and 8 ranks (docs/collectives.md has the
+ * numbers). `shared`: the rule only applies when all members share memory (every
+ * communicator, until there is a network transport; the other rules are the point-to-point
+ * choices for that day). */
+typedef struct rule {
+    uint8_t kind, alg, shared;
+    int max_np;       /* communicator size at most this */
+    size_t max_bytes; /* bytes per block at most this */
+} rule;
+
+#define ANY 0x7fffffff
+#define KB  1024u
+#define MB  (1024u * 1024u)
+#define BIG ((size_t)-1)
+
+static const rule rules[] = {
+    {CO_COLL_BARRIER, CO_BARRIER_COUNTER, 1, ANY, BIG},
+
+    {CO_COLL_BCAST, CO_BCAST_SHM, 1, 2, 8 * KB},
+    {CO_COLL_BCAST, CO_BCAST_CMA, 1, 2, BIG},
+    {CO_COLL_BCAST, CO_BCAST_SHM, 1, 4, BIG},
+    {CO_COLL_BCAST, CO_BCAST_SHM, 1, ANY, 256 * KB},
+    {CO_COLL_BCAST, CO_BCAST_CMA, 1, ANY, BIG},
+    {CO_COLL_BCAST, CO_BCAST_BINOMIAL, 0, ANY, 32 * KB},
+    {CO_COLL_BCAST, CO_BCAST_SCATTER_ALLGATHER, 0, ANY, BIG},
+
+    {CO_COLL_REDUCE, CO_REDUCE_SHM, 1, ANY, 4 * KB},
+    {CO_COLL_REDUCE, CO_REDUCE_BINOMIAL, 1, 2, 16 * KB},
+    {CO_COLL_REDUCE, CO_REDUCE_CMA, 1, 2, BIG},
+    {CO_COLL_REDUCE, CO_REDUCE_BINOMIAL, 1, ANY, 64 * KB},
+    {CO_COLL_REDUCE, CO_REDUCE_CMA, 1, ANY, BIG},
+    {CO_COLL_REDUCE, CO_REDUCE_BINOMIAL, 0, ANY, 64 * KB},
+    {CO_COLL_REDUCE, CO_REDUCE_SCATTER_GATHER, 0, ANY, BIG},
+
+    {CO_COLL_ALLREDUCE, CO_ALLREDUCE_SHM, 1, 2, 512},
+    {CO_COLL_ALLREDUCE, CO_ALLREDUCE_RECURSIVE_DOUBLING, 1, 2, 16 * KB},
+    {CO_COLL_ALLREDUCE, CO_ALLREDUCE_SHM, 1, 2, 64 * KB},
+    {CO_COLL_ALLREDUCE, CO_ALLREDUCE_REDUCE_BCAST, 1, 2, 2 * MB},
+    {CO_COLL_ALLREDUCE, CO_ALLREDUCE_RING, 1, 2, BIG},
+    {CO_COLL_ALLREDUCE, CO_ALLREDUCE_REDUCE_BCAST, 1, 2, BIG},
+    {CO_COLL_ALLREDUCE, CO_ALLREDUCE_SHM, 1, ANY, 128 * KB},
+    {CO_COLL_ALLREDUCE, CO_ALLREDUCE_CMA, 1, 4, BIG},
+    {CO_COLL_ALLREDUCE, CO_ALLREDUCE_REDUCE_BCAST, 1, ANY, BIG},
+    {CO_COLL_ALLREDUCE, CO_ALLREDUCE_RECURSIVE_DOUBLING, 0, ANY, 16 * KB},
+    {CO_COLL_ALLREDUCE, CO_ALLREDUCE_RING, 0, ANY, BIG},
+    {CO_COLL_ALLREDUCE, CO_ALLREDUCE_REDUCE_BCAST, 0, ANY, BIG},
+
+    {CO_COLL_GATHER, CO_GATHER_SHM, 1, 2, 1 * KB},
+    {CO_COLL_GATHER, CO_GATHER_CMA, 1, 2, BIG},
+    {CO_COLL_GATHER, CO_GATHER_CMA, 1, ANY, 1 * KB},
+    {CO_COLL_GATHER, CO_GATHER_LINEAR, 1, ANY, 16 * KB},
+    {CO_COLL_GATHER, CO_GATHER_CMA, 1, ANY, BIG},
+    {CO_COLL_GATHER, CO_GATHER_SHM, 1, ANY, 16 * KB},
+    {CO_COLL_GATHER, CO_GATHER_BINOMIAL, 0, ANY, 1 * KB},
+
+    {CO_COLL_GATHERV, CO_GATHERV_CMA, 1, ANY, BIG},
+
+    {CO_COLL_SCATTER, CO_SCATTER_CMA, 1, ANY, 512},
+    {CO_COLL_SCATTER, CO_SCATTER_SHM, 1, ANY, 512},
+    {CO_COLL_SCATTER, CO_SCATTER_LINEAR, 1, 2, 4 * KB},
+    {CO_COLL_SCATTER, CO_SCATTER_CMA, 1, 2, BIG},
+    {CO_COLL_SCATTER, CO_SCATTER_LINEAR, 1, ANY, 16 * KB},
+    {CO_COLL_SCATTER, CO_SCATTER_CMA, 1, ANY, BIG},
+    {CO_COLL_SCATTER, CO_SCATTER_BINOMIAL, 0, ANY, 1 * KB},
+
+    {CO_COLL_SCATTERV, CO_SCATTERV_CMA, 1, ANY, BIG},
+
+    {CO_COLL_ALLGATHER, CO_ALLGATHER_SHM, 1, 2, 1 * KB},
+    {CO_COLL_ALLGATHER, CO_ALLGATHER_CMA, 1, 2, BIG},
+    {CO_COLL_ALLGATHER, CO_ALLGATHER_CMA, 1, ANY, 1 * KB},
+    {CO_COLL_ALLGATHER, CO_ALLGATHER_SHM, 1, ANY, 16 * KB},
+    {CO_COLL_ALLGATHER, CO_ALLGATHER_CMA, 1, ANY, BIG},
+    {CO_COLL_ALLGATHER, CO_ALLGATHER_SHM, 1, ANY, BIG},
+    {CO_COLL_ALLGATHER, CO_ALLGATHER_BRUCK, 0, ANY, 1 * KB},
+
+    {CO_COLL_ALLGATHERV, CO_ALLGATHERV_SHM, 1, 2, 1 * KB},
+    {CO_COLL_ALLGATHERV, CO_ALLGATHERV_CMA, 1, 2, BIG},
+    {CO_COLL_ALLGATHERV, CO_ALLGATHERV_CMA, 1, ANY, 1 * KB},
+    {CO_COLL_ALLGATHERV, CO_ALLGATHERV_SHM, 1, ANY, 16 * KB},
+    {CO_COLL_ALLGATHERV, CO_ALLGATHERV_CMA, 1, ANY, BIG},
+    {CO_COLL_ALLGATHERV, CO_ALLGATHERV_SHM, 1, ANY, BIG},
+
+    {CO_COLL_ALLTOALL, CO_ALLTOALL_SHM, 1, ANY, 1 * KB},
+    {CO_COLL_ALLTOALL, CO_ALLTOALL_CMA, 1, 2, BIG},
+    {CO_COLL_ALLTOALL, CO_ALLTOALL_LINEAR, 1, 4, 16 * KB},
+    {CO_COLL_ALLTOALL, CO_ALLTOALL_CMA, 1, 4, BIG},
+    {CO_COLL_ALLTOALL, CO_ALLTOALL_LINEAR, 1, ANY, BIG},
+    {CO_COLL_ALLTOALL, CO_ALLTOALL_BRUCK, 0, ANY, 256},
+    {CO_COLL_ALLTOALL, CO_ALLTOALL_LINEAR, 0, ANY, BIG},
+
+    {CO_COLL_ALLTOALLV, CO_ALLTOALLV_CMA, 1, ANY, BIG},
+    {CO_COLL_ALLTOALLV, CO_ALLTOALLV_LINEAR, 0, ANY, BIG},
+
+    {CO_COLL_REDUCE_SCATTER, CO_RSCAT_SHM, 1, 2, 1 * KB},
+    {CO_COLL_REDUCE_SCATTER, CO_RSCAT_RING, 1, 2, BIG},
+    {CO_COLL_REDUCE_SCATTER, CO_RSCAT_CMA, 1, 2, BIG},
+    {CO_COLL_REDUCE_SCATTER, CO_RSCAT_SHM, 1, ANY, 256 * KB},
+    {CO_COLL_REDUCE_SCATTER, CO_RSCAT_CMA, 1, ANY, BIG},
+    {CO_COLL_REDUCE_SCATTER, CO_RSCAT_RING, 0, ANY, BIG},
+    {CO_COLL_REDUCE_SCATTER_BLOCK, CO_RSCAT_SHM, 1, 2, 1 * KB},
+    {CO_COLL_REDUCE_SCATTER_BLOCK, CO_RSCAT_RING, 1, 2, BIG},
+    {CO_COLL_REDUCE_SCATTER_BLOCK, CO_RSCAT_CMA, 1, 2, BIG},
+    {CO_COLL_REDUCE_SCATTER_BLOCK, CO_RSCAT_SHM, 1, ANY, 256 * KB},
+    {CO_COLL_REDUCE_SCATTER_BLOCK, CO_RSCAT_CMA, 1, ANY, BIG},
+    {CO_COLL_REDUCE_SCATTER_BLOCK, CO_RSCAT_RING, 0, ANY, BIG},
+
+    {CO_COLL_SCAN, CO_SCAN_SHM, 1, 2, 8 * KB},
+    {CO_COLL_SCAN, CO_SCAN_CMA, 1, 2, 512 * KB},
+    {CO_COLL_SCAN, CO_SCAN_SHM, 1, 2, BIG},
+    {CO_COLL_SCAN, CO_SCAN_SHM, 1, ANY, 64 * KB},
+    {CO_COLL_SCAN, CO_SCAN_RECURSIVE_DOUBLING, 0, ANY, 64 * KB},
+    {CO_COLL_EXSCAN, CO_SCAN_SHM, 1, 2, 8 * KB},
+    {CO_COLL_EXSCAN, CO_SCAN_CMA, 1, 2, BIG},
+    {CO_COLL_EXSCAN, CO_SCAN_SHM, 1, ANY, BIG},
+    {CO_COLL_EXSCAN, CO_SCAN_RECURSIVE_DOUBLING, 0, ANY, 64 * KB},
+};
+
+/* Every member of c is on this machine. Always true while shared memory is the only
+ * transport; the test belongs here when a network transport arrives. */
+static int all_local(const co_comm *c) {
+    (void)c;
+    return 1;
+}
+
+static int usable(co_comm *c, int kind, int alg, const co_op *op, const co_dtype *dt) {
+    unsigned need = registry[kind].algs[alg].needs;
+    if ((need & CO_ALG_PAIR) && c->size != 2) return 0;
+    if ((need & CO_ALG_COMMUTE) && (!op || !op->commute)) return 0;
+    if ((need & CO_ALG_DENSE) && (!dt || !co_coll_dense(dt))) return 0;
+    if (need & (CO_ALG_SHM | CO_ALG_CMA)) {
+        if (!all_local(c) || !co_cshm_get(c)) return 0;
+        if ((need & CO_ALG_CMA) && !c->coll->shm->cma) return 0;
+    }
+    return 1;
+}
+
+int co_coll_pick(co_comm *c, int kind, size_t bytes, const co_op *op, const co_dtype *dt) {
+    int f = S->forced[kind];
+    if (f >= 0 && usable(c, kind, f, op, dt)) return f;
+    int shared = all_local(c);
+    for (size_t i = S->first_rule[kind]; i < S->end_rule[kind]; i++) {
+        const rule *r = &rules[i];
+        if ((r->shared && !shared) || c->size > r->max_np || bytes > r->max_bytes) continue;
+        if (usable(c, kind, r->alg, op, dt)) return r->alg;
+    }
+    return 0;
+}
+
+/* ---- Per-communicator state ------------------------------------------------------------------ */
+
+co_coll_comm *co_coll_comm_of(co_comm *c) {
+    if (CO_LIKELY(c->coll != NULL)) return c->coll;
+    c->coll = calloc(1, sizeof(co_coll_comm));
+    if (!c->coll) co_fatal("out of memory for collective state");
+    return c->coll;
+}
+
+static void sweep_zombies(void) {
+    co_cshm_zombie **pp = &S->zombies;
+    while (*pp) {
+        co_cshm_zombie *z = *pp;
+        co_cshm_hdr *h = z->hdr;
+        if (atomic_load_explicit(&h->released, memory_order_acquire) < z->size) {
+            pp = &z->next;
+            continue;
+        }
+        co_shm_heap_free(&S->heap, z->off, z->len);
+        *pp = z->next;
+        free(z);
+    }
+}
+
+void co_coll_comm_free(co_comm *c) {
+    co_coll_comm *cc = c->coll;
+    if (!cc) return;
+    co_cshm *s = cc->shm;
+    if (s && S) {
+        /* The master's slice holds the region: it is reused only after every member has
+         * freed the communicator (a slow member may still be reading the last collective). */
+        if (c->rank == 0) {
+            co_cshm_zombie *z = malloc(sizeof(*z));
+            if (z) {
+                z->off = s->off;
+                z->len = s->bytes;
+                z->hdr = s->hdr;
+                z->size = s->n;
+                z->next = S->zombies;
+                S->zombies = z;
+            }
+        }
+        atomic_fetch_add_explicit(&s->hdr->released, 1, memory_order_acq_rel);
+        if (c->rank == 0) sweep_zombies();
+    }
+    if (s) {
+        free(s->pids);
+        free(s->seen);
+        free(s);
+    }
+    free(cc);
+    c->coll = NULL;
+}
+
+/* ---- Helpers --------------------------------------------------------------------------------- */
+
+#define CACHE_MIN (64 * 1024)        /* smaller blocks come from malloc as they are */
+#define CACHE_MAX (16 * 1024 * 1024) /* larger ones are not kept (at most 6 x 16 MiB held) */
+
+/* Large blocks carry their size in a 64-byte prefix, so co_coll_free knows where they go. */
+typedef struct blockhdr {
+    size_t bytes;
+    size_t magic;
+    char pad[48];
+} blockhdr;
+#define BLOCK_MAGIC 0x636f6c6c626c6bull
+
+void *co_coll_alloc(size_t bytes) {
+    if (bytes < CACHE_MIN) {
+        blockhdr *h = malloc(sizeof(blockhdr) + (bytes ? bytes : 1));
+        if (!h) return NULL;
+        h->bytes = 0;
+        h->magic = BLOCK_MAGIC;
+        return h + 1;
+    }
+    int best = -1;
+    for (int i = 0; i < CO_COLL_CACHE; i++)
+        if (S->cache[i].p && S->cache[i].bytes >= bytes &&
+            (best < 0 || S->cache[i].bytes < S->cache[best].bytes))
+            best = i;
+    blockhdr *h;
+    if (best >= 0) {
+        h = S->cache[best].p;
+        S->cache[best].p = NULL;
+    } else {
+        h = malloc(sizeof(blockhdr) + bytes);
+        if (!h) return NULL;
+        h->bytes = bytes;
+        h->magic = BLOCK_MAGIC;
+    }
+    return h + 1;
+}
+
+void co_coll_free(void *p) {
+    if (!p) return;
+    blockhdr *h = (blockhdr *)p - 1;
+    if (h->magic != BLOCK_MAGIC) co_fatal("co_coll_free of a block it did not allocate");
+    if (!h->bytes || h->bytes > CACHE_MAX || !S) {
+        free(h);
+        return;
+    }
+    /* keep it in a free slot, or in place of the smallest kept block if it is larger */
+    int slot = -1;
+    for (int i = 0; i < CO_COLL_CACHE; i++)
+        if (!S->cache[i].p) {
+            slot = i;
+            break;
+        }
+    if (slot < 0) {
+        slot = 0;
+        for (int i = 1; i < CO_COLL_CACHE; i++)
+            if (S->cache[i].bytes < S->cache[slot].bytes) slot = i;
+        if (S->cache[slot].bytes >= h->bytes) {
+            free(h);
+            return;
+        }
+        free(S->cache[slot].p);
+    }
+    S->cache[slot].p = h;
+    S->cache[slot].bytes = h->bytes;
+}
 
 void *co_coll_tmpbuf(co_dtype *dt, size_t count, void **base) {
-    MPI_Aint true_ext = dt->true_ub - dt->true_lb;
-    size_t bytes = count ? (size_t)true_ext + (count - 1) * (size_t)co_dt_extent(dt) : 1;
-    *base = malloc(bytes ? bytes : 1);
+    size_t bytes = count ? co_coll_span(dt, count) : 1;
+    *base = co_coll_alloc(bytes);
     if (!*base) return NULL;
     return (char *)*base - dt->true_lb;
 }
 
-int co_coll_init(void) {
+int co_coll_dense(const co_dtype *dt) {
+    MPI_Aint ext = co_dt_extent(dt);
+    MPI_Aint true_ext = dt->true_ub - dt->true_lb;
+    return ext > 0 && ext >= true_ext && (MPI_Aint)dt->size * 2 >= ext;
+}
+
+void co_coll_copy_same(const void *src, void *dst, size_t count, const co_dtype *dt) {
+    if (!count || !dt->size || src == dst) return;
+    if (dt->contig) {
+        memcpy((char *)dst + dt->true_lb, (const char *)src + dt->true_lb, count * dt->size);
+        return;
+    }
+    MPI_Aint ext = co_dt_extent(dt);
+    for (size_t e = 0; e < count; e++) {
+        for (size_t k = 0; k < dt->nsegs; k++) {
+            const co_dt_seg *g = &dt->segs[k];
+            MPI_Aint base = (MPI_Aint)e * ext + g->disp;
+            for (size_t r = 0; r < g->count; r++) {
+                MPI_Aint off = base + (MPI_Aint)r * g->stride;
+                memcpy((char *)dst + off, (const char *)src + off, g->len);
+            }
+        }
+    }
+}
+
+int co_coll_copy(const void *src, size_t scount, co_dtype *sdt, void *dst, size_t rcount,
+                 co_dtype *rdt) {
+    size_t sb = scount * sdt->size, rb = rcount * rdt->size;
+    int rc = sb > rb ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+    size_t n = CO_MIN(sb, rb);
+    if (!n) return rc;
+    if (sdt == rdt && scount == rcount) {
+        co_coll_copy_same(src, dst, scount, sdt);
+        return rc;
+    }
+    if (sdt->contig) {
+        co_dt_unpack(rdt, rcount, dst, 0, (const char *)src + sdt->true_lb, n);
+        return rc;
+    }
+    if (rdt->contig) {
+        co_dt_pack(sdt, scount, src, 0, (char *)dst + rdt->true_lb, n);
+        return rc;
+    }
+    char bounce[16384];
+    for (size_t off = 0; off < n; off += sizeof(bounce)) {
+        size_t len = CO_MIN(sizeof(bounce), n - off);
+        co_dt_pack(sdt, scount, src, off, bounce, len);
+        co_dt_unpack(rdt, rcount, dst, off, bounce, len);
+    }
+    return rc;
+}
+
+int co_coll_reduce_n(const co_op *op, co_dtype *dt, size_t count, const void *const *src, int n,
+                     void *out) {
+    if (!count || n <= 0) return MPI_SUCCESS;
+    int alias = -1;
+    for (int i = 0; i < n; i++)
+        if (src[i] == out) alias = i;
+    if (op->commute) {
+        if (alias < 0) {
+            co_coll_copy_same(src[n - 1], out, count, dt);
+            alias = n - 1;
+        }
+        for (int i = 0; i < n; i++)
+            if (i != alias) co_op_apply(op, dt, src[i], out, count);
+        return MPI_SUCCESS;
+    }
+    /* Not commutative: fold from the right, acc = src[q] op acc, so that the operands keep
+     * their rank order (associativity is all MPI promises). */
+    void *base = NULL, *acc = out;
+    if (alias >= 0 && alias != n - 1) {
+        acc = co_coll_tmpbuf(dt, count, &base);
+        if (!acc) return MPI_ERR_NO_MEM;
+    }
+    co_coll_copy_same(src[n - 1], acc, count, dt);
+    for (int q = n - 2; q >= 0; q--) co_op_apply(op, dt, src[q], acc, count);
+    if (acc != out) co_coll_copy_same(acc, out, count, dt);
+    co_coll_free(base);
     return MPI_SUCCESS;
 }
-void co_coll_fini(void) {}
+
+int *co_coll_uniform(int n, size_t count, int *stack, int **displs) {
+    int *c = n <= 64 ? stack : malloc(2 * (size_t)n * sizeof(int));
+    if (!c) co_fatal("out of memory");
+    for (int i = 0; i < n; i++) {
+        c[i] = (int)count;
+        c[n + i] = (int)(count * (size_t)i);
+    }
+    *displs = c + n;
+    return c;
+}
+
+int co_coll_waitall(int n, co_req **reqs) {
+    return co_waitall_internal(n, reqs);
+}
+
+/* ---- Set-up ---------------------------------------------------------------------------------- */
+
+int co_coll_init(void) {
+    S = calloc(1, sizeof(*S));
+    if (!S) return MPI_ERR_NO_MEM;
+    co_st.coll_comm_free = co_coll_comm_free;
+    char err[512];
+    if (co_coll_check_config(&co_st.cfg, err, sizeof(err))) {
+        co_log(CO_LOG_ERROR, "%s", err);
+        return MPI_ERR_ARG;
+    }
+    for (int k = 0; k < CO_COLL_KINDS; k++)
+        S->forced[k] = lookup(k, (const char *)&co_st.cfg + cfg_offset[k]);
+    /* the table lists each collective's rules together */
+    for (size_t i = CO_ARRAY_LEN(rules); i-- > 0;) S->first_rule[rules[i].kind] = (uint16_t)i;
+    for (size_t i = 0; i < CO_ARRAY_LEN(rules); i++) S->end_rule[rules[i].kind] = (uint16_t)(i + 1);
+    if (co_shm_heap_init(&S->heap, co_seg_heap(co_st.seg, co_st.world_rank),
+                         co_st.seg->hdr->heap_slice))
+        return MPI_ERR_NO_MEM;
+    return MPI_SUCCESS;
+}
+
+void co_coll_fini(void) {
+    if (!S) return; /* the hook stays: communicators destroyed later still free their state */
+    if (co_st.world) co_coll_comm_free(co_st.world);
+    if (co_st.self) co_coll_comm_free(co_st.self);
+    for (int i = 0; i < CO_COLL_CACHE; i++) free(S->cache[i].p);
+    while (S->zombies) {
+        co_cshm_zombie *z = S->zombies;
+        S->zombies = z->next;
+        free(z);
+    }
+    co_shm_heap_fini(&S->heap);
+    free(S);
+    S = NULL;
+}

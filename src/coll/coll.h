@@ -1,5 +1,8 @@
-/* Collective operations, written against p2p requests on each communicator's collective
- * context (comm->ctx | 1). Every collective has one file here. */
+/* Collective operations. Each collective has one file here with several algorithms; they are
+ * written against p2p requests on each communicator's collective context (comm->ctx | 1) and,
+ * where all members share memory, against the communicator's shared-memory segment (cshm.c).
+ * coll.c holds the registry of algorithms, the selection table and the helpers every file
+ * shares. */
 #ifndef CO_COLL_H
 #define CO_COLL_H
 
@@ -7,9 +10,14 @@
 #include "../dtype/dtype.h"
 #include "../op/op.h"
 #include "../p2p/p2p.h"
+#include "../xport/shm_heap.h"
 
-/* Tags of the collective context; collectives on one communicator are called in the same
- * order everywhere and messages between two ranks are not overtaken, so fixed tags suffice. */
+#include <stdlib.h>
+#include <string.h>
+
+/* Tags of the collective context. Collectives on one communicator are called in the same
+ * order everywhere and messages between two ranks are not overtaken, so fixed tags suffice
+ * (no algorithm receives from MPI_ANY_SOURCE). */
 enum {
     CO_TAG_BARRIER = 1,
     CO_TAG_BCAST,
@@ -21,19 +29,378 @@ enum {
     CO_TAG_ALLTOALL,
     CO_TAG_SCAN,
     CO_TAG_COMM, /* communicator construction */
+    CO_TAG_RSCATTER,
+    CO_TAG_SHM, /* shared-memory segment set-up */
 };
 
 static inline uint64_t co_coll_ctx(const co_comm *c) {
     return c->ctx | 1;
 }
 
+/* ---- Registry ----------------------------------------------------------------------------- */
+enum co_coll_kind {
+    CO_COLL_BARRIER,
+    CO_COLL_BCAST,
+    CO_COLL_REDUCE,
+    CO_COLL_ALLREDUCE,
+    CO_COLL_GATHER,
+    CO_COLL_GATHERV,
+    CO_COLL_SCATTER,
+    CO_COLL_SCATTERV,
+    CO_COLL_ALLGATHER,
+    CO_COLL_ALLGATHERV,
+    CO_COLL_ALLTOALL,
+    CO_COLL_ALLTOALLV,
+    CO_COLL_REDUCE_SCATTER,
+    CO_COLL_REDUCE_SCATTER_BLOCK,
+    CO_COLL_SCAN,
+    CO_COLL_EXSCAN,
+    CO_COLL_KINDS
+};
+
+/* What an algorithm needs; when a need is not met, selection falls back to the collective's
+ * first algorithm, which works everywhere. */
+enum {
+    CO_ALG_SHM = 1,     /* the communicator's shared-memory segment */
+    CO_ALG_COMMUTE = 2, /* a commutative operator */
+    CO_ALG_DENSE = 4,   /* a datatype whose memory image is mostly data (see co_coll_dense) */
+    CO_ALG_CMA = 8,     /* single copy between processes (process_vm_readv/writev) */
+    CO_ALG_PAIR = 16,   /* exactly two ranks */
+};
+
+typedef struct co_coll_alg {
+    const char *name;
+    unsigned needs;
+    const char *doc;
+} co_coll_alg;
+
+typedef struct co_coll_desc {
+    const char *name;    /* "allreduce" */
+    const char *setting; /* "ALLREDUCE_ALGORITHM" (COHORT_ prefix omitted) */
+    const co_coll_alg *algs;
+    int nalgs;
+} co_coll_desc;
+
+/* The registry: every collective and its algorithms, for selection and for `cohort info`. */
+const co_coll_desc *co_coll_registry(int *n);
+/* Checks the COHORT_<COLL>_ALGORITHM settings of `cfg`; 0, or -1 with a message in err. */
+int co_coll_check_config(const co_config *cfg, char *err, size_t errlen);
+
+/* Algorithm ids: the index in the collective's table (in the collective's file). */
+enum { CO_BARRIER_DISSEMINATION, CO_BARRIER_COUNTER, CO_BARRIER_FLAG, CO_BARRIER_NALGS };
+enum { CO_BCAST_BINOMIAL, CO_BCAST_SCATTER_ALLGATHER, CO_BCAST_SHM, CO_BCAST_CMA, CO_BCAST_NALGS };
+enum {
+    CO_REDUCE_BINOMIAL,
+    CO_REDUCE_SCATTER_GATHER,
+    CO_REDUCE_SHM,
+    CO_REDUCE_CMA,
+    CO_REDUCE_NALGS
+};
+enum {
+    CO_ALLREDUCE_RECURSIVE_DOUBLING,
+    CO_ALLREDUCE_REDUCE_BCAST,
+    CO_ALLREDUCE_RING,
+    CO_ALLREDUCE_SHM,
+    CO_ALLREDUCE_CMA,
+    CO_ALLREDUCE_NALGS
+};
+enum { CO_GATHER_LINEAR, CO_GATHER_BINOMIAL, CO_GATHER_SHM, CO_GATHER_CMA, CO_GATHER_NALGS };
+enum { CO_GATHERV_LINEAR, CO_GATHERV_SEQUENTIAL, CO_GATHERV_CMA, CO_GATHERV_NALGS };
+enum { CO_SCATTER_LINEAR, CO_SCATTER_BINOMIAL, CO_SCATTER_SHM, CO_SCATTER_CMA, CO_SCATTER_NALGS };
+enum { CO_SCATTERV_LINEAR, CO_SCATTERV_SEQUENTIAL, CO_SCATTERV_CMA, CO_SCATTERV_NALGS };
+enum {
+    CO_ALLGATHER_RING,
+    CO_ALLGATHER_BRUCK,
+    CO_ALLGATHER_GATHER_BCAST,
+    CO_ALLGATHER_SHM,
+    CO_ALLGATHER_CMA,
+    CO_ALLGATHER_NALGS
+};
+enum {
+    CO_ALLGATHERV_RING,
+    CO_ALLGATHERV_GATHERV_BCAST,
+    CO_ALLGATHERV_SHM,
+    CO_ALLGATHERV_CMA,
+    CO_ALLGATHERV_NALGS
+};
+enum {
+    CO_ALLTOALL_PAIRWISE,
+    CO_ALLTOALL_LINEAR,
+    CO_ALLTOALL_BRUCK,
+    CO_ALLTOALL_SHM,
+    CO_ALLTOALL_CMA,
+    CO_ALLTOALL_NALGS
+};
+enum { CO_ALLTOALLV_PAIRWISE, CO_ALLTOALLV_LINEAR, CO_ALLTOALLV_CMA, CO_ALLTOALLV_NALGS };
+enum { CO_RSCAT_REDUCE_SCATTERV, CO_RSCAT_RING, CO_RSCAT_SHM, CO_RSCAT_CMA, CO_RSCAT_NALGS };
+enum { CO_SCAN_LINEAR, CO_SCAN_RECURSIVE_DOUBLING, CO_SCAN_SHM, CO_SCAN_CMA, CO_SCAN_NALGS };
+
+extern const co_coll_alg co_barrier_algs[], co_bcast_algs[], co_reduce_algs[], co_allreduce_algs[],
+    co_gather_algs[], co_gatherv_algs[], co_scatter_algs[], co_scatterv_algs[], co_allgather_algs[],
+    co_allgatherv_algs[], co_alltoall_algs[], co_alltoallv_algs[], co_reduce_scatter_algs[],
+    co_reduce_scatter_block_algs[], co_scan_algs[], co_exscan_algs[];
+
+/* ---- Per-communicator and per-process state ------------------------------------------------ */
+struct co_cshm;
+
+typedef struct co_coll_comm {
+    uint64_t barrier_epoch; /* counter barriers entered on this communicator */
+    struct co_cshm *shm;    /* shared-memory segment, NULL until first needed */
+    int shm_state;          /* 0: not yet tried, 1: ready, -1: unavailable */
+} co_coll_comm;
+
+/* A region of a rank's heap slice freed by its communicator but possibly still in use by
+ * members that have not freed theirs yet. */
+typedef struct co_cshm_zombie {
+    struct co_cshm_zombie *next;
+    uint64_t off, len;
+    void *hdr; /* region header (release count) */
+    int size;
+} co_cshm_zombie;
+
+#define CO_COLL_CACHE 6
+typedef struct co_coll_block {
+    void *p;
+    size_t bytes;
+} co_coll_block;
+
+typedef struct co_coll_state {
+    int forced[CO_COLL_KINDS]; /* algorithm forced by COHORT_<COLL>_ALGORITHM, or -1 */
+    uint16_t first_rule[CO_COLL_KINDS], end_rule[CO_COLL_KINDS]; /* rules of each kind */
+    co_shm_heap heap; /* allocator of this rank's heap slice */
+    co_cshm_zombie *zombies;
+    co_coll_block cache[CO_COLL_CACHE]; /* large scratch blocks kept for reuse */
+} co_coll_state;
+
+co_coll_comm *co_coll_comm_of(co_comm *c);
+/* Releases a communicator's collective state and its shared-memory segment; local, never
+ * waits, harmless twice. Installed as co_st.coll_comm_free, which the communicator layer
+ * calls when it destroys a communicator (it sits below this layer and cannot call here). */
+void co_coll_comm_free(co_comm *c);
+
+/* Algorithm for collective `kind` on `c` with `bytes` per block (the size every member
+ * agrees on), operator `op` (NULL if none) and datatype `dt` (NULL if irrelevant). The same
+ * arguments give the same answer on every rank, so the ranks agree without talking. May set
+ * up the shared-memory segment (collectively, on every rank at the same call). */
+int co_coll_pick(co_comm *c, int kind, size_t bytes, const co_op *op, const co_dtype *dt);
+
+/* ---- Helpers ------------------------------------------------------------------------------- */
+
+/* Scratch memory. Large blocks are kept for reuse between collectives: a fresh one costs a
+ * page fault per 4 KiB on first touch, which for a 1 MiB reduction is more than the
+ * reduction itself. co_coll_free takes what co_coll_alloc and co_coll_tmpbuf return. */
+void *co_coll_alloc(size_t bytes);
+void co_coll_free(void *p);
 /* A scratch buffer able to hold `count` elements of `dt` laid out as dt says; *base is what
- * to free, the return value is what to pass as the buffer. */
+ * to release (co_coll_free), the return value is what to pass as the buffer. */
 void *co_coll_tmpbuf(co_dtype *dt, size_t count, void **base);
 
+/* Typed local copy (sendbuf to recvbuf within one rank): MPI_ERR_TRUNCATE if the source
+ * holds more bytes than the destination can take. */
+int co_coll_copy(const void *src, size_t scount, co_dtype *sdt, void *dst, size_t rcount,
+                 co_dtype *rdt);
+
+/* Copy `count` elements of `dt` from one buffer to another of the same layout, touching
+ * only the bytes the type covers. */
+void co_coll_copy_same(const void *src, void *dst, size_t count, const co_dtype *dt);
+
+/* A datatype whose memory image (count elements, gaps included) is at most twice its data
+ * and whose elements do not overlap: shared-memory reductions copy such images raw. */
+int co_coll_dense(const co_dtype *dt);
+/* Bytes from the first to the last byte of `count` elements of dt. */
+static inline size_t co_coll_span(const co_dtype *dt, size_t count) {
+    if (!count) return 0;
+    return (size_t)(dt->true_ub - dt->true_lb) + (count - 1) * (size_t)co_dt_extent(dt);
+}
+
+/* Address of element `i` of a buffer of dt (what to pass as a buffer for elements i..). */
+static inline void *co_coll_elem(const void *buf, size_t i, const co_dtype *dt) {
+    return (char *)buf + (MPI_Aint)i * co_dt_extent(dt);
+}
+
+/* Combine n operand images in rank order: out = src[0] op src[1] op ... op src[n-1]; `out`
+ * is a user buffer of dt (only its elements are written) and may be one of the sources. */
+int co_coll_reduce_n(const co_op *op, co_dtype *dt, size_t count, const void *const *src, int n,
+                     void *out);
+
+/* Blocking wait on a batch of requests; the first error wins. */
+int co_coll_waitall(int n, co_req **reqs);
+
+/* ---- Shared-memory engine (cshm.c) --------------------------------------------------------- */
+/* The segment of a communicator: a control block per rank (own cache lines) and data
+ * buffers per rank, all in the heap slice of the communicator's rank 0. */
+typedef struct co_cshm_ctl {
+    _Atomic uint64_t step;  /* last step this rank completed (monotonic) */
+    _Atomic uint64_t bytes; /* size of what it published (mismatch checks) */
+    _Atomic uint64_t addr;  /* address of its user buffer (single-copy algorithms) */
+    _Atomic uint64_t addr2;
+    _Atomic uint64_t probe; /* set-up: its verdict on single copy (never reused) */
+    char pad0[24];
+    _Atomic uint64_t counter; /* counter barrier: one add per arriving peer */
+    char pad1[56];
+} co_cshm_ctl;
+
+typedef struct co_cshm_hdr {
+    _Atomic int32_t released; /* members that freed the communicator */
+    char pad[60];
+} co_cshm_hdr;
+
+#define CO_CSHM_NBUF 4
+
+/* Every data buffer starts with this header. `seq` is the step the buffer's content belongs
+ * to, stored last with release order: a reader polls it and finds up to 48 bytes of payload
+ * in the same cache line (small collectives then cost one line transfer). `bytes` is the
+ * writer's total size, so that a reader expecting another size reports the mismatch. */
+typedef struct co_cshm_bufhdr {
+    _Atomic uint64_t seq;
+    uint64_t bytes;
+} co_cshm_bufhdr;
+#define CO_CSHM_HDR sizeof(co_cshm_bufhdr)
+
+typedef struct co_cshm {
+    int n, me;
+    co_cshm_hdr *hdr;
+    co_cshm_ctl *ctl; /* [n] */
+    char *data;       /* n * NBUF * chunk */
+    size_t chunk;     /* bytes per buffer, header included */
+    uint64_t seq;     /* steps used so far on this communicator (the same on every rank) */
+    uint64_t free_at[CO_CSHM_NBUF]; /* own buffer b is free once every step >= free_at[b] */
+    uint64_t off;                   /* region offset in the master's heap slice */
+    size_t bytes;                   /* region size */
+    int cma;                        /* single copy works between all members */
+    pid_t *pids;                    /* process of each rank */
+    uint64_t *seen; /* a step each rank is known to have reached: spares reading its line */
+} co_cshm;
+
+/* The communicator's segment, set up collectively on first use; NULL if unavailable. */
+co_cshm *co_cshm_get(co_comm *c);
+static inline char *co_cshm_buf(const co_cshm *s, int rank, unsigned b) {
+    return s->data + ((size_t)rank * CO_CSHM_NBUF + b) * s->chunk;
+}
+static inline char *co_cshm_data(const co_cshm *s, int rank, unsigned b) {
+    return co_cshm_buf(s, rank, b) + CO_CSHM_HDR;
+}
+static inline size_t co_cshm_cap(const co_cshm *s) { /* payload bytes per buffer */
+    return s->chunk - CO_CSHM_HDR;
+}
+/* Waiting: poll, run the progress engine, then yield (at once when ranks outnumber cores). */
+uint64_t co_cshm_wait_word(const _Atomic uint64_t *w, uint64_t value); /* until *w >= value */
+static inline void co_cshm_wait(const co_cshm *s, int rank, uint64_t step) {
+    if (s->seen[rank] >= step) return;
+    s->seen[rank] = co_cshm_wait_word(&s->ctl[rank].step, step);
+}
+void co_cshm_wait_all(const co_cshm *s, uint64_t step);
+static inline void co_cshm_post(co_cshm *s, uint64_t step) {
+    atomic_store_explicit(&s->ctl[s->me].step, step, memory_order_release);
+}
+static inline uint64_t co_cshm_peek(const co_cshm *s, int rank) {
+    return atomic_load_explicit(&s->ctl[rank].step, memory_order_acquire);
+}
+/* Own buffer b for writing, once every rank is past the step at which its last readers
+ * finish; returns its payload area. */
+char *co_cshm_acquire(co_cshm *s, unsigned b);
+/* Publish own buffer b as step `step`: header size `bytes`, then its seq, then my step. The
+ * buffer stays mine until every rank is past `free` (the step by which readers are done). */
+void co_cshm_publish(co_cshm *s, unsigned b, uint64_t step, uint64_t bytes, uint64_t free);
+/* Rank q's buffer b once it holds step `step` (or later); *bytes: the writer's size. */
+const char *co_cshm_read(const co_cshm *s, int q, unsigned b, uint64_t step, uint64_t *bytes);
+
+/* The next rank (not marked in done[], which it then marks) whose buffer b holds step
+ * `step`, waiting if none does yet. Readers take peers in the order they become ready: when
+ * ranks outnumber cores, the one that ran first is usually not the next in rank order. */
+int co_cshm_next(const co_cshm *s, unsigned b, uint64_t step, char *done, int *cursor);
+
+typedef struct co_cshm_iter {
+    char stack[128];
+    char *done;
+    int cursor;
+} co_cshm_iter;
+static inline void co_cshm_iter_init(co_cshm_iter *it, const co_cshm *s) {
+    it->done = s->n <= 128 ? it->stack : malloc((size_t)s->n);
+    if (!it->done) co_fatal("out of memory");
+    memset(it->done, 0, (size_t)s->n);
+    it->done[s->me] = 1;
+    it->cursor = s->me + 1 < s->n ? s->me + 1 : 0;
+}
+static inline void co_cshm_iter_fini(co_cshm_iter *it) {
+    if (it->done != it->stack) free(it->done);
+}
+/* for each peer q whose buffer b holds `step`, in the order they become ready */
+#define CO_CSHM_EACH_READY(s, it, b, step, q)                                                      \
+    for (int q; ((q) = co_cshm_next((s), (b), (step), (it)->done, &(it)->cursor)) >= 0;)
+
+/* Single-copy algorithms exchange tables of these in their buffers: per peer, where the
+ * data for (or from) it lies in the owner's address space and how many bytes. */
+typedef struct co_cma_ent {
+    uint64_t addr, bytes;
+} co_cma_ent;
+
+/* Single copy between processes; a failure (which the set-up probe makes unlikely) is fatal,
+ * since the peer cannot be told mid-collective to take another path. */
+void co_cma_read(pid_t pid, void *local, const void *remote, size_t n);
+void co_cma_write(pid_t pid, const void *local, void *remote, size_t n);
+/* Internal broadcast that never selects (used by the segment set-up). */
+int co_bcast_binomial(void *buf, size_t count, co_dtype *dt, int root, co_comm *c);
+
+/* ---- Collectives (one file each) ----------------------------------------------------------- */
 int co_bcast(void *buf, size_t count, co_dtype *dt, int root, co_comm *c);
 int co_reduce(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_op *op, int root,
               co_comm *c);
 int co_allreduce(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_op *op, co_comm *c);
+int co_gather(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size_t rcount,
+              co_dtype *rdt, int root, co_comm *c);
+int co_gatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, const int *rcounts,
+               const int *displs, co_dtype *rdt, int root, co_comm *c);
+int co_scatter(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size_t rcount,
+               co_dtype *rdt, int root, co_comm *c);
+int co_scatterv(const void *sbuf, const int *scounts, const int *displs, co_dtype *sdt, void *rbuf,
+                size_t rcount, co_dtype *rdt, int root, co_comm *c);
+int co_allgather(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size_t rcount,
+                 co_dtype *rdt, co_comm *c);
+int co_allgatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, const int *rcounts,
+                  const int *displs, co_dtype *rdt, co_comm *c);
+int co_alltoall(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size_t rcount,
+                co_dtype *rdt, co_comm *c);
+int co_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, co_dtype *sdt,
+                 void *rbuf, const int *rcounts, const int *rdispls, co_dtype *rdt, co_comm *c);
+int co_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, co_dtype *dt, co_op *op,
+                      co_comm *c);
+int co_reduce_scatter_block(const void *sbuf, void *rbuf, size_t rcount, co_dtype *dt, co_op *op,
+                            co_comm *c);
+int co_scan(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_op *op, co_comm *c);
+int co_exscan(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_op *op, co_comm *c);
+
+/* Shared pieces used by more than one collective. */
+/* Reduce-scatter of `count` elements split in blocks cnt[i] at element offset dsp[i]: every
+ * rank ends with block `rank` reduced, in `out` (a buffer for cnt[rank] elements). */
+int co_rs_ring(const void *sbuf, void *out, const size_t *cnt, const size_t *dsp, size_t count,
+               co_dtype *dt, co_op *op, co_comm *c);
+int co_rs_shm(const void *sbuf, void *out, const size_t *cnt, const size_t *dsp, size_t count,
+              co_dtype *dt, co_op *op, co_comm *c);
+int co_rs_run(const void *sbuf, void *rbuf, const size_t *cnt, const size_t *dsp, size_t count,
+              co_dtype *dt, co_op *op, co_comm *c, int kind);
+int co_scan_run(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_op *op, co_comm *c,
+                int excl);
+/* Single copy (cma.c, cma_reduce.c). */
+int co_cma_fits(const co_cshm *s, int n);
+int co_cma_gatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, const int *rcounts,
+                   const int *displs, co_dtype *rdt, int root, co_comm *c);
+int co_cma_scatterv(const void *sbuf, const int *scounts, const int *displs, co_dtype *sdt,
+                    void *rbuf, size_t rcount, co_dtype *rdt, int root, co_comm *c);
+int co_cma_allgatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf,
+                      const int *rcounts, const int *displs, co_dtype *rdt, co_comm *c);
+int co_cma_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, co_dtype *sdt,
+                     void *rbuf, const int *rcounts, const int *rdispls, co_dtype *rdt, co_comm *c);
+int co_rs_cma(const void *in, void *out, const size_t *cnt, const size_t *dsp, size_t count,
+              co_dtype *dt, co_op *op, co_comm *c);
+int co_reduce_cma(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_op *op, int root,
+                  co_comm *c);
+int co_scan_cma(const void *in, void *rbuf, size_t count, co_dtype *dt, co_op *op, co_comm *c,
+                int excl);
+/* n equal blocks of `count` elements: counts and displacements (in *stack if n <= 64). */
+int *co_coll_uniform(int n, size_t count, int *stack, int **displs);
+/* Shared-memory reduction engine for reduce (root >= 0) and allreduce (root < 0). */
+int co_reduce_shm(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_op *op, int root,
+                  co_comm *c);
 
 #endif /* CO_COLL_H */

@@ -65,6 +65,7 @@ int co_comm_register(co_comm *c) {
 }
 
 void co_comm_destroy(co_comm *c) {
+    if (co_st.coll_comm_free) co_st.coll_comm_free(c); /* its collective segment */
     if (c->handle) co_htab_remove(&co_st.comms, c->handle);
     if (c->local_comm) co_comm_destroy(c->local_comm);
     co_topo_free(c->topo);

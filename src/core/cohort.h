@@ -169,6 +169,19 @@ typedef struct co_config {
     char bcast_algorithm[32];
     char reduce_algorithm[32];
     char allreduce_algorithm[32];
+    char gather_algorithm[32];
+    char gatherv_algorithm[32];
+    char scatter_algorithm[32];
+    char scatterv_algorithm[32];
+    char allgather_algorithm[32];
+    char allgatherv_algorithm[32];
+    char alltoall_algorithm[32];
+    char alltoallv_algorithm[32];
+    char reduce_scatter_algorithm[32];
+    char reduce_scatter_block_algorithm[32];
+    char scan_algorithm[32];
+    char exscan_algorithm[32];
+    long coll_shm_chunk;
     long id_batch;
     long id_space;
 } co_config;
@@ -250,6 +263,7 @@ struct cohort_state {
     struct co_seg *seg;
     co_htab comms, groups, dtypes, ops, reqs, errhs, infos;
     struct co_p2p_state *p2p;
+    struct co_coll_state *coll;
     struct co_comm_state *cm; /* communicator layer: ID pools, attribute keys */
     co_comm *world, *self;
     co_errhandler *errh_fatal, *errh_return;
@@ -260,6 +274,9 @@ struct cohort_state {
     char processor_name[MPI_MAX_PROCESSOR_NAME];
     /* hooks that upper layers install for the progress engine */
     int (*coll_progress)(void);
+    /* installed by src/coll: releases a communicator's collective state; the communicator
+     * layer calls it (if set) when it destroys a communicator */
+    void (*coll_comm_free)(co_comm *c);
 };
 
 extern struct cohort_state co_st;

@@ -1,6 +1,6 @@
 /* Reduction kernels and operator objects. Each (operator, basic type) pair the standard
  * allows has one loop, written as plain element-wise code over restrict pointers so that the
- * compiler vectorises it (the build checks this: tests/check-vectorized.sh). Signed integer
+ * compiler vectorises it (a test checks this: tests/check-vectorized.sh). Signed integer
  * arithmetic wraps (the file is compiled with -fwrapv), as every MPI's does in practice. */
 #include "op.h"
 
@@ -89,9 +89,10 @@ KERNEL(LXOR, bool, bool)
         const pair_##TN *restrict a = in_;                                                         \
         pair_##TN *restrict b = io_;                                                               \
         for (size_t k = 0; k < n; k++) {                                                           \
-            if (a[k].v > b[k].v)                                                                   \
-                b[k] = a[k];                                                                       \
-            else if (a[k].v == b[k].v && a[k].i < b[k].i)                                          \
+            if (a[k].v > b[k].v) {                                                                 \
+                b[k].v = a[k].v; /* members only: padding is not data */                           \
+                b[k].i = a[k].i;                                                                   \
+            } else if (a[k].v == b[k].v && a[k].i < b[k].i)                                        \
                 b[k].i = a[k].i;                                                                   \
         }                                                                                          \
     }                                                                                              \
@@ -99,9 +100,10 @@ KERNEL(LXOR, bool, bool)
         const pair_##TN *restrict a = in_;                                                         \
         pair_##TN *restrict b = io_;                                                               \
         for (size_t k = 0; k < n; k++) {                                                           \
-            if (a[k].v < b[k].v)                                                                   \
-                b[k] = a[k];                                                                       \
-            else if (a[k].v == b[k].v && a[k].i < b[k].i)                                          \
+            if (a[k].v < b[k].v) {                                                                 \
+                b[k].v = a[k].v;                                                                   \
+                b[k].i = a[k].i;                                                                   \
+            } else if (a[k].v == b[k].v && a[k].i < b[k].i)                                        \
                 b[k].i = a[k].i;                                                                   \
         }                                                                                          \
     }
@@ -152,10 +154,15 @@ enum {
     B_ldouble_int = CO_B_LDOUBLE_INT
 };
 
-/* Types whose kernels are another type's: same size and signedness. */
+/* The standard's "multi-language types" (AINT, OFFSET, COUNT) take the kernels of the C
+ * integer of the same width for MAX, MIN, SUM, PROD and the bitwise operators; logical
+ * operators are defined on C integers and logicals only. */
 static void alias(int to, int from) {
-    for (int o = 0; o < OPS; o++)
+    static const int ops[] = {MPI_MAX, MPI_MIN, MPI_SUM, MPI_PROD, MPI_BAND, MPI_BOR, MPI_BXOR};
+    for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+        int o = ops[i] & 0xfffff;
         if (!table[o][to]) table[o][to] = table[o][from];
+    }
 }
 
 static void build_table(void) {

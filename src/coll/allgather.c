@@ -1,0 +1,142 @@
+/* MPI_Allgather: ring (N-1 steps straight between the users' buffers), Bruck (ceil(log2 N)
+ * steps on a packed copy; small blocks), gather + bcast, and shared memory (each rank copies
+ * its block into its shared buffer, in pieces, and everyone copies every block out). */
+#include "coll.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const co_coll_alg co_allgather_algs[] = {
+    {"ring", 0, "N-1 steps; each passes one block to the right neighbour"},
+    {"bruck", 0, "ceil(log2 N) steps doubling the blocks held (small blocks)"},
+    {"gather_bcast", 0, "gather to rank 0, then broadcast the whole result"},
+    {"shm", CO_ALG_SHM, "each rank copies its block into its shared buffer; all copy out"},
+    {"cma", CO_ALG_CMA,
+     "large blocks copied straight between the processes (process_vm_readv/writev), small ones "
+     "through the shared buffers"},
+};
+
+static int allgather_ring(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size_t rcount,
+                          co_dtype *rdt, co_comm *c) {
+    int n = c->size, me = c->rank, rc = MPI_SUCCESS;
+    size_t rext = (size_t)co_dt_extent(rdt) * rcount;
+    if (sbuf != MPI_IN_PLACE)
+        rc = co_coll_copy(sbuf, scount, sdt, (char *)rbuf + rext * (size_t)me, rcount, rdt);
+    int right = (me + 1) % n, left = (me - 1 + n) % n;
+    for (int k = 0; k < n - 1; k++) {
+        int sb = (me - k + n) % n, rb = (me - k - 1 + n) % n;
+        int r = co_sendrecv((char *)rbuf + rext * (size_t)sb, rcount, rdt, right, CO_TAG_ALLGATHER,
+                            (char *)rbuf + rext * (size_t)rb, rcount, rdt, left, CO_TAG_ALLGATHER,
+                            c, co_coll_ctx(c), NULL);
+        if (r && !rc) rc = r;
+    }
+    return rc;
+}
+
+static int allgather_bruck(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf,
+                           size_t rcount, co_dtype *rdt, co_comm *c) {
+    int n = c->size, me = c->rank, rc = MPI_SUCCESS;
+    size_t bb = rcount * rdt->size, rext = (size_t)co_dt_extent(rdt) * rcount;
+    char *tmp = co_coll_alloc((size_t)n * bb);
+    if (!tmp) return MPI_ERR_NO_MEM;
+    if (sbuf == MPI_IN_PLACE)
+        co_dt_pack(rdt, rcount, (char *)rbuf + rext * (size_t)me, 0, tmp, bb);
+    else {
+        if (scount * sdt->size > bb) rc = MPI_ERR_TRUNCATE;
+        co_dt_pack(sdt, scount, sbuf, 0, tmp, CO_MIN(bb, scount * sdt->size));
+    }
+    co_dtype *byte = co_dt_get(MPI_BYTE);
+    for (int dist = 1; dist < n; dist <<= 1) {
+        size_t nb = (size_t)CO_MIN(dist, n - dist);
+        int r = co_sendrecv(tmp, nb * bb, byte, (me - dist + n) % n, CO_TAG_ALLGATHER,
+                            tmp + (size_t)dist * bb, nb * bb, byte, (me + dist) % n,
+                            CO_TAG_ALLGATHER, c, co_coll_ctx(c), NULL);
+        if (r && !rc) rc = r;
+    }
+    for (int j = 0; j < n; j++) {
+        int q = (me + j) % n;
+        if (q == me && sbuf == MPI_IN_PLACE) continue;
+        co_dt_unpack(rdt, rcount, (char *)rbuf + rext * (size_t)q, 0, tmp + (size_t)j * bb, bb);
+    }
+    co_coll_free(tmp);
+    return rc;
+}
+
+/* Round k: every rank packs bytes [k*C, (k+1)*C) of its block into its buffer k % NBUF
+ * (step h+1), then copies the same piece of every other block out (h+2). */
+static int allgather_shm(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size_t rcount,
+                         co_dtype *rdt, co_comm *c) {
+    co_cshm *s = c->coll->shm;
+    int me = s->me, rc = MPI_SUCCESS;
+    size_t bb = rcount * rdt->size, C = co_cshm_cap(s);
+    size_t sb = sbuf == MPI_IN_PLACE ? bb : scount * sdt->size;
+    size_t rext = (size_t)co_dt_extent(rdt) * rcount;
+    char *mine = (char *)rbuf + rext * (size_t)me;
+    size_t rounds = (bb + C - 1) / C;
+    uint64_t g = s->seq;
+    for (size_t k = 0; k < rounds; k++) {
+        uint64_t h = g + 2 * k;
+        unsigned b = (unsigned)((g + k) % CO_CSHM_NBUF); /* consecutive collectives rotate */
+        size_t off = k * C, len = CO_MIN(C, bb - off);
+        char *d = co_cshm_acquire(s, b);
+        if (sbuf == MPI_IN_PLACE)
+            co_dt_pack(rdt, rcount, mine, off, d, len);
+        else
+            co_dt_pack(sdt, scount, sbuf, off, d, len);
+        co_cshm_publish(s, b, h + 1, sb, h + 2);
+        co_cshm_iter it;
+        co_cshm_iter_init(&it, s);
+        CO_CSHM_EACH_READY(s, &it, b, h + 1, q) {
+            uint64_t qb;
+            const char *qd = co_cshm_read(s, q, b, h + 1, &qb);
+            if (qb > bb) rc = MPI_ERR_TRUNCATE;
+            co_dt_unpack(rdt, rcount, (char *)rbuf + rext * (size_t)q, off, qd, len);
+        }
+        co_cshm_iter_fini(&it);
+        co_cshm_post(s, h + 2);
+    }
+    if (sbuf != MPI_IN_PLACE) {
+        int r = co_coll_copy(sbuf, scount, sdt, mine, rcount, rdt);
+        if (r) rc = r;
+    }
+    s->seq = g + 2 * rounds;
+    return rc;
+}
+
+int co_allgather(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size_t rcount,
+                 co_dtype *rdt, co_comm *c) {
+    int n = c->size;
+    size_t bb = rcount * rdt->size;
+    if (n == 1) {
+        if (sbuf == MPI_IN_PLACE) return MPI_SUCCESS;
+        return co_coll_copy(sbuf, scount, sdt, rbuf, rcount, rdt);
+    }
+    if (bb == 0) return MPI_SUCCESS;
+    switch (co_coll_pick(c, CO_COLL_ALLGATHER, bb, NULL, NULL)) {
+    case CO_ALLGATHER_BRUCK: return allgather_bruck(sbuf, scount, sdt, rbuf, rcount, rdt, c);
+    case CO_ALLGATHER_SHM: return allgather_shm(sbuf, scount, sdt, rbuf, rcount, rdt, c);
+    case CO_ALLGATHER_CMA:
+        if (co_cma_fits(c->coll->shm, n)) {
+            int stack[128], *displs, *counts = co_coll_uniform(n, rcount, stack, &displs);
+            int rc = co_cma_allgatherv(sbuf, scount, sdt, rbuf, counts, displs, rdt, c);
+            if (counts != stack) free(counts);
+            return rc;
+        }
+        return allgather_ring(sbuf, scount, sdt, rbuf, rcount, rdt, c);
+    case CO_ALLGATHER_GATHER_BCAST: {
+        size_t rext = (size_t)co_dt_extent(rdt) * rcount;
+        const void *s = sbuf;
+        size_t sc = scount;
+        co_dtype *st = sdt;
+        if (sbuf == MPI_IN_PLACE && c->rank != 0) {
+            s = (char *)rbuf + rext * (size_t)c->rank;
+            sc = rcount;
+            st = rdt;
+        }
+        int rc = co_gather(s, sc, st, rbuf, rcount, rdt, 0, c);
+        int r = co_bcast(rbuf, rcount * (size_t)n, rdt, 0, c);
+        return rc ? rc : r;
+    }
+    default: return allgather_ring(sbuf, scount, sdt, rbuf, rcount, rdt, c);
+    }
+}

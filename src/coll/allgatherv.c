@@ -1,0 +1,142 @@
+/* MPI_Allgatherv: ring (N-1 steps between the users' buffers), gatherv + broadcast of the
+ * packed blocks, and shared memory (as Allgather, with rounds enough for the largest
+ * block). */
+#include "coll.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const co_coll_alg co_allgatherv_algs[] = {
+    {"ring", 0, "N-1 steps; each passes one block to the right neighbour"},
+    {"gatherv_bcast", 0, "gatherv to rank 0, then a broadcast of all blocks packed"},
+    {"shm", CO_ALG_SHM, "each rank copies its block into its shared buffer; all copy out"},
+    {"cma", CO_ALG_CMA,
+     "large blocks copied straight between the processes (process_vm_readv/writev), small ones "
+     "through the shared buffers"},
+};
+
+static int allgatherv_ring(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf,
+                           const int *rcounts, const int *displs, co_dtype *rdt, co_comm *c) {
+    int n = c->size, me = c->rank, rc = MPI_SUCCESS;
+    MPI_Aint ext = co_dt_extent(rdt);
+#define BLK(i) ((char *)rbuf + (MPI_Aint)displs[i] * ext)
+    if (sbuf != MPI_IN_PLACE)
+        rc = co_coll_copy(sbuf, scount, sdt, BLK(me), (size_t)rcounts[me], rdt);
+    int right = (me + 1) % n, left = (me - 1 + n) % n;
+    for (int k = 0; k < n - 1; k++) {
+        int sb = (me - k + n) % n, rb = (me - k - 1 + n) % n;
+        int r =
+            co_sendrecv(BLK(sb), (size_t)rcounts[sb], rdt, right, CO_TAG_ALLGATHER, BLK(rb),
+                        (size_t)rcounts[rb], rdt, left, CO_TAG_ALLGATHER, c, co_coll_ctx(c), NULL);
+        if (r && !rc) rc = r;
+    }
+    return rc;
+}
+
+static int allgatherv_gatherv_bcast(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf,
+                                    const int *rcounts, const int *displs, co_dtype *rdt,
+                                    co_comm *c) {
+    int n = c->size, me = c->rank, rc;
+    MPI_Aint ext = co_dt_extent(rdt);
+    const void *s = sbuf;
+    size_t sc = scount;
+    co_dtype *st = sdt;
+    if (sbuf == MPI_IN_PLACE && me != 0) {
+        s = BLK(me);
+        sc = (size_t)rcounts[me];
+        st = rdt;
+    }
+    rc = co_gatherv(s, sc, st, rbuf, rcounts, displs, rdt, 0, c);
+    size_t total = 0;
+    for (int i = 0; i < n; i++) total += (size_t)rcounts[i] * rdt->size;
+    if (total == 0) return rc;
+    char *tmp = co_coll_alloc(total);
+    if (!tmp) return MPI_ERR_NO_MEM;
+    size_t off = 0;
+    if (me == 0)
+        for (int i = 0; i < n; i++) {
+            co_dt_pack(rdt, (size_t)rcounts[i], BLK(i), 0, tmp + off,
+                       (size_t)rcounts[i] * rdt->size);
+            off += (size_t)rcounts[i] * rdt->size;
+        }
+    int r = co_bcast(tmp, total, co_dt_get(MPI_BYTE), 0, c);
+    if (r && !rc) rc = r;
+    off = 0;
+    if (me != 0)
+        for (int i = 0; i < n; i++) {
+            co_dt_unpack(rdt, (size_t)rcounts[i], BLK(i), 0, tmp + off,
+                         (size_t)rcounts[i] * rdt->size);
+            off += (size_t)rcounts[i] * rdt->size;
+        }
+    co_coll_free(tmp);
+    return rc;
+}
+
+static int allgatherv_shm(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf,
+                          const int *rcounts, const int *displs, co_dtype *rdt, co_comm *c) {
+    co_cshm *s = c->coll->shm;
+    int n = s->n, me = s->me, rc = MPI_SUCCESS;
+    MPI_Aint ext = co_dt_extent(rdt);
+    size_t C = co_cshm_cap(s), maxb = 0;
+    for (int i = 0; i < n; i++) maxb = CO_MAX(maxb, (size_t)rcounts[i] * rdt->size);
+    size_t rounds = (maxb + C - 1) / C;
+    size_t mb = (size_t)rcounts[me] * rdt->size;
+    uint64_t g = s->seq;
+    for (size_t k = 0; k < rounds; k++) {
+        uint64_t h = g + 2 * k;
+        unsigned b = (unsigned)((g + k) % CO_CSHM_NBUF); /* consecutive collectives rotate */
+        size_t off = k * C;
+        if (off < mb) {
+            char *d = co_cshm_acquire(s, b);
+            if (sbuf == MPI_IN_PLACE)
+                co_dt_pack(rdt, (size_t)rcounts[me], BLK(me), off, d, CO_MIN(C, mb - off));
+            else
+                co_dt_pack(sdt, scount, sbuf, off, d, CO_MIN(C, mb - off));
+            co_cshm_publish(s, b, h + 1, sbuf == MPI_IN_PLACE ? mb : scount * sdt->size, h + 2);
+        }
+        co_cshm_iter it;
+        co_cshm_iter_init(&it, s);
+        for (int q = 0; q < n; q++)
+            if (off >= (size_t)rcounts[q] * rdt->size) it.done[q] = 1;
+        CO_CSHM_EACH_READY(s, &it, b, h + 1, q) {
+            size_t qb = (size_t)rcounts[q] * rdt->size;
+            uint64_t wb;
+            const char *qd = co_cshm_read(s, q, b, h + 1, &wb);
+            if (wb > qb) rc = MPI_ERR_TRUNCATE;
+            co_dt_unpack(rdt, (size_t)rcounts[q], BLK(q), off, qd, CO_MIN(C, qb - off));
+        }
+        co_cshm_iter_fini(&it);
+        co_cshm_post(s, h + 2);
+    }
+    if (sbuf != MPI_IN_PLACE) {
+        int r = co_coll_copy(sbuf, scount, sdt, BLK(me), (size_t)rcounts[me], rdt);
+        if (r) rc = r;
+    }
+    s->seq = g + 2 * rounds;
+    return rc;
+#undef BLK
+}
+
+int co_allgatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, const int *rcounts,
+                  const int *displs, co_dtype *rdt, co_comm *c) {
+    int n = c->size;
+    if (n == 1) {
+        if (sbuf == MPI_IN_PLACE) return MPI_SUCCESS;
+        return co_coll_copy(sbuf, scount, sdt,
+                            (char *)rbuf + (MPI_Aint)displs[0] * co_dt_extent(rdt),
+                            (size_t)rcounts[0], rdt);
+    }
+    size_t total = 0;
+    for (int i = 0; i < n; i++) total += (size_t)rcounts[i];
+    if (total * rdt->size == 0) return MPI_SUCCESS;
+    switch (co_coll_pick(c, CO_COLL_ALLGATHERV, total * rdt->size / (size_t)n, NULL, NULL)) {
+    case CO_ALLGATHERV_GATHERV_BCAST:
+        return allgatherv_gatherv_bcast(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c);
+    case CO_ALLGATHERV_CMA:
+        if (co_cma_fits(c->coll->shm, n))
+            return co_cma_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c);
+        return allgatherv_ring(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c);
+    case CO_ALLGATHERV_SHM: return allgatherv_shm(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c);
+    default: return allgatherv_ring(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c);
+    }
+}

@@ -1,0 +1,342 @@
+/* Data movement by single copy: the engine behind the "cma" algorithms of Gather(v),
+ * Scatter(v), Allgather(v) and Alltoall(v). A rank describes in its shared buffer, one
+ * entry per block, where each block it offers lies: small blocks are copied inline into the
+ * buffer itself, large ones are left in place and the peer copies them straight from (or,
+ * for gather, into) the owner's memory with one process_vm_readv/writev. Readers follow the
+ * entries, so the ranks need not agree on sizes in advance: this is what lets the
+ * v-variants use shared memory at all, and a rank whose blocks are all small never waits
+ * for its readers.
+ *
+ * Steps: g+1, the entries (and inline data, or for gather the writes) are in place; g+2, a
+ * rank has finished taking what it needed. A rank that offered a block in place waits for
+ * everyone's g+2 before it returns (its buffer may change as soon as it does). */
+#include "coll.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Blocks at least this large go by single copy (a system call costs about what copying 16
+ * KiB twice does here; docs/collectives.md). */
+#define CMA_MIN 16384
+
+typedef struct co_cma_ent_ {
+    uint64_t addr;  /* where the block lies in its owner's memory (remote entries) */
+    uint64_t bytes; /* packed size */
+    uint64_t inl;   /* 1 + offset of an inline copy in the owner's buffer; 0: remote */
+} ent;
+
+/* Room for n entries and some inline data in one buffer? */
+int co_cma_fits(const co_cshm *s, int n) { /* gather's root table has n entries */
+    return (size_t)n * sizeof(ent) + 4096 <= co_cshm_cap(s);
+}
+
+/* Scratch that lives until the end of the collective. */
+typedef struct scratch {
+    char **p;
+    int n, cap;
+} scratch;
+
+static char *scratch_alloc(scratch *t, size_t bytes) {
+    if (t->n == t->cap) {
+        t->cap = t->cap ? 2 * t->cap : 8;
+        t->p = realloc(t->p, (size_t)t->cap * sizeof(*t->p));
+        if (!t->p) co_fatal("out of memory");
+    }
+    char *m = co_coll_alloc(bytes);
+    if (!m) co_fatal("out of memory");
+    return t->p[t->n++] = m;
+}
+
+static void scratch_free(scratch *t) {
+    for (int i = 0; i < t->n; i++) co_coll_free(t->p[i]);
+    free(t->p);
+}
+
+/* Describe (buf, count, dt) in entry e: inline at pay + *used if small and there is room,
+ * else by address (packed first when not contiguous). Returns 1 for a remote entry. */
+static int offer(const co_cshm *s, char *pay, size_t *used, ent *e, const void *buf, size_t count,
+                 co_dtype *dt, scratch *t) {
+    size_t bytes = count * dt->size;
+    e->bytes = bytes;
+    if (bytes < CMA_MIN && *used + bytes <= co_cshm_cap(s)) {
+        co_dt_pack(dt, count, buf, 0, pay + *used, bytes);
+        e->inl = *used + 1;
+        e->addr = 0;
+        *used += (bytes + 15) & ~(size_t)15;
+        return 0;
+    }
+    e->inl = 0;
+    if (dt->contig) {
+        e->addr = (uint64_t)(uintptr_t)((const char *)buf + dt->true_lb);
+    } else {
+        char *m = scratch_alloc(t, bytes);
+        co_dt_pack(dt, count, buf, 0, m, bytes);
+        e->addr = (uint64_t)(uintptr_t)m;
+    }
+    return 1;
+}
+
+/* Take block e of rank q (whose buffer payload is qpay) into (buf, count, dt). */
+static int take(const co_cshm *s, int q, const char *qpay, const ent *e, void *buf, size_t count,
+                co_dtype *dt) {
+    size_t want = count * dt->size, n = CO_MIN(e->bytes, want);
+    int rc = e->bytes > want ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+    if (!n) return rc;
+    if (e->inl) {
+        co_dt_unpack(dt, count, buf, 0, qpay + e->inl - 1, n);
+    } else if (dt->contig) {
+        co_cma_read(s->pids[q], (char *)buf + dt->true_lb, (const void *)(uintptr_t)e->addr, n);
+    } else {
+        char *m = co_coll_alloc(n);
+        if (!m) co_fatal("out of memory");
+        co_cma_read(s->pids[q], m, (const void *)(uintptr_t)e->addr, n);
+        co_dt_unpack(dt, count, buf, 0, m, n);
+        co_coll_free(m);
+    }
+    return rc;
+}
+
+static void finish(co_cshm *s, uint64_t g, int wait) {
+    co_cshm_post(s, g + 2);
+    if (wait) co_cshm_wait_all(s, g + 2);
+    s->seq = g + 2;
+}
+
+/* Readers post g+2 as soon as they have read, and copy their own block afterwards: a peer
+ * waiting to reuse its buffer need not wait for that copy too. */
+static void leave(co_cshm *s, uint64_t g, int wait) {
+    if (wait) co_cshm_wait_all(s, g + 2);
+    s->seq = g + 2;
+}
+
+/* A table holds entries for the n-1 peers only, the next rank's first: with two ranks the
+ * one entry and up to 24 bytes of inline data share the cache line a reader polls. */
+static inline int slot(int owner, int peer, int n) {
+    return (peer - owner - 1 + n) % n;
+}
+
+#define BLOCK(buf, displ, dt) ((char *)(buf) + (MPI_Aint)(displ)*co_dt_extent(dt))
+
+int co_cma_allgatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf,
+                      const int *rcounts, const int *displs, co_dtype *rdt, co_comm *c) {
+    co_cshm *s = c->coll->shm;
+    int me = s->me, rc = MPI_SUCCESS;
+    uint64_t g = s->seq;
+    unsigned b = (unsigned)(g % CO_CSHM_NBUF);
+    scratch t = {0};
+    char *pay = co_cshm_acquire(s, b);
+    size_t used = sizeof(ent);
+    int remote;
+    if (sbuf == MPI_IN_PLACE)
+        remote = offer(s, pay, &used, (ent *)pay, BLOCK(rbuf, displs[me], rdt), (size_t)rcounts[me],
+                       rdt, &t);
+    else
+        remote = offer(s, pay, &used, (ent *)pay, sbuf, scount, sdt, &t);
+    co_cshm_publish(s, b, g + 1, 0, g + 2);
+    co_cshm_iter it;
+    co_cshm_iter_init(&it, s);
+    CO_CSHM_EACH_READY(s, &it, b, g + 1, q) {
+        const char *qp = co_cshm_data(s, q, b);
+        int r =
+            take(s, q, qp, (const ent *)qp, BLOCK(rbuf, displs[q], rdt), (size_t)rcounts[q], rdt);
+        if (r && !rc) rc = r;
+    }
+    co_cshm_iter_fini(&it);
+    co_cshm_post(s, g + 2);
+    if (sbuf != MPI_IN_PLACE) {
+        int r =
+            co_coll_copy(sbuf, scount, sdt, BLOCK(rbuf, displs[me], rdt), (size_t)rcounts[me], rdt);
+        if (r && !rc) rc = r;
+    }
+    leave(s, g, remote);
+    scratch_free(&t);
+    return rc;
+}
+
+int co_cma_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, co_dtype *sdt,
+                     void *rbuf, const int *rcounts, const int *rdispls, co_dtype *rdt,
+                     co_comm *c) {
+    co_cshm *s = c->coll->shm;
+    int n = s->n, me = s->me, rc = MPI_SUCCESS, remote = 0;
+    uint64_t g = s->seq;
+    unsigned b = (unsigned)(g % CO_CSHM_NBUF);
+    scratch t = {0};
+    char *pay = co_cshm_acquire(s, b);
+    ent *tab = (ent *)pay;
+    size_t used = (size_t)(n - 1) * sizeof(ent);
+    for (int j = 1; j < n; j++) { /* the farthest peers' blocks last: they read last */
+        int d = (me + j) % n;
+        remote |= offer(s, pay, &used, &tab[slot(me, d, n)], BLOCK(sbuf, sdispls[d], sdt),
+                        (size_t)scounts[d], sdt, &t);
+    }
+    co_cshm_publish(s, b, g + 1, 0, g + 2);
+    co_cshm_iter it;
+    co_cshm_iter_init(&it, s);
+    CO_CSHM_EACH_READY(s, &it, b, g + 1, q) {
+        const char *qp = co_cshm_data(s, q, b);
+        int r = take(s, q, qp, (const ent *)qp + slot(q, me, n), BLOCK(rbuf, rdispls[q], rdt),
+                     (size_t)rcounts[q], rdt);
+        if (r && !rc) rc = r;
+    }
+    co_cshm_iter_fini(&it);
+    co_cshm_post(s, g + 2);
+    int r = co_coll_copy(BLOCK(sbuf, sdispls[me], sdt), (size_t)scounts[me], sdt,
+                         BLOCK(rbuf, rdispls[me], rdt), (size_t)rcounts[me], rdt);
+    if (r && !rc) rc = r;
+    leave(s, g, remote);
+    scratch_free(&t);
+    return rc;
+}
+
+/* Two ranks, a large contiguous block: the root writes the head of its peer's block while
+ * the peer reads the tail, so both cores copy. The root also copies its own block, and a
+ * local copy runs about twice as fast as a single-copy transfer here, so it takes the
+ * smaller share (a quarter) unless it has no copy of its own. Both sides compute the split
+ * from the root's size and the peer's capacity. */
+static size_t coop_split(size_t bytes, size_t cap, int root_copies) {
+    size_t nb = CO_MIN(bytes, cap);
+    return (root_copies ? nb / 4 : nb / 2) & ~(size_t)63;
+}
+
+int co_cma_scatterv(const void *sbuf, const int *scounts, const int *displs, co_dtype *sdt,
+                    void *rbuf, size_t rcount, co_dtype *rdt, int root, co_comm *c) {
+    co_cshm *s = c->coll->shm;
+    int n = s->n, me = s->me, rc = MPI_SUCCESS;
+    uint64_t g = s->seq;
+    unsigned b = (unsigned)(g % CO_CSHM_NBUF);
+    if (me != root) {
+        size_t cap = rcount * rdt->size;
+        uint64_t root_copies;
+        const char *rp = co_cshm_read(s, root, b, g + 1, &root_copies);
+        const ent *e = (const ent *)rp + slot(root, me, n);
+        if (n == 2 && !e->inl && e->bytes >= CMA_MIN) {
+            /* tell the root where to write: my buffer, or scratch to unpack from */
+            ent *mine = (ent *)co_cshm_acquire(s, b);
+            char *m = rdt->contig ? NULL : co_coll_alloc(cap);
+            mine->addr = (uint64_t)(uintptr_t)(m ? m : (char *)rbuf + rdt->true_lb);
+            mine->bytes = cap;
+            co_cshm_publish(s, b, g + 1, 0, g + 2);
+            size_t x = coop_split(e->bytes, cap, (int)root_copies);
+            size_t nb = CO_MIN(e->bytes, cap);
+            if (e->bytes > cap) rc = MPI_ERR_TRUNCATE;
+            if (nb > x)
+                co_cma_read(s->pids[root], (char *)(uintptr_t)mine->addr + x,
+                            (const char *)(uintptr_t)e->addr + x, nb - x);
+            co_cshm_post(s, g + 2);
+            co_cshm_wait(s, root, g + 2); /* the root's part is written */
+            if (m) co_dt_unpack(rdt, rcount, rbuf, 0, m, nb);
+            co_coll_free(m);
+            s->seq = g + 2;
+            return rc;
+        }
+        rc = take(s, root, rp, e, rbuf, rcount, rdt);
+        finish(s, g, 0);
+        return rc;
+    }
+    scratch t = {0};
+    char *pay = co_cshm_acquire(s, b);
+    ent *tab = (ent *)pay;
+    size_t used = (size_t)(n - 1) * sizeof(ent);
+    int remote = 0;
+    for (int j = 1; j < n; j++) {
+        int d = (me + j) % n;
+        remote |= offer(s, pay, &used, &tab[slot(me, d, n)], BLOCK(sbuf, displs[d], sdt),
+                        (size_t)scounts[d], sdt, &t);
+    }
+    int copies = rbuf != MPI_IN_PLACE; /* in the header: tells a coop peer my share */
+    co_cshm_publish(s, b, g + 1, (uint64_t)copies, g + 2);
+    if (n == 2 && !tab[0].inl && tab[0].bytes >= CMA_MIN) {
+        int p = 1 - me;
+        const ent *pe = (const ent *)co_cshm_read(s, p, b, g + 1, NULL);
+        size_t x = coop_split(tab[0].bytes, pe->bytes, copies);
+        if (x)
+            co_cma_write(s->pids[p], (const char *)(uintptr_t)tab[0].addr,
+                         (char *)(uintptr_t)pe->addr, x);
+    }
+    co_cshm_post(s, g + 2); /* my part of the copying into others is done */
+    if (rbuf != MPI_IN_PLACE)
+        rc =
+            co_coll_copy(BLOCK(sbuf, displs[me], sdt), (size_t)scounts[me], sdt, rbuf, rcount, rdt);
+    leave(s, g, remote);
+    scratch_free(&t);
+    return rc;
+}
+
+/* Gather writes instead of reads, so that the senders copy in parallel: the root publishes
+ * where each block goes (its receive buffer, or scratch to unpack from when that is not
+ * contiguous); a sender with a large block writes it there before publishing its entry. */
+int co_cma_gatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, const int *rcounts,
+                   const int *displs, co_dtype *rdt, int root, co_comm *c) {
+    co_cshm *s = c->coll->shm;
+    int n = s->n, me = s->me, rc = MPI_SUCCESS;
+    uint64_t g = s->seq;
+    unsigned b = (unsigned)(g % CO_CSHM_NBUF);
+    if (me != root) {
+        size_t bytes = scount * sdt->size;
+        char *pay = co_cshm_acquire(s, b);
+        ent *e = (ent *)pay;
+        e->bytes = bytes;
+        e->addr = 0;
+        if (bytes < CMA_MIN) {
+            co_dt_pack(sdt, scount, sbuf, 0, pay + sizeof(ent), bytes);
+            e->inl = sizeof(ent) + 1;
+        } else {
+            const ent *dst = (const ent *)co_cshm_read(s, root, b, g + 1, NULL) + me;
+            size_t nb = CO_MIN(bytes, dst->bytes);
+            char *m = NULL;
+            const char *from = (const char *)sbuf + sdt->true_lb;
+            if (!sdt->contig) {
+                m = co_coll_alloc(bytes);
+                if (!m) co_fatal("out of memory");
+                co_dt_pack(sdt, scount, sbuf, 0, m, bytes);
+                from = m;
+            }
+            if (nb) co_cma_write(s->pids[root], from, (void *)(uintptr_t)dst->addr, nb);
+            co_coll_free(m);
+            e->inl = 0;
+        }
+        co_cshm_publish(s, b, g + 1, 0, g + 2);
+        finish(s, g, 0);
+        return rc;
+    }
+    char *pay = co_cshm_acquire(s, b);
+    ent *tab = (ent *)pay;
+    char *tmp = NULL;
+    if (!rdt->contig) {
+        size_t total = 0;
+        for (int q = 0; q < n; q++) total += (size_t)rcounts[q] * rdt->size;
+        tmp = co_coll_alloc(total);
+        if (!tmp) co_fatal("out of memory");
+    }
+    size_t off = 0;
+    for (int q = 0; q < n; q++) {
+        tab[q].bytes = (size_t)rcounts[q] * rdt->size;
+        tab[q].inl = 0;
+        tab[q].addr =
+            (uint64_t)(uintptr_t)(tmp ? tmp + off : BLOCK(rbuf, displs[q], rdt) + rdt->true_lb);
+        off += tab[q].bytes;
+    }
+    co_cshm_publish(s, b, g + 1, 0, g + 2);
+    if (sbuf != MPI_IN_PLACE)
+        rc =
+            co_coll_copy(sbuf, scount, sdt, BLOCK(rbuf, displs[me], rdt), (size_t)rcounts[me], rdt);
+    co_cshm_iter it;
+    co_cshm_iter_init(&it, s);
+    CO_CSHM_EACH_READY(s, &it, b, g + 1, q) {
+        const char *qp = co_cshm_data(s, q, b);
+        const ent *e = (const ent *)qp;
+        size_t want = tab[q].bytes;
+        if (e->bytes > want && !rc) rc = MPI_ERR_TRUNCATE;
+        if (e->inl) {
+            co_dt_unpack(rdt, (size_t)rcounts[q], BLOCK(rbuf, displs[q], rdt), 0, qp + e->inl - 1,
+                         CO_MIN(e->bytes, want));
+        } else if (tmp) {
+            co_dt_unpack(rdt, (size_t)rcounts[q], BLOCK(rbuf, displs[q], rdt), 0,
+                         (const char *)(uintptr_t)tab[q].addr, CO_MIN(e->bytes, want));
+        }
+    }
+    co_cshm_iter_fini(&it);
+    co_coll_free(tmp);
+    finish(s, g, 0);
+    return rc;
+}

@@ -1,0 +1,204 @@
+/* Reductions by single copy, for large vectors: every rank publishes where its operand lies
+ * and the ranks read each other's operands with process_vm_readv instead of copying them
+ * through shared buffers. Reduce-scatter: rank r reads block r of every peer and folds the N
+ * operands in rank order (from the right, acc = d_q op acc, so non-commutative operators
+ * work too). Allreduce adds an allgather of the reduced blocks straight from the peers'
+ * receive buffers; Reduce has the peers write their blocks into the root's. Scan and Exscan:
+ * rank r folds operands 0..r (0..r-1) itself. Operands are raw memory images, so these take
+ * dense types; writes into user buffers (Allreduce's and Reduce's block transfers) need
+ * contiguous ones.
+ *
+ * Steps: g+1, addresses published; g+2, my part is combined (and written) and I have read
+ * all I need of the others' operands; Allreduce: g+3, I have copied every reduced block. */
+#include "coll.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct addrs {
+    uint64_t in;  /* image of my operand (element 0's first data byte) */
+    uint64_t out; /* my receive buffer, same convention */
+} addrs;
+
+static addrs publish_addrs(co_cshm *s, uint64_t g, const void *in, void *out, const co_dtype *dt) {
+    unsigned b = (unsigned)(g % CO_CSHM_NBUF);
+    addrs *a = (addrs *)co_cshm_acquire(s, b);
+    a->in = (uint64_t)(uintptr_t)((const char *)in + dt->true_lb);
+    a->out = out ? (uint64_t)(uintptr_t)((char *)out + dt->true_lb) : 0;
+    co_cshm_publish(s, b, g + 1, 0, g + 2);
+    return *a;
+}
+
+static addrs peer_addrs(const co_cshm *s, int q, uint64_t g) {
+    return *(const addrs *)co_cshm_read(s, q, (unsigned)(g % CO_CSHM_NBUF), g + 1, NULL);
+}
+
+/* Read `count` elements of rank q's image at `remote` into a local image buffer. */
+static void fetch(const co_cshm *s, int q, uint64_t remote, size_t elem0, void *local_buf,
+                  size_t count, const co_dtype *dt) {
+    if (!count) return;
+    co_cma_read(s->pids[q], (char *)local_buf + dt->true_lb,
+                (const void *)(uintptr_t)(remote + elem0 * (uint64_t)co_dt_extent(dt)),
+                co_coll_span(dt, count));
+}
+
+/* acc = d_lo op ... op d_hi over elements [e0, e0+m) of every rank's operand, into `out`
+ * (a typed buffer for m elements; may be where my own operand lies). */
+static int fold(co_cshm *s, uint64_t g, const void *in, int lo, int hi, size_t e0, size_t m,
+                void *out, co_dtype *dt, co_op *op) {
+    int me = s->me;
+    if (!m || hi < lo) return MPI_SUCCESS;
+    void *tb, *ab = NULL;
+    void *tmp = co_coll_tmpbuf(dt, m, &tb);
+    if (!tmp) co_fatal("out of memory in a reduction");
+    const void *mine = co_coll_elem(in, e0, dt);
+    /* Accumulate straight into out when the fold can start there: from my own operand (a
+     * typed copy; commutative, or I am the last), or from a fetched one when out has no
+     * gaps for the raw image to overwrite. */
+    int start = op->commute && me >= lo && me <= hi ? me : hi;
+    void *acc = out;
+    if ((!op->commute && hi != me) || (start != me && !dt->contig)) {
+        acc = co_coll_tmpbuf(dt, m, &ab);
+        if (!acc) co_fatal("out of memory in a reduction");
+    }
+    if (start == me)
+        co_coll_copy_same(mine, acc, m, dt);
+    else
+        fetch(s, start, peer_addrs(s, start, g).in, e0, acc, m, dt);
+    for (int k = hi; k >= lo; k--) {
+        if (k == start) continue;
+        if (k == me) {
+            co_op_apply(op, dt, mine, acc, m);
+        } else {
+            fetch(s, k, peer_addrs(s, k, g).in, e0, tmp, m, dt);
+            co_op_apply(op, dt, tmp, acc, m);
+        }
+    }
+    if (acc != out) co_coll_copy_same(acc, out, m, dt);
+    co_coll_free(tb);
+    co_coll_free(ab);
+    return MPI_SUCCESS;
+}
+
+int co_rs_cma(const void *in, void *out, const size_t *cnt, const size_t *dsp, size_t count,
+              co_dtype *dt, co_op *op, co_comm *c) {
+    (void)count;
+    co_cshm *s = c->coll->shm;
+    uint64_t g = s->seq;
+    publish_addrs(s, g, in, NULL, dt);
+    int rc = fold(s, g, in, 0, s->n - 1, dsp[s->me], cnt[s->me], out, dt, op);
+    co_cshm_post(s, g + 2);
+    co_cshm_wait_all(s, g + 2);
+    s->seq = g + 2;
+    return rc;
+}
+
+/* Blocks for Reduce and Allreduce. For Reduce the others also write their block into the
+ * root's buffer (three passes over it against the root's two), so the root takes a block
+ * one and a half times as large and everyone finishes together. */
+static void blocks(size_t count, int n, int root, size_t *cnt, size_t *dsp) {
+    size_t off = 0;
+    if (root < 0) {
+        for (int i = 0; i < n; i++) {
+            cnt[i] = count / (size_t)n + ((size_t)i < count % (size_t)n ? 1 : 0);
+            dsp[i] = off;
+            off += cnt[i];
+        }
+        return;
+    }
+    size_t big = count * 3 / (size_t)(2 * n + 1), rest = count - big;
+    for (int i = 0, k = 0; i < n; i++) {
+        if (i == root) {
+            cnt[i] = big;
+        } else {
+            cnt[i] = rest / (size_t)(n - 1) + ((size_t)k < rest % (size_t)(n - 1) ? 1 : 0);
+            k++;
+        }
+        dsp[i] = off;
+        off += cnt[i];
+    }
+}
+
+/* root < 0: allreduce. `dt` is contiguous. */
+int co_reduce_cma(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_op *op, int root,
+                  co_comm *c) {
+    co_cshm *s = c->coll->shm;
+    int n = s->n, me = s->me, rc;
+    const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    size_t stack[64];
+    size_t *cnt = n <= 32 ? stack : malloc(2 * (size_t)n * sizeof(size_t));
+    if (!cnt) co_fatal("out of memory");
+    size_t *dsp = cnt + n;
+    blocks(count, n, root, cnt, dsp);
+    uint64_t g = s->seq;
+    int all = root < 0, has_out = all || me == root;
+    publish_addrs(s, g, in, has_out ? rbuf : NULL, dt);
+    void *ob = NULL;
+    void *out = has_out ? co_coll_elem(rbuf, dsp[me], dt) : co_coll_tmpbuf(dt, cnt[me], &ob);
+    if (!out) co_fatal("out of memory in a reduction");
+    rc = fold(s, g, in, 0, n - 1, dsp[me], cnt[me], out, dt, op);
+    if (!all && me != root && cnt[me]) { /* my block into the root's buffer */
+        uint64_t dst = peer_addrs(s, root, g).out + dsp[me] * (uint64_t)co_dt_extent(dt);
+        co_cma_write(s->pids[root], (char *)out + dt->true_lb, (void *)(uintptr_t)dst,
+                     cnt[me] * dt->size);
+    }
+    co_cshm_post(s, g + 2);
+    if (all) { /* everyone copies every other reduced block */
+        for (int j = 1; j < n; j++) {
+            int q = (me + j) % n;
+            if (!cnt[q]) continue;
+            co_cshm_wait(s, q, g + 2);
+            fetch(s, q, peer_addrs(s, q, g).out, dsp[q], co_coll_elem(rbuf, dsp[q], dt), cnt[q],
+                  dt);
+        }
+        co_cshm_post(s, g + 3);
+        co_cshm_wait_all(s, g + 3);
+        s->seq = g + 3;
+    } else {
+        co_cshm_wait_all(s, g + 2);
+        s->seq = g + 2;
+    }
+    co_coll_free(ob);
+    if (cnt != stack) free(cnt);
+    return rc;
+}
+
+/* Exscan on two ranks: rank 1's result is rank 0's operand, so rank 0 writes the first half
+ * into rank 1's buffer while rank 1 reads the second. */
+static int exscan_pair(const void *in, void *rbuf, size_t count, co_dtype *dt, co_cshm *s) {
+    uint64_t g = s->seq;
+    int me = s->me, p = 1 - me;
+    publish_addrs(s, g, in, rbuf, dt);
+    addrs a = peer_addrs(s, p, g);
+    size_t h = count / 2, ext = (size_t)co_dt_extent(dt);
+    if (me == 0 && h)
+        co_cma_write(s->pids[p], (const char *)in + dt->true_lb, (void *)(uintptr_t)a.out,
+                     h * dt->size);
+    else if (me == 1 && count > h)
+        co_cma_read(s->pids[p], (char *)rbuf + dt->true_lb + h * ext,
+                    (const void *)(uintptr_t)(a.in + h * ext), (count - h) * dt->size);
+    co_cshm_post(s, g + 2);
+    co_cshm_wait(s, p, g + 2);
+    s->seq = g + 2;
+    return MPI_SUCCESS;
+}
+
+int co_scan_cma(const void *in, void *rbuf, size_t count, co_dtype *dt, co_op *op, co_comm *c,
+                int excl) {
+    co_cshm *s = c->coll->shm;
+    if (excl && s->n == 2 && dt->contig) return exscan_pair(in, rbuf, count, dt, s);
+    uint64_t g = s->seq;
+    publish_addrs(s, g, in, NULL, dt);
+    int top = excl ? s->me - 1 : s->me;
+    /* in place, the peers read my operand from rbuf until they post g+2 */
+    void *tb = NULL;
+    void *out = in == rbuf && top >= 0 ? co_coll_tmpbuf(dt, count, &tb) : rbuf;
+    if (!out) co_fatal("out of memory in a scan");
+    int rc = fold(s, g, in, 0, top, 0, count, out, dt, op);
+    co_cshm_post(s, g + 2);
+    co_cshm_wait_all(s, g + 2);
+    if (out != rbuf) co_coll_copy_same(out, rbuf, count, dt);
+    co_coll_free(tb);
+    s->seq = g + 2;
+    return rc;
+}

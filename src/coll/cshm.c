@@ -1,0 +1,211 @@
+/* The shared-memory collective engine: a segment per communicator, set up on first use in
+ * the heap slice of the communicator's rank 0 (every rank maps the whole job segment, so an
+ * offset is all the others need). It holds one control block per rank, whose `step` word
+ * that rank alone writes and everyone else polls, and CO_CSHM_NBUF data buffers per rank.
+ *
+ * Steps: every shared-memory collective uses a fixed number of steps (known to every rank
+ * from its arguments), numbered from a per-communicator sequence that all ranks advance
+ * alike; a rank posts the last step it has completed. Waiting for "rank q reached step x"
+ * is the only synchronisation, and since steps never go back no flag is ever reset. A rank
+ * reuses one of its buffers only after every rank is past the step at which that buffer's
+ * readers finish (free_at), so a fast rank can run several collectives ahead. */
+#include "coll.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define CMA_MAGIC 0x636f686f72742121ull
+
+static uint64_t round_up(uint64_t v, uint64_t a) {
+    return (v + a - 1) / a * a;
+}
+
+/* Ranks outnumber cores: the rank we wait for most likely waits for our core, so after two
+ * idle passes give the CPU away rather than spin. */
+uint64_t co_cshm_wait_word(const _Atomic uint64_t *w, uint64_t value) {
+    uint64_t v = atomic_load_explicit(w, memory_order_acquire);
+    if (v >= value) return v;
+    co_backoff b = {0};
+    while ((v = atomic_load_explicit(w, memory_order_acquire)) < value) {
+        if (co_progress())
+            co_backoff_reset(&b);
+        else if (co_st.oversubscribed && b.idle >= 2)
+            sched_yield();
+        else
+            co_backoff_idle(&b);
+    }
+    return v;
+}
+
+void co_cshm_wait_all(const co_cshm *s, uint64_t step) {
+    for (int q = 0; q < s->n; q++) co_cshm_wait(s, q, step);
+}
+
+static inline int buf_ready(const co_cshm *s, int q, unsigned b, uint64_t step) {
+    const co_cshm_bufhdr *h = (const co_cshm_bufhdr *)co_cshm_buf(s, q, b);
+    uint64_t v = atomic_load_explicit(&h->seq, memory_order_acquire);
+    if (v > s->seen[q]) s->seen[q] = v;
+    return v >= step;
+}
+
+int co_cshm_next(const co_cshm *s, unsigned b, uint64_t step, char *done, int *cursor) {
+    int n = s->n;
+    co_backoff bo = {0};
+    for (;;) {
+        int pending = 0;
+        for (int k = 0; k < n; k++) {
+            int q = *cursor + k < n ? *cursor + k : *cursor + k - n;
+            if (done[q]) continue;
+            pending = 1;
+            if (buf_ready(s, q, b, step)) {
+                done[q] = 1;
+                *cursor = q + 1 < n ? q + 1 : 0;
+                return q;
+            }
+        }
+        if (!pending) return -1;
+        if (co_progress())
+            co_backoff_reset(&bo);
+        else if (co_st.oversubscribed && bo.idle >= 2)
+            sched_yield();
+        else
+            co_backoff_idle(&bo);
+    }
+}
+
+char *co_cshm_acquire(co_cshm *s, unsigned b) {
+    co_cshm_wait_all(s, s->free_at[b]);
+    return co_cshm_data(s, s->me, b);
+}
+
+void co_cshm_publish(co_cshm *s, unsigned b, uint64_t step, uint64_t bytes, uint64_t free) {
+    co_cshm_bufhdr *h = (co_cshm_bufhdr *)co_cshm_buf(s, s->me, b);
+    h->bytes = bytes;
+    atomic_store_explicit(&h->seq, step, memory_order_release);
+    s->free_at[b] = free;
+    co_cshm_post(s, step);
+}
+
+const char *co_cshm_read(const co_cshm *s, int q, unsigned b, uint64_t step, uint64_t *bytes) {
+    co_cshm_bufhdr *h = (co_cshm_bufhdr *)co_cshm_buf(s, q, b);
+    uint64_t v = co_cshm_wait_word(&h->seq, step);
+    if (v > s->seen[q]) s->seen[q] = v; /* q published step v, so it reached it */
+    if (bytes) *bytes = h->bytes;
+    return (const char *)h + CO_CSHM_HDR;
+}
+
+static void cma_fail(const char *what, pid_t pid, int err) {
+    co_fatal("%s of process %d failed (%s); set COHORT_CMA=0 to avoid single-copy transfers", what,
+             (int)pid, strerror(err));
+}
+
+void co_cma_read(pid_t pid, void *local, const void *remote, size_t n) {
+    while (n) {
+        struct iovec l = {local, n}, r = {(void *)remote, n};
+        ssize_t got = process_vm_readv(pid, &l, 1, &r, 1, 0);
+        if (got <= 0) {
+            if (got < 0 && errno == EINTR) continue;
+            cma_fail("process_vm_readv", pid, got < 0 ? errno : EIO);
+        }
+        local = (char *)local + got;
+        remote = (const char *)remote + got;
+        n -= (size_t)got;
+    }
+}
+
+void co_cma_write(pid_t pid, const void *local, void *remote, size_t n) {
+    while (n) {
+        struct iovec l = {(void *)local, n}, r = {remote, n};
+        ssize_t put = process_vm_writev(pid, &l, 1, &r, 1, 0);
+        if (put <= 0) {
+            if (put < 0 && errno == EINTR) continue;
+            cma_fail("process_vm_writev", pid, put < 0 ? errno : EIO);
+        }
+        local = (const char *)local + put;
+        remote = (char *)remote + put;
+        n -= (size_t)put;
+    }
+}
+
+/* Set-up, collective over c: rank 0 allocates and broadcasts the offset (or failure); then
+ * everyone probes single-copy reads from rank 0 and the verdicts are combined through the
+ * segment itself, so that every rank takes the same algorithms afterwards. */
+static co_cshm *setup(co_comm *c) {
+    co_coll_state *S = co_st.coll;
+    int n = c->size;
+    size_t chunk = round_up((uint64_t)CO_MAX(co_st.cfg.coll_shm_chunk, 4096), CO_CACHELINE);
+    size_t ctl_bytes = round_up(sizeof(co_cshm_hdr) + (size_t)n * sizeof(co_cshm_ctl), 4096);
+    size_t bytes = ctl_bytes + (size_t)n * CO_CSHM_NBUF * chunk;
+    int master = c->local->world[0];
+    char *slice = co_seg_heap(co_st.seg, master);
+    uint64_t off = CO_SHM_HEAP_FAIL;
+    if (c->rank == 0) {
+        off = co_shm_heap_alloc(&S->heap, bytes);
+        if (off != CO_SHM_HEAP_FAIL) {
+            char *base = slice + off;
+            memset(base, 0, ctl_bytes);
+            /* a reused region may hold old steps in its buffer headers, which would pass
+             * for published ones */
+            for (size_t k = 0; k < (size_t)n * CO_CSHM_NBUF; k++)
+                memset(base + ctl_bytes + k * chunk, 0, CO_CSHM_HDR);
+            co_cshm_ctl *ctl0 = (co_cshm_ctl *)(base + sizeof(co_cshm_hdr));
+            atomic_store(&ctl0->addr2, CMA_MAGIC);
+            atomic_store(&ctl0->addr, (uint64_t)(uintptr_t)&ctl0->addr2);
+        } else {
+            co_log(CO_LOG_INFO,
+                   "no room for a %zu-byte collective segment in the heap slice "
+                   "(COHORT_HEAP_SLICE); communicator %s uses point-to-point collectives",
+                   bytes, c->name);
+        }
+    }
+    co_dtype *u64 = co_dt_get(MPI_UINT64_T);
+    if (co_bcast_binomial(&off, 1, u64, 0, c)) return NULL;
+    if (off == CO_SHM_HEAP_FAIL) return NULL;
+    co_cshm *s = calloc(1, sizeof(*s));
+    if (!s) co_fatal("out of memory");
+    s->pids = malloc((size_t)n * sizeof(pid_t));
+    s->seen = calloc((size_t)n, sizeof(uint64_t));
+    if (!s->pids || !s->seen) co_fatal("out of memory");
+    s->n = n;
+    s->me = c->rank;
+    s->off = off;
+    s->bytes = bytes;
+    s->chunk = chunk;
+    char *base = slice + off;
+    s->hdr = (co_cshm_hdr *)base;
+    s->ctl = (co_cshm_ctl *)(base + sizeof(co_cshm_hdr));
+    s->data = base + ctl_bytes;
+    s->pids[0] = co_st.seg->ranks[master].pid; /* rank 0 is past MPI_Init: it sent `off` */
+    uint64_t ok = co_st.cfg.cma ? 1 : 2;
+    if (c->rank != 0 && ok == 1) {
+        uint64_t v = 0;
+        const void *remote = (const void *)(uintptr_t)atomic_load(&s->ctl[0].addr);
+        struct iovec l = {&v, sizeof(v)}, r = {(void *)remote, sizeof(v)};
+        if (process_vm_readv(s->pids[0], &l, 1, &r, 1, 0) != (ssize_t)sizeof(v) || v != CMA_MAGIC)
+            ok = 2;
+    }
+    if (c->rank != 0) atomic_store(&s->ctl[s->me].probe, ok);
+    co_cshm_post(s, 1);
+    co_cshm_wait_all(s, 1);
+    /* everyone is past MPI_Init now, so every pid is published */
+    for (int q = 0; q < n; q++) s->pids[q] = co_st.seg->ranks[c->local->world[q]].pid;
+    s->cma = ok == 1;
+    for (int q = 1; q < n; q++)
+        if (atomic_load(&s->ctl[q].probe) != 1) s->cma = 0;
+    if (!co_st.cfg.cma) s->cma = 0;
+    s->seq = 1;
+    return s;
+}
+
+co_cshm *co_cshm_get(co_comm *c) {
+    co_coll_comm *cc = co_coll_comm_of(c);
+    if (CO_LIKELY(cc->shm_state > 0)) return cc->shm;
+    if (cc->shm_state < 0) return NULL;
+    cc->shm = setup(c);
+    cc->shm_state = cc->shm ? 1 : -1;
+    return cc->shm;
+}

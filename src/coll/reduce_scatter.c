@@ -1,0 +1,159 @@
+/* MPI_Reduce_scatter (blocks of rcounts[i] elements): reduce to rank 0 and scatterv (any
+ * operator), a ring (commutative), and shared memory (every rank copies its vector in
+ * pieces; rank r combines its own block from all N copies, in rank order, straight into its
+ * receive buffer). The ring and shared-memory cores serve Reduce_scatter_block and
+ * Allreduce too. */
+#include "coll.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const co_coll_alg co_reduce_scatter_algs[] = {
+    {"reduce_scatterv", 0, "reduce to rank 0, then scatterv"},
+    {"ring", CO_ALG_COMMUTE, "ring: N-1 steps, each passing one partially combined block"},
+    {"shm", CO_ALG_SHM | CO_ALG_DENSE,
+     "vectors copied into shared buffers in pieces; each rank combines its block from all"},
+    {"cma", CO_ALG_CMA | CO_ALG_DENSE,
+     "each rank reads its block of every peer's vector with process_vm_readv and combines"},
+};
+
+int co_rs_ring(const void *in, void *out, const size_t *cnt, const size_t *dsp, size_t count,
+               co_dtype *dt, co_op *op, co_comm *c) {
+    (void)count;
+    int n = c->size, me = c->rank, rc = MPI_SUCCESS;
+    if (n == 1) {
+        co_coll_copy_same(co_coll_elem(in, dsp[0], dt), out, cnt[0], dt);
+        return MPI_SUCCESS;
+    }
+    size_t maxc = 0;
+    for (int i = 0; i < n; i++) maxc = CO_MAX(maxc, cnt[i]);
+    void *ab, *bb;
+    void *buf[2] = {co_coll_tmpbuf(dt, maxc, &ab), co_coll_tmpbuf(dt, maxc, &bb)};
+    if (!buf[0] || !buf[1]) co_fatal("out of memory in a reduction");
+    int right = (me + 1) % n, left = (me - 1 + n) % n;
+    const void *cur = co_coll_elem(in, dsp[left], dt);
+    int curbuf = -1;
+    const void *mine = co_coll_elem(in, dsp[me], dt);
+    for (int k = 0; k < n - 1; k++) {
+        int bs = (me - k - 1 + 2 * n) % n, br = (me - k - 2 + 2 * n) % n;
+        int last = k == n - 2;
+        /* the last block received is our own: straight into `out`, unless `out` is where our
+         * own operand still lies (in-place) */
+        void *dst = last && out != mine ? out : buf[curbuf == 0 ? 1 : 0];
+        co_req *reqs[2] = {NULL, NULL};
+        int r = co_irecv(dst, cnt[br], dt, left, CO_TAG_RSCATTER, c, co_coll_ctx(c), &reqs[0]);
+        if (!r)
+            r = co_isend(cur, cnt[bs], dt, right, CO_TAG_RSCATTER, c, co_coll_ctx(c), CO_MODE_STD,
+                         &reqs[1]);
+        int r2 = co_coll_waitall(2, reqs);
+        if (r && !rc) rc = r;
+        if (r2 && !rc) rc = r2;
+        co_op_apply(op, dt, co_coll_elem(in, dsp[br], dt), dst, cnt[br]);
+        cur = dst;
+        curbuf = dst == buf[0] ? 0 : dst == buf[1] ? 1 : -1;
+        if (last && dst != out) co_coll_copy_same(dst, out, cnt[me], dt);
+    }
+    co_coll_free(ab);
+    co_coll_free(bb);
+    return rc;
+}
+
+/* Rounds of one buffer: round k covers elements [e0, e0+per); every rank copies them (step
+ * h+1), then each rank combines the part of its block inside the round (h+2). */
+int co_rs_shm(const void *in, void *out, const size_t *cnt, const size_t *dsp, size_t count,
+              co_dtype *dt, co_op *op, co_comm *c) {
+    co_cshm *s = c->coll->shm;
+    int n = s->n, me = s->me, rc = MPI_SUCCESS;
+    MPI_Aint ext = co_dt_extent(dt);
+    size_t tex = (size_t)(dt->true_ub - dt->true_lb), cap = co_cshm_cap(s);
+    size_t per = cap < tex ? 0 : (cap - tex) / (size_t)ext + 1;
+    if (per == 0) co_fatal("shared-memory reduction chosen for an element larger than a buffer");
+    const void *stack[16];
+    const void **src = n <= 16 ? stack : malloc((size_t)n * sizeof(*src));
+    if (!src) co_fatal("out of memory");
+    uint64_t g = s->seq;
+    size_t rounds = (count + per - 1) / per;
+    size_t mlo = dsp[me], mhi = dsp[me] + cnt[me];
+    for (size_t k = 0; k < rounds; k++) {
+        size_t e0 = k * per, m = CO_MIN(per, count - e0);
+        uint64_t h = g + 2 * k;
+        unsigned b = (unsigned)((g + k) % CO_CSHM_NBUF); /* consecutive collectives rotate */
+        char *d = co_cshm_acquire(s, b);
+        memcpy(d, (const char *)co_coll_elem(in, e0, dt) + dt->true_lb, co_coll_span(dt, m));
+        co_cshm_publish(s, b, h + 1, co_coll_span(dt, m), h + 2);
+        size_t lo = CO_MAX(mlo, e0), hi = CO_MIN(mhi, e0 + m);
+        if (hi > lo) {
+            for (int q = 0; q < n; q++)
+                src[q] = q == me ? co_coll_elem(in, lo, dt)
+                                 : co_cshm_read(s, q, b, h + 1, NULL) - dt->true_lb +
+                                       (MPI_Aint)(lo - e0) * ext;
+            int r = co_coll_reduce_n(op, dt, hi - lo, src, n, co_coll_elem(out, lo - mlo, dt));
+            if (r && !rc) rc = r;
+        }
+        co_cshm_post(s, h + 2);
+    }
+    s->seq = g + 2 * rounds;
+    if (src != stack) free(src);
+    return rc;
+}
+
+/* Shared by Reduce_scatter and Reduce_scatter_block. */
+int co_rs_run(const void *sbuf, void *rbuf, const size_t *cnt, const size_t *dsp, size_t count,
+              co_dtype *dt, co_op *op, co_comm *c, int kind) {
+    int n = c->size, me = c->rank, rc = MPI_SUCCESS;
+    const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    if (count == 0 || dt->size == 0) return MPI_SUCCESS;
+    if (n == 1) {
+        if (sbuf != MPI_IN_PLACE) co_coll_copy_same(sbuf, rbuf, cnt[0], dt);
+        return MPI_SUCCESS;
+    }
+    int alg = co_coll_pick(c, kind, count * dt->size, op, dt);
+    /* in place, the result goes to the start of the vector that is still being read */
+    void *ob = NULL;
+    void *out = rbuf;
+    if (sbuf == MPI_IN_PLACE && alg != CO_RSCAT_REDUCE_SCATTERV && dsp[me] != 0 && cnt[me]) {
+        out = co_coll_tmpbuf(dt, cnt[me], &ob);
+        if (!out) return MPI_ERR_NO_MEM;
+    }
+    switch (alg) {
+    case CO_RSCAT_RING: rc = co_rs_ring(in, out, cnt, dsp, count, dt, op, c); break;
+    case CO_RSCAT_SHM: rc = co_rs_shm(in, out, cnt, dsp, count, dt, op, c); break;
+    case CO_RSCAT_CMA: rc = co_rs_cma(in, out, cnt, dsp, count, dt, op, c); break;
+    default: {
+        void *tb = NULL;
+        void *full = me == 0 ? co_coll_tmpbuf(dt, count, &tb) : NULL;
+        if (me == 0 && !full) return MPI_ERR_NO_MEM;
+        rc = co_reduce(in, full, count, dt, op, 0, c);
+        int *ic = malloc(2 * (size_t)n * sizeof(int));
+        if (!ic) co_fatal("out of memory");
+        for (int i = 0; i < n; i++) {
+            ic[i] = (int)cnt[i];
+            ic[n + i] = (int)dsp[i];
+        }
+        int r = co_scatterv(full, ic, ic + n, dt, rbuf, cnt[me], dt, 0, c);
+        if (r && !rc) rc = r;
+        free(ic);
+        co_coll_free(tb);
+        break;
+    }
+    }
+    if (out != rbuf) co_coll_copy_same(out, rbuf, cnt[me], dt);
+    co_coll_free(ob);
+    return rc;
+}
+
+int co_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, co_dtype *dt, co_op *op,
+                      co_comm *c) {
+    int n = c->size;
+    size_t *cnt = malloc(2 * (size_t)n * sizeof(size_t));
+    if (!cnt) return MPI_ERR_NO_MEM;
+    size_t *dsp = cnt + n, total = 0;
+    for (int i = 0; i < n; i++) {
+        cnt[i] = (size_t)rcounts[i];
+        dsp[i] = total;
+        total += cnt[i];
+    }
+    int rc = co_rs_run(sbuf, rbuf, cnt, dsp, total, dt, op, c, CO_COLL_REDUCE_SCATTER);
+    free(cnt);
+    return rc;
+}

@@ -1,0 +1,101 @@
+/* The shared-memory reduction engine behind MPI_Reduce and MPI_Allreduce (and the two-rank
+ * single-copy variants). Operands travel as raw memory images of the datatype (gaps
+ * included), which is why the engine takes only dense types (co_coll_dense); results reach
+ * user buffers through typed copies, so the bytes between elements are never written.
+ *
+ * Small vectors: every rank copies its operand into one of its buffers (step g+1) and each
+ * rank that needs the result combines all N operands itself, in rank order (step g+2).
+ * Larger vectors go in rounds of one buffer each: in round k every rank copies its piece
+ * (step h+1), rank r combines part r of the piece from all N buffers into its result buffer
+ * (h+2), and the ranks that need the result copy every part out (h+3). Rounds pipeline: a
+ * rank may copy its next piece while others still collect the last one. */
+#include "coll.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Below this many bytes every rank combines the whole vector (fewer steps); above, the
+ * work is divided. Measured: docs/collectives.md. */
+#define SMALL_BYTES 2048
+
+static const void **srcs_alloc(int n, const void **stack, int nstack) {
+    if (n <= nstack) return stack;
+    const void **p = malloc((size_t)n * sizeof(*p));
+    if (!p) co_fatal("out of memory in a reduction");
+    return p;
+}
+
+/* Pointer to pass as the buffer of elements starting at e, within an image whose first
+ * byte is element e0's first data byte. */
+static inline char *img_elem(const char *img, size_t e, size_t e0, const co_dtype *dt) {
+    return (char *)img - dt->true_lb + (MPI_Aint)(e - e0) * co_dt_extent(dt);
+}
+
+int co_reduce_shm(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_op *op, int root,
+                  co_comm *c) {
+    co_cshm *s = c->coll->shm;
+    int n = s->n, me = s->me, all = root < 0, rc = MPI_SUCCESS;
+    const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    MPI_Aint ext = co_dt_extent(dt);
+    size_t tex = (size_t)(dt->true_ub - dt->true_lb), cap = co_cshm_cap(s);
+    size_t per = cap < tex ? 0 : (cap - tex) / (size_t)ext + 1;
+    if (per == 0) co_fatal("shared-memory reduction chosen for an element larger than a buffer");
+    uint64_t g = s->seq;
+    const void *stack[16];
+    const void **src = srcs_alloc(n, stack, 16);
+    int collect = all || me == root;
+
+    if (count * dt->size <= SMALL_BYTES && count <= per) {
+        unsigned b = (unsigned)(g % CO_CSHM_NBUF);
+        size_t span = co_coll_span(dt, count);
+        if (all || me != root) {
+            char *d = co_cshm_acquire(s, b);
+            memcpy(d, (const char *)in + dt->true_lb, span);
+            co_cshm_publish(s, b, g + 1, span, g + 2);
+        }
+        if (collect) {
+            for (int q = 0; q < n; q++)
+                src[q] = q == me ? in : img_elem(co_cshm_read(s, q, b, g + 1, NULL), 0, 0, dt);
+            rc = co_coll_reduce_n(op, dt, count, src, n, rbuf);
+        }
+        co_cshm_post(s, g + 2);
+        s->seq = g + 2;
+        if (src != stack) free(src);
+        return rc;
+    }
+
+    size_t rounds = (count + per - 1) / per;
+    for (size_t k = 0; k < rounds; k++) {
+        size_t e0 = k * per, m = CO_MIN(per, count - e0);
+        uint64_t h = g + 3 * k;
+        unsigned bi = (unsigned)((g + 2 * k) % CO_CSHM_NBUF),
+                 br = (unsigned)((g + 2 * k + 1) % CO_CSHM_NBUF);
+        char *d = co_cshm_acquire(s, bi);
+        memcpy(d, (const char *)co_coll_elem(in, e0, dt) + dt->true_lb, co_coll_span(dt, m));
+        co_cshm_publish(s, bi, h + 1, co_coll_span(dt, m), h + 2);
+        size_t lo = e0 + m * (size_t)me / (size_t)n, hi = e0 + m * (size_t)(me + 1) / (size_t)n;
+        char *res = co_cshm_acquire(s, br);
+        if (hi > lo) {
+            for (int q = 0; q < n; q++)
+                src[q] = q == me ? co_coll_elem(in, lo, dt)
+                                 : img_elem(co_cshm_read(s, q, bi, h + 1, NULL), lo, e0, dt);
+            int r = co_coll_reduce_n(op, dt, hi - lo, src, n, img_elem(res, lo, e0, dt));
+            if (r && !rc) rc = r;
+        }
+        co_cshm_publish(s, br, h + 2, 0, h + 3);
+        if (collect) {
+            for (int q = 0; q < n; q++) {
+                size_t qlo = e0 + m * (size_t)q / (size_t)n;
+                size_t qhi = e0 + m * (size_t)(q + 1) / (size_t)n;
+                if (qhi == qlo) continue;
+                const char *r = q == me ? res : co_cshm_read(s, q, br, h + 2, NULL);
+                co_coll_copy_same(img_elem(r, qlo, e0, dt), co_coll_elem(rbuf, qlo, dt), qhi - qlo,
+                                  dt);
+            }
+        }
+        co_cshm_post(s, h + 3);
+    }
+    s->seq = g + 3 * rounds;
+    if (src != stack) free(src);
+    return rc;
+}

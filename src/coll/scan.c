@@ -1,0 +1,148 @@
+/* MPI_Scan (and, through co_scan_run, MPI_Exscan): a linear chain (each rank combines the
+ * prefix it receives with its own operand and passes it on), recursive doubling
+ * (ceil(log2 N) exchange rounds), and shared memory (every rank copies its operand into its
+ * shared buffer, in pieces, and rank r folds operands 0..r itself). Operands are combined in
+ * rank order, so non-commutative operators work with all three. */
+#include "coll.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const co_coll_alg co_scan_algs[] = {
+    {"linear", 0, "a chain: each rank receives the prefix from rank-1 and passes its own on"},
+    {"recursive_doubling", 0, "ceil(log2 N) rounds exchanging partial results"},
+    {"shm", CO_ALG_SHM | CO_ALG_DENSE,
+     "operands copied into shared buffers; rank r combines operands 0..r itself"},
+    {"cma", CO_ALG_CMA | CO_ALG_DENSE,
+     "rank r reads operands 0..r straight from the peers (process_vm_readv) and combines"},
+};
+
+static int scan_linear(const void *in, void *rbuf, size_t count, co_dtype *dt, co_op *op,
+                       co_comm *c, int excl) {
+    int n = c->size, me = c->rank, rc = MPI_SUCCESS;
+    uint64_t ctx = co_coll_ctx(c);
+    if (me == 0) {
+        if (!excl && in != rbuf) co_coll_copy_same(in, rbuf, count, dt);
+        return co_send(in, count, dt, 1, CO_TAG_SCAN, c, ctx);
+    }
+    void *pb;
+    void *prefix = co_coll_tmpbuf(dt, count, &pb);
+    if (!prefix) return MPI_ERR_NO_MEM;
+    rc = co_recv(prefix, count, dt, me - 1, CO_TAG_SCAN, c, ctx, NULL);
+    if (!excl) {
+        if (in != rbuf) co_coll_copy_same(in, rbuf, count, dt);
+        co_op_apply(op, dt, prefix, rbuf, count);
+        if (me < n - 1) {
+            int r = co_send(rbuf, count, dt, me + 1, CO_TAG_SCAN, c, ctx);
+            if (r && !rc) rc = r;
+        }
+    } else {
+        if (me < n - 1) {
+            void *nb;
+            void *next = co_coll_tmpbuf(dt, count, &nb);
+            if (!next) return MPI_ERR_NO_MEM;
+            co_coll_copy_same(in, next, count, dt);
+            co_op_apply(op, dt, prefix, next, count);
+            int r = co_send(next, count, dt, me + 1, CO_TAG_SCAN, c, ctx);
+            if (r && !rc) rc = r;
+            co_coll_free(nb);
+        }
+        co_coll_copy_same(prefix, rbuf, count, dt);
+    }
+    co_coll_free(pb);
+    return rc;
+}
+
+static int scan_rd(const void *in, void *rbuf, size_t count, co_dtype *dt, co_op *op, co_comm *c,
+                   int excl) {
+    int n = c->size, me = c->rank, rc = MPI_SUCCESS;
+    void *pb, *tb;
+    void *partial = co_coll_tmpbuf(dt, count, &pb), *tmp = co_coll_tmpbuf(dt, count, &tb);
+    if (!partial || !tmp) co_fatal("out of memory in a scan");
+    co_coll_copy_same(in, partial, count, dt);
+    if (!excl && in != rbuf) co_coll_copy_same(in, rbuf, count, dt);
+    int have = 0;
+    for (int mask = 1; mask < n; mask <<= 1) {
+        int dst = me ^ mask;
+        if (dst >= n) continue;
+        int r = co_sendrecv(partial, count, dt, dst, CO_TAG_SCAN, tmp, count, dt, dst, CO_TAG_SCAN,
+                            c, co_coll_ctx(c), NULL);
+        if (r && !rc) rc = r;
+        if (dst < me) { /* tmp covers the ranks just below mine */
+            co_op_apply(op, dt, tmp, partial, count);
+            if (!excl || have)
+                co_op_apply(op, dt, tmp, rbuf, count);
+            else
+                co_coll_copy_same(tmp, rbuf, count, dt);
+            have = 1;
+        } else if (op->commute) {
+            co_op_apply(op, dt, tmp, partial, count);
+        } else {
+            co_op_apply(op, dt, partial, tmp, count);
+            void *t = partial;
+            partial = tmp;
+            tmp = t;
+        }
+    }
+    co_coll_free(pb);
+    co_coll_free(tb);
+    return rc;
+}
+
+static int scan_shm(const void *in, void *rbuf, size_t count, co_dtype *dt, co_op *op, co_comm *c,
+                    int excl) {
+    co_cshm *s = c->coll->shm;
+    int n = s->n, me = s->me, rc = MPI_SUCCESS;
+    MPI_Aint ext = co_dt_extent(dt);
+    size_t tex = (size_t)(dt->true_ub - dt->true_lb), cap = co_cshm_cap(s);
+    size_t per = cap < tex ? 0 : (cap - tex) / (size_t)ext + 1;
+    if (per == 0) co_fatal("shared-memory scan chosen for an element larger than a buffer");
+    const void *stack[16];
+    const void **src = n <= 16 ? stack : malloc((size_t)n * sizeof(*src));
+    if (!src) co_fatal("out of memory");
+    uint64_t g = s->seq;
+    size_t rounds = (count + per - 1) / per;
+    int top = excl ? me - 1 : me; /* fold operands 0..top */
+    for (size_t k = 0; k < rounds; k++) {
+        size_t e0 = k * per, m = CO_MIN(per, count - e0);
+        uint64_t h = g + 2 * k;
+        unsigned b = (unsigned)((g + k) % CO_CSHM_NBUF); /* consecutive collectives rotate */
+        if (me < n - 1) { /* the last rank's operand is nobody else's business */
+            char *d = co_cshm_acquire(s, b);
+            memcpy(d, (const char *)co_coll_elem(in, e0, dt) + dt->true_lb, co_coll_span(dt, m));
+            co_cshm_publish(s, b, h + 1, co_coll_span(dt, m), h + 2);
+        }
+        for (int q = 0; q <= top; q++)
+            src[q] = q == me ? co_coll_elem(in, e0, dt)
+                             : co_cshm_read(s, q, b, h + 1, NULL) - dt->true_lb;
+        if (top >= 0) {
+            int r = co_coll_reduce_n(op, dt, m, src, top + 1, co_coll_elem(rbuf, e0, dt));
+            if (r && !rc) rc = r;
+        }
+        co_cshm_post(s, h + 2);
+    }
+    s->seq = g + 2 * rounds;
+    if (src != stack) free(src);
+    return rc;
+}
+
+int co_scan_run(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_op *op, co_comm *c,
+                int excl) {
+    const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    if (count == 0 || dt->size == 0) return MPI_SUCCESS;
+    if (c->size == 1) {
+        if (!excl && in != rbuf) co_coll_copy_same(in, rbuf, count, dt);
+        return MPI_SUCCESS;
+    }
+    int kind = excl ? CO_COLL_EXSCAN : CO_COLL_SCAN;
+    switch (co_coll_pick(c, kind, count * dt->size, op, dt)) {
+    case CO_SCAN_RECURSIVE_DOUBLING: return scan_rd(in, rbuf, count, dt, op, c, excl);
+    case CO_SCAN_SHM: return scan_shm(in, rbuf, count, dt, op, c, excl);
+    case CO_SCAN_CMA: return co_scan_cma(in, rbuf, count, dt, op, c, excl);
+    default: return scan_linear(in, rbuf, count, dt, op, c, excl);
+    }
+}
+
+int co_scan(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_op *op, co_comm *c) {
+    return co_scan_run(sbuf, rbuf, count, dt, op, c, 0);
+}

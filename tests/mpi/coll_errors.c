@@ -1,0 +1,182 @@
+/* Bad arguments to collectives get a clear error class: null and invalid communicators,
+ * invalid roots, negative counts, null types, null/freed/undefined/one-sided-only operators,
+ * MPI_IN_PLACE where the standard does not allow it, aliased buffers, and mismatched counts
+ * (locally, and between two ranks where the receiving side can see it). Checks that only
+ * fail at some ranks are made only there (the others would wait for them); the
+ * communicator must keep working afterwards. */
+#include "coll_util.h"
+
+static void user_fn(void *in, void *inout, int *len, MPI_Datatype *dt) {
+    (void)in, (void)inout, (void)len, (void)dt;
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    MPI_Comm w = MPI_COMM_WORLD;
+    MPI_Comm_set_errhandler(w, MPI_ERRORS_RETURN);
+    int me, np;
+    MPI_Comm_rank(w, &me);
+    MPI_Comm_size(w, &np);
+    int sb[64] = {0}, rb[64 * 64], cnt[64], dsp[64];
+    for (int i = 0; i < 64; i++) cnt[i] = 1, dsp[i] = i;
+    MPI_Comm bad = (MPI_Comm)0x7654321;
+
+    /* communicators */
+    CHECK_ERR(MPI_Barrier(MPI_COMM_NULL), MPI_ERR_COMM);
+    CHECK_ERR(MPI_Barrier(bad), MPI_ERR_COMM);
+    CHECK_ERR(MPI_Bcast(sb, 1, MPI_INT, 0, MPI_COMM_NULL), MPI_ERR_COMM);
+    CHECK_ERR(MPI_Reduce(sb, rb, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_NULL), MPI_ERR_COMM);
+    CHECK_ERR(MPI_Allreduce(sb, rb, 1, MPI_INT, MPI_SUM, MPI_COMM_NULL), MPI_ERR_COMM);
+    CHECK_ERR(MPI_Gather(sb, 1, MPI_INT, rb, 1, MPI_INT, 0, MPI_COMM_NULL), MPI_ERR_COMM);
+    CHECK_ERR(MPI_Gatherv(sb, 1, MPI_INT, rb, cnt, dsp, MPI_INT, 0, MPI_COMM_NULL), MPI_ERR_COMM);
+    CHECK_ERR(MPI_Scatter(sb, 1, MPI_INT, rb, 1, MPI_INT, 0, MPI_COMM_NULL), MPI_ERR_COMM);
+    CHECK_ERR(MPI_Scatterv(sb, cnt, dsp, MPI_INT, rb, 1, MPI_INT, 0, MPI_COMM_NULL), MPI_ERR_COMM);
+    CHECK_ERR(MPI_Allgather(sb, 1, MPI_INT, rb, 1, MPI_INT, MPI_COMM_NULL), MPI_ERR_COMM);
+    CHECK_ERR(MPI_Allgatherv(sb, 1, MPI_INT, rb, cnt, dsp, MPI_INT, bad), MPI_ERR_COMM);
+    CHECK_ERR(MPI_Alltoall(sb, 1, MPI_INT, rb, 1, MPI_INT, MPI_COMM_NULL), MPI_ERR_COMM);
+    CHECK_ERR(MPI_Alltoallv(sb, cnt, dsp, MPI_INT, rb, cnt, dsp, MPI_INT, bad), MPI_ERR_COMM);
+    CHECK_ERR(MPI_Reduce_scatter(sb, rb, cnt, MPI_INT, MPI_SUM, MPI_COMM_NULL), MPI_ERR_COMM);
+    CHECK_ERR(MPI_Reduce_scatter_block(sb, rb, 1, MPI_INT, MPI_SUM, bad), MPI_ERR_COMM);
+    CHECK_ERR(MPI_Scan(sb, rb, 1, MPI_INT, MPI_SUM, MPI_COMM_NULL), MPI_ERR_COMM);
+    CHECK_ERR(MPI_Exscan(sb, rb, 1, MPI_INT, MPI_SUM, MPI_COMM_NULL), MPI_ERR_COMM);
+    if (MPI_Comm_dup && MPI_Comm_free) { /* a freed communicator */
+        MPI_Comm d, stale;
+        CHECK_RC(MPI_Comm_dup(w, &d));
+        CHECK_RC(MPI_Allreduce(sb, rb, 1, MPI_INT, MPI_SUM, d)); /* sets up its segment */
+        stale = d;
+        CHECK_RC(MPI_Comm_free(&d));
+        CHECK_ERR(MPI_Barrier(stale), MPI_ERR_COMM);
+        CHECK_ERR(MPI_Allreduce(sb, rb, 1, MPI_INT, MPI_SUM, stale), MPI_ERR_COMM);
+    }
+
+    /* roots */
+    CHECK_ERR(MPI_Bcast(sb, 1, MPI_INT, -1, w), MPI_ERR_ROOT);
+    CHECK_ERR(MPI_Bcast(sb, 1, MPI_INT, np, w), MPI_ERR_ROOT);
+    CHECK_ERR(MPI_Reduce(sb, rb, 1, MPI_INT, MPI_SUM, np, w), MPI_ERR_ROOT);
+    CHECK_ERR(MPI_Gather(sb, 1, MPI_INT, rb, 1, MPI_INT, -2, w), MPI_ERR_ROOT);
+    CHECK_ERR(MPI_Gatherv(sb, 1, MPI_INT, rb, cnt, dsp, MPI_INT, np + 5, w), MPI_ERR_ROOT);
+    CHECK_ERR(MPI_Scatter(sb, 1, MPI_INT, rb, 1, MPI_INT, np, w), MPI_ERR_ROOT);
+    CHECK_ERR(MPI_Scatterv(sb, cnt, dsp, MPI_INT, rb, 1, MPI_INT, MPI_ROOT, w), MPI_ERR_ROOT);
+
+    /* counts */
+    CHECK_ERR(MPI_Bcast(sb, -1, MPI_INT, 0, w), MPI_ERR_COUNT);
+    CHECK_ERR(MPI_Allreduce(sb, rb, -3, MPI_INT, MPI_SUM, w), MPI_ERR_COUNT);
+    CHECK_ERR(MPI_Reduce(sb, rb, -1, MPI_INT, MPI_SUM, 0, w), MPI_ERR_COUNT);
+    CHECK_ERR(MPI_Gather(sb, -1, MPI_INT, rb, 1, MPI_INT, 0, w), MPI_ERR_COUNT);
+    CHECK_ERR(MPI_Allgather(sb, 1, MPI_INT, rb, -1, MPI_INT, w), MPI_ERR_COUNT);
+    CHECK_ERR(MPI_Alltoall(sb, -1, MPI_INT, rb, 1, MPI_INT, w), MPI_ERR_COUNT);
+    CHECK_ERR(MPI_Scan(sb, rb, -1, MPI_INT, MPI_SUM, w), MPI_ERR_COUNT);
+    CHECK_ERR(MPI_Exscan(sb, rb, -1, MPI_INT, MPI_SUM, w), MPI_ERR_COUNT);
+    CHECK_ERR(MPI_Reduce_scatter_block(sb, rb, -1, MPI_INT, MPI_SUM, w), MPI_ERR_COUNT);
+    cnt[np - 1] = -1;
+    CHECK_ERR(MPI_Reduce_scatter(sb, rb, cnt, MPI_INT, MPI_SUM, w), MPI_ERR_COUNT);
+    CHECK_ERR(MPI_Allgatherv(sb, 1, MPI_INT, rb, cnt, dsp, MPI_INT, w), MPI_ERR_COUNT);
+    CHECK_ERR(MPI_Alltoallv(sb, cnt, dsp, MPI_INT, rb, cnt, dsp, MPI_INT, w), MPI_ERR_COUNT);
+    if (me == 0) {
+        CHECK_ERR(MPI_Gatherv(sb, 1, MPI_INT, rb, cnt, dsp, MPI_INT, 0, w), MPI_ERR_COUNT);
+        CHECK_ERR(MPI_Scatterv(sb, cnt, dsp, MPI_INT, rb, 1, MPI_INT, 0, w), MPI_ERR_COUNT);
+    }
+    cnt[np - 1] = 1;
+
+    /* types */
+    CHECK_ERR(MPI_Bcast(sb, 1, MPI_DATATYPE_NULL, 0, w), MPI_ERR_TYPE);
+    CHECK_ERR(MPI_Allreduce(sb, rb, 1, MPI_DATATYPE_NULL, MPI_SUM, w), MPI_ERR_TYPE);
+    CHECK_ERR(MPI_Allgather(sb, 1, MPI_DATATYPE_NULL, rb, 1, MPI_INT, w), MPI_ERR_TYPE);
+    CHECK_ERR(MPI_Alltoall(sb, 1, MPI_INT, rb, 1, (MPI_Datatype)0x1234567, w), MPI_ERR_TYPE);
+
+    /* operators */
+    CHECK_ERR(MPI_Allreduce(sb, rb, 1, MPI_INT, MPI_OP_NULL, w), MPI_ERR_OP);
+    CHECK_ERR(MPI_Reduce(sb, rb, 1, MPI_INT, MPI_OP_NULL, 0, w), MPI_ERR_OP);
+    CHECK_ERR(MPI_Allreduce(sb, rb, 1, MPI_INT, MPI_MAXLOC, w), MPI_ERR_OP);
+    CHECK_ERR(MPI_Allreduce(sb, rb, 1, MPI_DOUBLE, MPI_BAND, w), MPI_ERR_OP);
+    CHECK_ERR(MPI_Allreduce(sb, rb, 1, MPI_DOUBLE_INT, MPI_SUM, w), MPI_ERR_OP);
+    CHECK_ERR(MPI_Allreduce(sb, rb, 1, MPI_INT, MPI_REPLACE, w), MPI_ERR_OP);
+    CHECK_ERR(MPI_Scan(sb, rb, 1, MPI_FLOAT, MPI_LXOR, w), MPI_ERR_OP);
+    CHECK_ERR(MPI_Exscan(sb, rb, 1, MPI_CHAR, MPI_SUM, w), MPI_ERR_OP);
+    CHECK_ERR(MPI_Reduce_scatter(sb, rb, cnt, MPI_INT, MPI_NO_OP, w), MPI_ERR_OP);
+    CHECK_ERR(MPI_Reduce_scatter_block(sb, rb, 1, MPI_C_BOOL, MPI_MAX, w), MPI_ERR_OP);
+    CHECK_ERR(MPI_Reduce_local(sb, rb, 1, MPI_FLOAT, MPI_BOR), MPI_ERR_OP);
+    {
+        MPI_Op op, stale;
+        CHECK_RC(MPI_Op_create(user_fn, 1, &op));
+        stale = op;
+        CHECK_RC(MPI_Op_free(&op));
+        CHECK(op == MPI_OP_NULL, "Op_free did not reset the handle");
+        CHECK_ERR(MPI_Allreduce(sb, rb, 1, MPI_INT, stale, w), MPI_ERR_OP);
+        CHECK_ERR(MPI_Reduce_local(sb, rb, 1, MPI_INT, stale), MPI_ERR_OP);
+        CHECK_ERR(MPI_Op_free(&stale), MPI_ERR_OP);
+        MPI_Op sum = MPI_SUM;
+        CHECK_ERR(MPI_Op_free(&sum), MPI_ERR_OP);
+        int commute;
+        CHECK_ERR(MPI_Op_commutative(MPI_OP_NULL, &commute), MPI_ERR_OP);
+        CHECK_ERR(MPI_Op_create(NULL, 1, &op), MPI_ERR_ARG);
+    }
+
+    /* buffers and MPI_IN_PLACE */
+    CHECK_ERR(MPI_Bcast(MPI_IN_PLACE, 1, MPI_INT, 0, w), MPI_ERR_BUFFER);
+    CHECK_ERR(MPI_Bcast(NULL, 4, MPI_INT, 0, w), MPI_ERR_BUFFER);
+    CHECK_ERR(MPI_Allreduce(sb, MPI_IN_PLACE, 1, MPI_INT, MPI_SUM, w), MPI_ERR_BUFFER);
+    CHECK_ERR(MPI_Allreduce(rb, rb, 1, MPI_INT, MPI_SUM, w), MPI_ERR_BUFFER);
+    CHECK_ERR(MPI_Allreduce(NULL, rb, 1, MPI_INT, MPI_SUM, w), MPI_ERR_BUFFER);
+    CHECK_ERR(MPI_Allgather(sb, 1, MPI_INT, MPI_IN_PLACE, 1, MPI_INT, w), MPI_ERR_BUFFER);
+    CHECK_ERR(MPI_Alltoall(sb, 1, MPI_INT, MPI_IN_PLACE, 1, MPI_INT, w), MPI_ERR_BUFFER);
+    CHECK_ERR(MPI_Scan(sb, MPI_IN_PLACE, 1, MPI_INT, MPI_SUM, w), MPI_ERR_BUFFER);
+    CHECK_ERR(MPI_Reduce_scatter_block(sb, MPI_IN_PLACE, 1, MPI_INT, MPI_SUM, w), MPI_ERR_BUFFER);
+    CHECK_ERR(MPI_Reduce_local(MPI_IN_PLACE, rb, 1, MPI_INT, MPI_SUM), MPI_ERR_BUFFER);
+    if (me != 0) { /* MPI_IN_PLACE is for the root only */
+        CHECK_ERR(MPI_Reduce(MPI_IN_PLACE, rb, 1, MPI_INT, MPI_SUM, 0, w), MPI_ERR_BUFFER);
+        CHECK_ERR(MPI_Gather(MPI_IN_PLACE, 1, MPI_INT, rb, 1, MPI_INT, 0, w), MPI_ERR_BUFFER);
+        CHECK_ERR(MPI_Scatter(sb, 1, MPI_INT, MPI_IN_PLACE, 1, MPI_INT, 0, w), MPI_ERR_BUFFER);
+    } else {
+        CHECK_ERR(MPI_Gather(sb, 1, MPI_INT, MPI_IN_PLACE, 1, MPI_INT, 0, w), MPI_ERR_BUFFER);
+        CHECK_ERR(MPI_Scatter(MPI_IN_PLACE, 1, MPI_INT, rb, 1, MPI_INT, 0, w), MPI_ERR_BUFFER);
+        CHECK_ERR(MPI_Reduce(rb, rb, 1, MPI_INT, MPI_SUM, 0, w), MPI_ERR_BUFFER);
+    }
+
+    /* mismatched counts seen locally: my block does not fit my own receive block */
+    CHECK_ERR(MPI_Allgather(sb, 2, MPI_INT, rb, 1, MPI_INT, w), MPI_ERR_TRUNCATE);
+    CHECK_ERR(MPI_Alltoall(sb, 2, MPI_INT, rb, 1, MPI_INT, w), MPI_ERR_TRUNCATE);
+    CHECK_ERR(MPI_Allgather(sb, 1, MPI_DOUBLE, rb, 1, MPI_INT, w), MPI_ERR_TRUNCATE);
+    if (me == 0) {
+        CHECK_ERR(MPI_Gather(sb, 3, MPI_INT, rb, 2, MPI_INT, 0, w), MPI_ERR_TRUNCATE);
+        CHECK_ERR(MPI_Scatter(sb, 3, MPI_INT, rb, 2, MPI_INT, 0, w), MPI_ERR_TRUNCATE);
+    }
+
+    /* mismatched counts between two ranks: the receiving side sees more than it expects */
+    if (np == 2) {
+        for (int i = 0; i < 64; i++) sb[i] = i;
+        int rc = MPI_Bcast(sb, me == 0 ? 4 : 2, MPI_INT, 0, w);
+        if (me == 1)
+            CHECK_ERR(rc, MPI_ERR_TRUNCATE);
+        else
+            CHECK_RC(rc);
+        rc = MPI_Gather(sb, me == 1 ? 4 : 2, MPI_INT, rb, 2, MPI_INT, 0, w);
+        if (me == 0)
+            CHECK_ERR(rc, MPI_ERR_TRUNCATE);
+        else
+            CHECK_RC(rc);
+        rc = MPI_Scatter(sb, 4, MPI_INT, rb, me == 0 ? 4 : 2, MPI_INT, 0, w);
+        if (me == 1)
+            CHECK_ERR(rc, MPI_ERR_TRUNCATE);
+        else
+            CHECK_RC(rc);
+        rc = MPI_Allgather(sb, me == 0 ? 4 : 2, MPI_INT, rb, me == 0 ? 4 : 2, MPI_INT, w);
+        if (me == 1)
+            CHECK_ERR(rc, MPI_ERR_TRUNCATE);
+        else
+            CHECK_RC(rc);
+        rc = MPI_Alltoall(sb, me == 0 ? 4 : 2, MPI_INT, rb, me == 0 ? 4 : 2, MPI_INT, w);
+        if (me == 1)
+            CHECK_ERR(rc, MPI_ERR_TRUNCATE);
+        else
+            CHECK_RC(rc);
+    }
+
+    /* the communicator still works */
+    int one = 1, sum = 0;
+    CHECK_RC(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, w));
+    CHECK(sum == np, "sum %d after the errors", sum);
+    CHECK_RC(MPI_Barrier(w));
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,328 @@
+/* Data movement: Bcast, Gather(v), Scatter(v), Allgather(v), Alltoall(v) with contiguous
+ * types, a non-contiguous predefined type (MPI_DOUBLE_INT: padding between elements), a
+ * strided derived type when available, and different types of one signature on the two
+ * sides (MPI_INT x 2k sent, MPI_2INT x k received); counts 0, 1, 7 and more than 64 KiB;
+ * every root; in place and not; v-variants with uneven counts and holes between blocks.
+ * Every received element names its source, destination and index, and nothing outside the
+ * received elements may change. */
+#include "coll_util.h"
+
+enum kind { K_CHAR, K_INT, K_DINT, K_VEC, K_MIXED, NKINDS };
+typedef struct {
+    double v;
+    int i;
+} dint;
+
+static MPI_Datatype vec_type = MPI_DATATYPE_NULL;
+#define GAP 0xa5
+
+static int me, np;
+static MPI_Comm comm;
+static char *sbuf, *rbuf, *want;
+static size_t cap;
+
+/* Sending and receiving type and element size per kind (they differ for K_MIXED: a send
+ * element is one int, a receive element two). */
+static MPI_Datatype stype(int k) {
+    static const MPI_Datatype t[] = {MPI_CHAR, MPI_INT, MPI_DOUBLE_INT, 0, MPI_INT};
+    return k == K_VEC ? vec_type : t[k];
+}
+static MPI_Datatype rtype(int k) {
+    return k == K_MIXED ? MPI_2INT : stype(k);
+}
+static size_t sext(int k) {
+    static const size_t e[] = {1, sizeof(int), sizeof(dint), 8 * sizeof(double), sizeof(int)};
+    return e[k];
+}
+static size_t rext(int k) {
+    return k == K_MIXED ? 2 * sizeof(int) : sext(k);
+}
+/* send elements per receive element */
+static size_t ratio(int k) {
+    return k == K_MIXED ? 2 : 1;
+}
+
+static int value(int src, int dst, size_t i) {
+    return (int)((src * 131 + dst * 17 + (int)(i % 4093) * 7 + 3) % 251);
+}
+
+/* Writes the data of element i (in receive-element units for the layout of `k` as a
+ * receiver when recv_side) with value base v; leaves padding and gaps alone. */
+static void put(int k, char *e, int v, int recv_side) {
+    switch (k) {
+    case K_CHAR: *e = (char)v; break;
+    case K_INT: *(int *)e = v; break;
+    case K_DINT:
+        ((dint *)e)->v = v + 0.5;
+        ((dint *)e)->i = -v;
+        break;
+    case K_VEC: {
+        static const int d[6] = {0, 1, 3, 4, 6, 7};
+        for (int j = 0; j < 6; j++) ((double *)e)[d[j]] = v * 8 + j;
+        break;
+    }
+    case K_MIXED:
+        if (recv_side) {
+            ((int *)e)[0] = v;
+            ((int *)e)[1] = v + 1000;
+        } else {
+            *(int *)e = v; /* callers write the two halves separately */
+        }
+        break;
+    }
+}
+
+/* Fills `count` receive-sized elements' worth of send data for (src -> dst) at buf. */
+static void fill_send(int k, char *buf, size_t count, int src, int dst) {
+    for (size_t i = 0; i < count; i++) {
+        int v = value(src, dst, i);
+        if (k == K_MIXED) {
+            ((int *)buf)[2 * i] = v;
+            ((int *)buf)[2 * i + 1] = v + 1000;
+        } else {
+            put(k, buf + i * sext(k), v, 0);
+        }
+    }
+}
+
+static void fill_want(int k, char *buf, size_t count, int src, int dst) {
+    for (size_t i = 0; i < count; i++) put(k, buf + i * rext(k), value(src, dst, i), 1);
+}
+
+static void check_region(const char *what, int k, size_t count, size_t off_bytes, int src) {
+    size_t len = count * rext(k);
+    for (size_t b = 0; b < len; b++)
+        CHECK(rbuf[off_bytes + b] == want[off_bytes + b],
+              "%s kind %d count %zu np %d: byte %zu of the block from rank %d is %d, want %d", what,
+              k, count, np, b, src, (unsigned char)rbuf[off_bytes + b],
+              (unsigned char)want[off_bytes + b]);
+}
+
+static void check_all(const char *what, int k, size_t count) {
+    for (size_t b = 0; b < cap; b++)
+        CHECK(rbuf[b] == want[b], "%s kind %d count %zu np %d: byte %zu is %d, want %d", what, k,
+              count, np, b, (unsigned char)rbuf[b], (unsigned char)want[b]);
+    (void)check_region;
+}
+
+/* Every root for the smallest counts; the ends (and the middle) otherwise, to keep the
+ * test quick at 8 ranks on 2 cores. */
+static int skip_root(int root, size_t count) {
+    if (count <= 1) return 0;
+    if (count > 100) return root != 0 && root != np - 1;
+    return root != 0 && root != np - 1 && root != np / 2;
+}
+
+static void reset(void) {
+    memset(sbuf, GAP, cap);
+    memset(rbuf, GAP, cap);
+    memset(want, GAP, cap);
+}
+
+static void t_bcast(int k, size_t count) {
+    for (int root = 0; root < np; root++) {
+        if (skip_root(root, count)) continue;
+        reset();
+        char *buf = me == root ? sbuf : rbuf;
+        if (me == root) fill_send(k, sbuf, count, root, 0);
+        int c = (int)(count * (me == root ? ratio(k) : 1));
+        CHECK_RC(MPI_Bcast(buf, c, me == root ? stype(k) : rtype(k), root, comm));
+        if (me != root) {
+            fill_want(k, want, count, root, 0);
+            check_all("Bcast", k, count);
+        }
+    }
+}
+
+static void t_gather(int k, size_t count, int inplace) {
+    size_t blk = count * rext(k);
+    for (int root = 0; root < np; root++) {
+        if (skip_root(root, count)) continue;
+        reset();
+        fill_send(k, sbuf, count, me, root);
+        int ip = inplace && me == root;
+        if (me == root) {
+            for (int q = 0; q < np; q++) fill_want(k, want + (size_t)q * blk, count, q, root);
+            if (ip) fill_want(k, rbuf + (size_t)me * blk, count, me, root);
+        }
+        CHECK_RC(MPI_Gather(ip ? MPI_IN_PLACE : sbuf, (int)(count * ratio(k)), stype(k), rbuf,
+                            (int)count, rtype(k), root, comm));
+        if (me == root) check_all(ip ? "Gather in place" : "Gather", k, count);
+    }
+}
+
+static void t_scatter(int k, size_t count, int inplace) {
+    size_t sblk = count * ratio(k) * sext(k);
+    for (int root = 0; root < np; root++) {
+        if (skip_root(root, count)) continue;
+        reset();
+        int ip = inplace && me == root;
+        if (me == root)
+            for (int q = 0; q < np; q++) fill_send(k, sbuf + (size_t)q * sblk, count, root, q);
+        if (!ip) fill_want(k, want, count, root, me);
+        CHECK_RC(MPI_Scatter(sbuf, (int)(count * ratio(k)), stype(k), ip ? MPI_IN_PLACE : rbuf,
+                             (int)count, rtype(k), root, comm));
+        check_all(ip ? "Scatter in place" : "Scatter", k, count);
+    }
+}
+
+static void t_allgather(int k, size_t count, int inplace) {
+    size_t blk = count * rext(k);
+    reset();
+    fill_send(k, sbuf, count, me, -1);
+    for (int q = 0; q < np; q++) fill_want(k, want + (size_t)q * blk, count, q, -1);
+    if (inplace) fill_want(k, rbuf + (size_t)me * blk, count, me, -1);
+    CHECK_RC(MPI_Allgather(inplace ? MPI_IN_PLACE : sbuf, (int)(count * ratio(k)), stype(k), rbuf,
+                           (int)count, rtype(k), comm));
+    check_all(inplace ? "Allgather in place" : "Allgather", k, count);
+}
+
+static void t_alltoall(int k, size_t count, int inplace) {
+    size_t sblk = count * ratio(k) * sext(k), blk = count * rext(k);
+    if (inplace && k == K_MIXED) return; /* in place there is only the receive type */
+    reset();
+    for (int q = 0; q < np; q++) {
+        fill_send(k, sbuf + (size_t)q * sblk, count, me, q);
+        fill_want(k, want + (size_t)q * blk, count, q, me);
+        if (inplace) fill_want(k, rbuf + (size_t)q * blk, count, me, q);
+    }
+    CHECK_RC(MPI_Alltoall(inplace ? MPI_IN_PLACE : sbuf, (int)(count * ratio(k)), stype(k), rbuf,
+                          (int)count, rtype(k), comm));
+    check_all(inplace ? "Alltoall in place" : "Alltoall", k, count);
+}
+
+/* v-variants: rank q's block has count + q % 3 receive elements and starts one element
+ * after the previous block ends (a hole that must stay untouched). */
+static void vlayout(size_t count, int *cnt, int *dsp, int per_elem_ratio) {
+    int off = 0;
+    for (int q = 0; q < np; q++) {
+        cnt[q] = (int)(count + (size_t)(q % 3)) * per_elem_ratio;
+        dsp[q] = off;
+        off += cnt[q] + per_elem_ratio;
+    }
+}
+
+static void t_gatherv(int k, size_t count, int inplace) {
+    int cnt[64], dsp[64];
+    vlayout(count, cnt, dsp, 1);
+    for (int root = 0; root < np; root++) {
+        if (skip_root(root, count)) continue;
+        reset();
+        size_t mine = (size_t)cnt[me];
+        fill_send(k, sbuf, mine, me, root);
+        int ip = inplace && me == root;
+        if (me == root) {
+            for (int q = 0; q < np; q++)
+                fill_want(k, want + (size_t)dsp[q] * rext(k), (size_t)cnt[q], q, root);
+            if (ip) fill_want(k, rbuf + (size_t)dsp[me] * rext(k), mine, me, root);
+        }
+        CHECK_RC(MPI_Gatherv(ip ? MPI_IN_PLACE : sbuf, (int)(mine * ratio(k)), stype(k), rbuf, cnt,
+                             dsp, rtype(k), root, comm));
+        if (me == root) check_all("Gatherv", k, count);
+    }
+}
+
+static void t_scatterv(int k, size_t count, int inplace) {
+    int cnt[64], dsp[64];
+    vlayout(count, cnt, dsp, (int)ratio(k));
+    for (int root = 0; root < np; root++) {
+        if (skip_root(root, count)) continue;
+        reset();
+        int ip = inplace && me == root;
+        if (me == root)
+            for (int q = 0; q < np; q++)
+                fill_send(k, sbuf + (size_t)dsp[q] * sext(k), (size_t)cnt[q] / ratio(k), root, q);
+        size_t mine = (size_t)cnt[me] / ratio(k);
+        if (!ip) fill_want(k, want, mine, root, me);
+        CHECK_RC(MPI_Scatterv(sbuf, cnt, dsp, stype(k), ip ? MPI_IN_PLACE : rbuf, (int)mine,
+                              rtype(k), root, comm));
+        check_all("Scatterv", k, count);
+    }
+}
+
+static void t_allgatherv(int k, size_t count, int inplace) {
+    int cnt[64], dsp[64];
+    vlayout(count, cnt, dsp, 1);
+    reset();
+    size_t mine = (size_t)cnt[me];
+    fill_send(k, sbuf, mine, me, -1);
+    for (int q = 0; q < np; q++)
+        fill_want(k, want + (size_t)dsp[q] * rext(k), (size_t)cnt[q], q, -1);
+    if (inplace) fill_want(k, rbuf + (size_t)dsp[me] * rext(k), mine, me, -1);
+    CHECK_RC(MPI_Allgatherv(inplace ? MPI_IN_PLACE : sbuf, (int)(mine * ratio(k)), stype(k), rbuf,
+                            cnt, dsp, rtype(k), comm));
+    check_all("Allgatherv", k, count);
+}
+
+static void t_alltoallv(int k, size_t count, int inplace) {
+    if (inplace && k == K_MIXED) return;
+    /* block for rank q: count + (me + q) % 3 elements, so sizes differ per pair */
+    int sc[64], sd[64], rc[64], rd[64], so = 0, ro = 0;
+    for (int q = 0; q < np; q++) {
+        sc[q] = (int)(count + (size_t)((me + q) % 3)) * (int)ratio(k);
+        sd[q] = so;
+        so += sc[q] + 2 * (int)ratio(k);
+        rc[q] = (int)(count + (size_t)((q + me) % 3));
+        rd[q] = ro;
+        ro += rc[q] + 1;
+    }
+    reset();
+    for (int q = 0; q < np; q++) {
+        fill_send(k, sbuf + (size_t)sd[q] * sext(k), (size_t)sc[q] / ratio(k), me, q);
+        fill_want(k, want + (size_t)rd[q] * rext(k), (size_t)rc[q], q, me);
+        if (inplace) fill_want(k, rbuf + (size_t)rd[q] * rext(k), (size_t)rc[q], me, q);
+    }
+    CHECK_RC(MPI_Alltoallv(inplace ? MPI_IN_PLACE : sbuf, sc, sd, stype(k), rbuf, rc, rd, rtype(k),
+                           comm));
+    check_all(inplace ? "Alltoallv in place" : "Alltoallv", k, count);
+}
+
+/* full: WORLD; the other communicators get the small counts only */
+static void run(MPI_Comm c, int full) {
+    comm = c;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &np);
+    for (int k = 0; k < NKINDS; k++) {
+        if (k == K_VEC && vec_type == MPI_DATATYPE_NULL) continue;
+        /* the other communicators: one contiguous and one gapped layout */
+        if (!full && k != K_INT && k != (vec_type == MPI_DATATYPE_NULL ? K_DINT : K_VEC)) continue;
+        size_t large = (66 * 1024) / rext(k) + 1;
+        size_t counts[] = {1, 7, 0, large};
+        /* large blocks: contiguous, padded and derived layouts */
+        int nc = !full ? 2 : k == K_CHAR || k == K_DINT || k == K_VEC ? 4 : 3;
+        for (int j = 0; j < nc; j++) {
+            size_t count = counts[j];
+            t_bcast(k, count);
+            for (int ip = 0; ip < 2; ip++) {
+                t_gather(k, count, ip);
+                t_scatter(k, count, ip);
+                t_allgather(k, count, ip);
+                t_alltoall(k, count, ip);
+                t_gatherv(k, count, ip);
+                t_scatterv(k, count, ip);
+                t_allgatherv(k, count, ip);
+                t_alltoallv(k, count, ip);
+            }
+        }
+    }
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    vec_type = cu_vector_type();
+    int size;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    cap = (size_t)size * (70 * 1024 + 3 * 64) * 2 + 4096;
+    sbuf = malloc(cap), rbuf = malloc(cap), want = malloc(cap);
+    CHECK(sbuf && rbuf && want, "malloc");
+    MPI_Comm comms[MAXCOMMS];
+    int owned[MAXCOMMS];
+    int nc = cu_comms(comms, owned);
+    for (int i = 0; i < nc; i++) run(comms[i], i == 0);
+    cu_free_comms(comms, owned, nc);
+    cu_type_free(&vec_type);
+    free(sbuf), free(rbuf), free(want);
+    MPI_Finalize();
+    return 0;
+}
