@@ -22,9 +22,12 @@ configure: $(BUILD)/CMakeCache.txt
 build: $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
-# The demonstration job: a 2-D heat-diffusion solver on $(NP) ranks.
+# The demonstration jobs on $(NP) ranks: a 2-D heat-diffusion solver, then a short table of
+# collective latencies.
 demo: build
 	$(BUILD)/bin/mpiexec -n $(NP) $(BUILD)/examples/heat2d 256 4000
+	@echo
+	$(BUILD)/bin/mpiexec -n $(NP) $(BUILD)/examples/colltime 65536
 
 # Every test; the output ends with ctest's summary.
 check:
