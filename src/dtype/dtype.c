@@ -87,51 +87,16 @@ const char *co_basic_name(int b) {
     return b > 0 && b < CO_B_COUNT_ ? basics[b].name : "?";
 }
 
-/* Handle slot -> basic type. MPI_UB and MPI_LB (slots 39, 40) are the deprecated zero-size
- * markers; they exist so old code compiles. */
-static const uint16_t slot_basic[COHORT_DT_PREDEFINED_COUNT] = {
-    0,
-    CO_B_CHAR,
-    CO_B_SCHAR,
-    CO_B_UCHAR,
-    CO_B_BYTE,
-    CO_B_SHORT,
-    CO_B_USHORT,
-    CO_B_INT,
-    CO_B_UINT,
-    CO_B_LONG,
-    CO_B_ULONG,
-    CO_B_LLONG,
-    CO_B_ULLONG,
-    CO_B_FLOAT,
-    CO_B_DOUBLE,
-    CO_B_LDOUBLE,
-    CO_B_WCHAR,
-    CO_B_BOOL,
-    CO_B_INT8,
-    CO_B_INT16,
-    CO_B_INT32,
-    CO_B_INT64,
-    CO_B_UINT8,
-    CO_B_UINT16,
-    CO_B_UINT32,
-    CO_B_UINT64,
-    CO_B_CFLOAT,
-    CO_B_CDOUBLE,
-    CO_B_CLDOUBLE,
-    CO_B_AINT,
-    CO_B_OFFSET,
-    CO_B_COUNT,
-    CO_B_PACKED,
-    CO_B_FLOAT_INT,
-    CO_B_DOUBLE_INT,
-    CO_B_LONG_INT,
-    CO_B_2INT,
-    CO_B_SHORT_INT,
-    CO_B_LDOUBLE_INT,
-    0,
-    0,
-};
+/* Handle slot -> basic type: the basic-type enum follows mpi.h's slot numbers, so a slot
+ * below CO_B_COUNT_ is its own basic type. MPI_UB and MPI_LB (slots 39, 40) are the
+ * deprecated zero-size markers; they exist so old code compiles. */
+_Static_assert(CO_B_CHAR == 1 && CO_B_INT == 7 && CO_B_DOUBLE == 14 && CO_B_UINT64 == 25 &&
+                   CO_B_PACKED == 32 && CO_B_FLOAT_INT == 33 && CO_B_LDOUBLE_INT == 38 &&
+                   CO_B_COUNT_ == 39,
+               "basic types must follow the datatype handle slots of mpi.h");
+static int slot_basic(int slot) {
+    return slot < CO_B_COUNT_ ? slot : CO_B_NONE;
+}
 
 /* The value and index members of each pair type: two segments and a two-run signature. */
 static void pair_layout(int b, co_dt_seg segs[2], co_dt_sig sig[2]) {
@@ -161,7 +126,7 @@ int co_dtype_init(void) {
     for (int slot = 1; slot < COHORT_DT_PREDEFINED_COUNT; slot++) {
         co_dtype *dt = calloc(1, sizeof(*dt));
         if (!dt) return MPI_ERR_NO_MEM;
-        int b = slot_basic[slot];
+        int b = slot_basic(slot);
         dt->handle = COHORT_DT(slot);
         dt->refcount = 1;
         dt->predefined = 1;

@@ -13,7 +13,8 @@
 
 #include <sys/uio.h>
 
-/* Basic element types: the alphabet of type signatures and of reduction kernels. */
+/* Basic element types: the alphabet of type signatures and of reduction kernels. They are
+ * numbered like the predefined datatype handle slots of mpi.h (dtype.c checks this). */
 enum co_basic {
     CO_B_NONE = 0,
     CO_B_CHAR,
