@@ -72,6 +72,23 @@ static co_dtype *side(co_comm *c, const char *fn, const void *buf, int count, MP
     return dt;
 }
 
+/* The start of a rooted collective: the communicator, the root, and the side every rank
+ * gives (the send side of a gather, the receive side of a scatter), which only the root may
+ * give as MPI_IN_PLACE (*dt is then NULL). Returns the communicator, or NULL with *rc set. */
+static co_comm *rooted(const char *fn, MPI_Comm comm, int root, const void *buf, int count,
+                       MPI_Datatype type, co_dtype **dt, int *rc) {
+    co_comm *c = intra(comm, fn, rc);
+    if (!c) return NULL;
+    if ((*rc = check_root(c, fn, root))) return NULL;
+    *dt = NULL;
+    if (buf == MPI_IN_PLACE) {
+        if (c->rank == root) return c;
+        *rc = co_error(c, fn, MPI_ERR_BUFFER, "MPI_IN_PLACE is only valid at the root");
+        return NULL;
+    }
+    return (*dt = side(c, fn, buf, count, type, rc)) ? c : NULL;
+}
+
 /* The local block a rank sends must fit the one it receives for itself. */
 static int check_fit(co_comm *c, const char *fn, int scount, const co_dtype *sdt, int rcount,
                      const co_dtype *rdt) {
@@ -178,17 +195,10 @@ int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
     static const char fn[] = "MPI_Gather";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_comm *c = intra(comm, fn, &rc);
+    co_dtype *sdt, *rdt = NULL, *byte = co_dt_get(MPI_BYTE);
+    co_comm *c = rooted(fn, comm, root, sendbuf, sendcount, sendtype, &sdt, &rc);
     if (!c) return rc;
-    if ((rc = check_root(c, fn, root))) return rc;
     int at_root = c->rank == root;
-    co_dtype *sdt = NULL, *rdt = NULL, *byte = co_dt_get(MPI_BYTE);
-    if (sendbuf == MPI_IN_PLACE) {
-        if (!at_root)
-            return co_error(c, fn, MPI_ERR_BUFFER, "MPI_IN_PLACE is only valid at the root");
-    } else if (!(sdt = side(c, fn, sendbuf, sendcount, sendtype, &rc))) {
-        return rc;
-    }
     if (at_root) {
         if ((rc = not_in_place(c, fn, recvbuf, "receive buffer"))) return rc;
         if (!(rdt = side(c, fn, recvbuf, recvcount, recvtype, &rc))) return rc;
@@ -206,17 +216,10 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     static const char fn[] = "MPI_Gatherv";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_comm *c = intra(comm, fn, &rc);
+    co_dtype *sdt, *rdt = NULL, *byte = co_dt_get(MPI_BYTE);
+    co_comm *c = rooted(fn, comm, root, sendbuf, sendcount, sendtype, &sdt, &rc);
     if (!c) return rc;
-    if ((rc = check_root(c, fn, root))) return rc;
     int at_root = c->rank == root;
-    co_dtype *sdt = NULL, *rdt = NULL, *byte = co_dt_get(MPI_BYTE);
-    if (sendbuf == MPI_IN_PLACE) {
-        if (!at_root)
-            return co_error(c, fn, MPI_ERR_BUFFER, "MPI_IN_PLACE is only valid at the root");
-    } else if (!(sdt = side(c, fn, sendbuf, sendcount, sendtype, &rc))) {
-        return rc;
-    }
     if (at_root) {
         if ((rc = not_in_place(c, fn, recvbuf, "receive buffer")) ||
             (rc = check_counts(c, fn, recvcounts, c->size, "recvcounts")) ||
@@ -238,17 +241,10 @@ int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     static const char fn[] = "MPI_Scatter";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_comm *c = intra(comm, fn, &rc);
+    co_dtype *rdt, *sdt = NULL, *byte = co_dt_get(MPI_BYTE);
+    co_comm *c = rooted(fn, comm, root, recvbuf, recvcount, recvtype, &rdt, &rc);
     if (!c) return rc;
-    if ((rc = check_root(c, fn, root))) return rc;
     int at_root = c->rank == root;
-    co_dtype *sdt = NULL, *rdt = NULL, *byte = co_dt_get(MPI_BYTE);
-    if (recvbuf == MPI_IN_PLACE) {
-        if (!at_root)
-            return co_error(c, fn, MPI_ERR_BUFFER, "MPI_IN_PLACE is only valid at the root");
-    } else if (!(rdt = side(c, fn, recvbuf, recvcount, recvtype, &rc))) {
-        return rc;
-    }
     if (at_root) {
         if ((rc = not_in_place(c, fn, sendbuf, "send buffer"))) return rc;
         if (!(sdt = side(c, fn, sendbuf, sendcount, sendtype, &rc))) return rc;
@@ -266,17 +262,10 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[
     static const char fn[] = "MPI_Scatterv";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_comm *c = intra(comm, fn, &rc);
+    co_dtype *rdt, *sdt = NULL, *byte = co_dt_get(MPI_BYTE);
+    co_comm *c = rooted(fn, comm, root, recvbuf, recvcount, recvtype, &rdt, &rc);
     if (!c) return rc;
-    if ((rc = check_root(c, fn, root))) return rc;
     int at_root = c->rank == root;
-    co_dtype *sdt = NULL, *rdt = NULL, *byte = co_dt_get(MPI_BYTE);
-    if (recvbuf == MPI_IN_PLACE) {
-        if (!at_root)
-            return co_error(c, fn, MPI_ERR_BUFFER, "MPI_IN_PLACE is only valid at the root");
-    } else if (!(rdt = side(c, fn, recvbuf, recvcount, recvtype, &rc))) {
-        return rc;
-    }
     if (at_root) {
         if ((rc = not_in_place(c, fn, sendbuf, "send buffer")) ||
             (rc = check_counts(c, fn, sendcounts, c->size, "sendcounts")) ||
