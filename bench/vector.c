@@ -47,7 +47,7 @@ static void measure(const bench_opts *o, vec_ctx *c, const char *name, long payl
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     bench_opts o;
-    bench_defaults(&o, 8, 4L << 20, 4);
+    bench_defaults(&o, 16, 4L << 20, 4); /* 16 B, 64 B, ..., 1 MiB, 4 MiB */
     int rowlen = 16;
     const char *what =
         "Ping-pong of a matrix column (MPI_Type_vector) vs the same contiguous payload.";
