@@ -203,12 +203,12 @@ int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
     for (int i = 0; i < count; i++) {
         types[i] = co_dt_get(array_of_types[i]);
         if (!types[i] || types[i]->freed) {
+            const char *why = array_of_types[i] == MPI_DATATYPE_NULL ? "MPI_DATATYPE_NULL"
+                              : types[i]                             ? "freed"
+                                                                     : "invalid";
             free(types);
             free(ints);
-            return co_error(NULL, fn, MPI_ERR_TYPE, "type %d of the struct is %s", i,
-                            array_of_types[i] == MPI_DATATYPE_NULL ? "MPI_DATATYPE_NULL"
-                            : types[i]                             ? "freed"
-                                                                   : "invalid");
+            return co_error(NULL, fn, MPI_ERR_TYPE, "type %d of the struct is %s", i, why);
         }
     }
     co_dtype *dt = NULL;
