@@ -6,7 +6,7 @@
 
 static void dims_expect(int nnodes, int ndims, const int *in, const int *expect) {
     int d[8];
-    memcpy(d, in, (size_t)ndims * sizeof(int));
+    if (ndims > 0) memcpy(d, in, (size_t)ndims * sizeof(int));
     CHECK_RC(MPI_Dims_create(nnodes, ndims, d));
     for (int i = 0; i < ndims; i++)
         CHECK(d[i] == expect[i], "Dims_create(%d, %d): dims[%d] = %d, expected %d", nnodes, ndims,
