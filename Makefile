@@ -6,7 +6,7 @@ BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 NP ?= 4
 
-.PHONY: all build deps configure demo check bench install format clean
+.PHONY: all build deps configure demo check check-sanitize bench install format clean
 
 all: build
 
@@ -35,6 +35,18 @@ check:
 	@$(MAKE) --no-print-directory build
 	cd $(BUILD) && ctest --output-on-failure --timeout 600 -j 1
 
+# The tests again on a build with AddressSanitizer and UndefinedBehaviorSanitizer (in
+# build-sanitize/; slower, not part of `make check`). Left out: launcher.segv (the sanitizer
+# reports the crash itself) and tools.* (they compile programs without the sanitizer).
+SANITIZE_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+check-sanitize:
+	@scripts/deps.sh check
+	cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS="$(SANITIZE_FLAGS)" \
+	  -DCMAKE_EXE_LINKER_FLAGS="$(SANITIZE_FLAGS)" -DCMAKE_SHARED_LINKER_FLAGS="$(SANITIZE_FLAGS)" > /dev/null
+	cmake --build build-sanitize -j $(JOBS)
+	cd build-sanitize && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure --timeout 900 \
+	  -j $(JOBS) -E '^(launcher\.segv|tools\..*)$$'
+
 bench:
 	@scripts/deps.sh bench
 	@$(MAKE) --no-print-directory build
@@ -47,4 +59,4 @@ format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) build-sanitize
