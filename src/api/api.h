@@ -12,6 +12,13 @@
 
 #include <string.h>
 
+/* MPI_x as a weak alias of PMPI_x, placed before PMPI_x's definition. An alias attribute
+ * rather than `#pragma weak`: clang turns a pragma alias into a local symbol when the library
+ * is built with -fvisibility=hidden; the attribute keeps the declaration's default visibility
+ * with GCC and clang alike. */
+#define CO_WEAK(alias_, target_)                                                                   \
+    extern __typeof__(target_) alias_ __attribute__((weak, alias(#target_)))
+
 /* Every entry point after MPI_Init: a call outside Init..Finalize is a fatal usage error. */
 int co_api_not_initialized(const char *fn);
 #define CO_ENTER(fn)                                                                               \

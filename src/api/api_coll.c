@@ -108,7 +108,7 @@ static int done(co_comm *c, const char *fn, int rc) {
     return co_error(c, fn, rc, "collective operation failed");
 }
 
-#pragma weak MPI_Barrier = PMPI_Barrier
+CO_WEAK(MPI_Barrier, PMPI_Barrier);
 int PMPI_Barrier(MPI_Comm comm) {
     static const char fn[] = "MPI_Barrier";
     CO_ENTER(fn);
@@ -118,7 +118,7 @@ int PMPI_Barrier(MPI_Comm comm) {
     return done(c, fn, co_barrier(c));
 }
 
-#pragma weak MPI_Bcast = PMPI_Bcast
+CO_WEAK(MPI_Bcast, PMPI_Bcast);
 int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
     static const char fn[] = "MPI_Bcast";
     CO_ENTER(fn);
@@ -164,32 +164,32 @@ static int reduce_common(const char *fn, const void *sendbuf, void *recvbuf, int
     return done(c, fn, rc);
 }
 
-#pragma weak MPI_Reduce = PMPI_Reduce
+CO_WEAK(MPI_Reduce, PMPI_Reduce);
 int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                 int root, MPI_Comm comm) {
     return reduce_common("MPI_Reduce", sendbuf, recvbuf, count, datatype, op, root, comm, R_REDUCE);
 }
 
-#pragma weak MPI_Allreduce = PMPI_Allreduce
+CO_WEAK(MPI_Allreduce, PMPI_Allreduce);
 int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                    MPI_Comm comm) {
     return reduce_common("MPI_Allreduce", sendbuf, recvbuf, count, datatype, op, 0, comm,
                          R_ALLREDUCE);
 }
 
-#pragma weak MPI_Scan = PMPI_Scan
+CO_WEAK(MPI_Scan, PMPI_Scan);
 int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
               MPI_Comm comm) {
     return reduce_common("MPI_Scan", sendbuf, recvbuf, count, datatype, op, 0, comm, R_SCAN);
 }
 
-#pragma weak MPI_Exscan = PMPI_Exscan
+CO_WEAK(MPI_Exscan, PMPI_Exscan);
 int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                 MPI_Comm comm) {
     return reduce_common("MPI_Exscan", sendbuf, recvbuf, count, datatype, op, 0, comm, R_EXSCAN);
 }
 
-#pragma weak MPI_Gather = PMPI_Gather
+CO_WEAK(MPI_Gather, PMPI_Gather);
 int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
     static const char fn[] = "MPI_Gather";
@@ -209,7 +209,7 @@ int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
                           (size_t)(rdt ? recvcount : 0), rdt ? rdt : byte, root, c));
 }
 
-#pragma weak MPI_Gatherv = PMPI_Gatherv
+CO_WEAK(MPI_Gatherv, PMPI_Gatherv);
 int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                  MPI_Comm comm) {
@@ -235,7 +235,7 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                            recvcounts, displs, rdt ? rdt : byte, root, c));
 }
 
-#pragma weak MPI_Scatter = PMPI_Scatter
+CO_WEAK(MPI_Scatter, PMPI_Scatter);
 int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
     static const char fn[] = "MPI_Scatter";
@@ -255,7 +255,7 @@ int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                            (size_t)(rdt ? recvcount : 0), rdt ? rdt : byte, root, c));
 }
 
-#pragma weak MPI_Scatterv = PMPI_Scatterv
+CO_WEAK(MPI_Scatterv, PMPI_Scatterv);
 int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
                   MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                   int root, MPI_Comm comm) {
@@ -281,7 +281,7 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[
                             (size_t)(rdt ? recvcount : 0), rdt ? rdt : byte, root, c));
 }
 
-#pragma weak MPI_Allgather = PMPI_Allgather
+CO_WEAK(MPI_Allgather, PMPI_Allgather);
 int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
     static const char fn[] = "MPI_Allgather";
@@ -301,7 +301,7 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
                              (size_t)recvcount, rdt, c));
 }
 
-#pragma weak MPI_Allgatherv = PMPI_Allgatherv
+CO_WEAK(MPI_Allgatherv, PMPI_Allgatherv);
 int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                     const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                     MPI_Comm comm) {
@@ -327,7 +327,7 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
                               recvcounts, displs, rdt, c));
 }
 
-#pragma weak MPI_Alltoall = PMPI_Alltoall
+CO_WEAK(MPI_Alltoall, PMPI_Alltoall);
 int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
     static const char fn[] = "MPI_Alltoall";
@@ -347,7 +347,7 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
                             (size_t)recvcount, rdt, c));
 }
 
-#pragma weak MPI_Alltoallv = PMPI_Alltoallv
+CO_WEAK(MPI_Alltoallv, PMPI_Alltoallv);
 int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
@@ -378,7 +378,7 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
                              rdispls, rdt, c));
 }
 
-#pragma weak MPI_Reduce_scatter = PMPI_Reduce_scatter
+CO_WEAK(MPI_Reduce_scatter, PMPI_Reduce_scatter);
 int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
     static const char fn[] = "MPI_Reduce_scatter";
@@ -406,7 +406,7 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
     return done(c, fn, co_reduce_scatter(sendbuf, recvbuf, recvcounts, dt, o, c));
 }
 
-#pragma weak MPI_Reduce_scatter_block = PMPI_Reduce_scatter_block
+CO_WEAK(MPI_Reduce_scatter_block, PMPI_Reduce_scatter_block);
 int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
     static const char fn[] = "MPI_Reduce_scatter_block";
@@ -433,7 +433,7 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
     return done(c, fn, co_reduce_scatter_block(sendbuf, recvbuf, (size_t)recvcount, dt, o, c));
 }
 
-#pragma weak MPI_Reduce_local = PMPI_Reduce_local
+CO_WEAK(MPI_Reduce_local, PMPI_Reduce_local);
 int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype,
                       MPI_Op op) {
     static const char fn[] = "MPI_Reduce_local";
@@ -453,7 +453,7 @@ int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Op_create = PMPI_Op_create
+CO_WEAK(MPI_Op_create, PMPI_Op_create);
 int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op) {
     static const char fn[] = "MPI_Op_create";
     CO_ENTER(fn);
@@ -473,7 +473,7 @@ int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op) {
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Op_free = PMPI_Op_free
+CO_WEAK(MPI_Op_free, PMPI_Op_free);
 int PMPI_Op_free(MPI_Op *op) {
     static const char fn[] = "MPI_Op_free";
     CO_ENTER(fn);
@@ -489,7 +489,7 @@ int PMPI_Op_free(MPI_Op *op) {
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Op_commutative = PMPI_Op_commutative
+CO_WEAK(MPI_Op_commutative, PMPI_Op_commutative);
 int PMPI_Op_commutative(MPI_Op op, int *commute) {
     static const char fn[] = "MPI_Op_commutative";
     CO_ENTER(fn);

@@ -32,7 +32,7 @@ static MPI_Comm comm_out(co_comm *c) {
     return c ? c->handle : MPI_COMM_NULL;
 }
 
-#pragma weak MPI_Comm_rank = PMPI_Comm_rank
+CO_WEAK(MPI_Comm_rank, PMPI_Comm_rank);
 int PMPI_Comm_rank(MPI_Comm comm, int *rank) {
     static const char fn[] = "MPI_Comm_rank";
     CO_ENTER(fn);
@@ -44,7 +44,7 @@ int PMPI_Comm_rank(MPI_Comm comm, int *rank) {
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Comm_size = PMPI_Comm_size
+CO_WEAK(MPI_Comm_size, PMPI_Comm_size);
 int PMPI_Comm_size(MPI_Comm comm, int *size) {
     static const char fn[] = "MPI_Comm_size";
     CO_ENTER(fn);
@@ -56,7 +56,7 @@ int PMPI_Comm_size(MPI_Comm comm, int *size) {
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Comm_test_inter = PMPI_Comm_test_inter
+CO_WEAK(MPI_Comm_test_inter, PMPI_Comm_test_inter);
 int PMPI_Comm_test_inter(MPI_Comm comm, int *flag) {
     static const char fn[] = "MPI_Comm_test_inter";
     CO_ENTER(fn);
@@ -68,7 +68,7 @@ int PMPI_Comm_test_inter(MPI_Comm comm, int *flag) {
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Comm_remote_size = PMPI_Comm_remote_size
+CO_WEAK(MPI_Comm_remote_size, PMPI_Comm_remote_size);
 int PMPI_Comm_remote_size(MPI_Comm comm, int *size) {
     static const char fn[] = "MPI_Comm_remote_size";
     CO_ENTER(fn);
@@ -81,7 +81,7 @@ int PMPI_Comm_remote_size(MPI_Comm comm, int *size) {
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Comm_set_name = PMPI_Comm_set_name
+CO_WEAK(MPI_Comm_set_name, PMPI_Comm_set_name);
 int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name) {
     static const char fn[] = "MPI_Comm_set_name";
     CO_ENTER(fn);
@@ -94,7 +94,7 @@ int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name) {
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Comm_get_name = PMPI_Comm_get_name
+CO_WEAK(MPI_Comm_get_name, PMPI_Comm_get_name);
 int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen) {
     static const char fn[] = "MPI_Comm_get_name";
     CO_ENTER(fn);
@@ -109,7 +109,7 @@ int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen) {
 
 /* ---- Construction ---------------------------------------------------------------------------- */
 
-#pragma weak MPI_Comm_dup = PMPI_Comm_dup
+CO_WEAK(MPI_Comm_dup, PMPI_Comm_dup);
 int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
     static const char fn[] = "MPI_Comm_dup";
     CO_ENTER(fn);
@@ -122,7 +122,7 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
     return rc;
 }
 
-#pragma weak MPI_Comm_split = PMPI_Comm_split
+CO_WEAK(MPI_Comm_split, PMPI_Comm_split);
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
     static const char fn[] = "MPI_Comm_split";
     CO_ENTER(fn);
@@ -135,7 +135,7 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
     return rc;
 }
 
-#pragma weak MPI_Comm_split_type = PMPI_Comm_split_type
+CO_WEAK(MPI_Comm_split_type, PMPI_Comm_split_type);
 int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) {
     static const char fn[] = "MPI_Comm_split_type";
     CO_ENTER(fn);
@@ -157,7 +157,7 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
     return rc;
 }
 
-#pragma weak MPI_Comm_create = PMPI_Comm_create
+CO_WEAK(MPI_Comm_create, PMPI_Comm_create);
 int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
     static const char fn[] = "MPI_Comm_create";
     CO_ENTER(fn);
@@ -172,7 +172,7 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
     return rc;
 }
 
-#pragma weak MPI_Comm_create_group = PMPI_Comm_create_group
+CO_WEAK(MPI_Comm_create_group, PMPI_Comm_create_group);
 int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm) {
     static const char fn[] = "MPI_Comm_create_group";
     CO_ENTER(fn);
@@ -188,7 +188,7 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
     return rc;
 }
 
-#pragma weak MPI_Comm_free = PMPI_Comm_free
+CO_WEAK(MPI_Comm_free, PMPI_Comm_free);
 int PMPI_Comm_free(MPI_Comm *comm) {
     static const char fn[] = "MPI_Comm_free";
     CO_ENTER(fn);
@@ -203,7 +203,7 @@ int PMPI_Comm_free(MPI_Comm *comm) {
     return rc;
 }
 
-#pragma weak MPI_Comm_compare = PMPI_Comm_compare
+CO_WEAK(MPI_Comm_compare, PMPI_Comm_compare);
 int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result) {
     static const char fn[] = "MPI_Comm_compare";
     CO_ENTER(fn);
@@ -230,7 +230,7 @@ int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result) {
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Comm_group = PMPI_Comm_group
+CO_WEAK(MPI_Comm_group, PMPI_Comm_group);
 int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group) {
     static const char fn[] = "MPI_Comm_group";
     CO_ENTER(fn);
@@ -243,7 +243,7 @@ int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group) {
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Comm_remote_group = PMPI_Comm_remote_group
+CO_WEAK(MPI_Comm_remote_group, PMPI_Comm_remote_group);
 int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group) {
     static const char fn[] = "MPI_Comm_remote_group";
     CO_ENTER(fn);
@@ -260,7 +260,7 @@ int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group) {
 /* ---- Intercommunicators -----------------------------------------------------------------------
  */
 
-#pragma weak MPI_Intercomm_create = PMPI_Intercomm_create
+CO_WEAK(MPI_Intercomm_create, PMPI_Intercomm_create);
 int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
                           int remote_leader, int tag, MPI_Comm *newintercomm) {
     static const char fn[] = "MPI_Intercomm_create";
@@ -288,7 +288,7 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
     return rc;
 }
 
-#pragma weak MPI_Intercomm_merge = PMPI_Intercomm_merge
+CO_WEAK(MPI_Intercomm_merge, PMPI_Intercomm_merge);
 int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) {
     static const char fn[] = "MPI_Intercomm_merge";
     CO_ENTER(fn);
@@ -310,7 +310,7 @@ static int predefined_keyval(int keyval) {
 }
 
 /* The predefined attributes; values are addresses of ints, as the standard requires. */
-#pragma weak MPI_Comm_get_attr = PMPI_Comm_get_attr
+CO_WEAK(MPI_Comm_get_attr, PMPI_Comm_get_attr);
 int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag) {
     static const char fn[] = "MPI_Comm_get_attr";
     static int tag_ub = INT_MAX, wtime_global = 0, host = MPI_PROC_NULL, io = MPI_ANY_SOURCE;
@@ -346,7 +346,7 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int 
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Comm_set_attr = PMPI_Comm_set_attr
+CO_WEAK(MPI_Comm_set_attr, PMPI_Comm_set_attr);
 int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val) {
     static const char fn[] = "MPI_Comm_set_attr";
     CO_ENTER(fn);
@@ -363,7 +363,7 @@ int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val) {
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Comm_delete_attr = PMPI_Comm_delete_attr
+CO_WEAK(MPI_Comm_delete_attr, PMPI_Comm_delete_attr);
 int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval) {
     static const char fn[] = "MPI_Comm_delete_attr";
     CO_ENTER(fn);
@@ -381,7 +381,7 @@ int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval) {
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Comm_create_keyval = PMPI_Comm_create_keyval
+CO_WEAK(MPI_Comm_create_keyval, PMPI_Comm_create_keyval);
 int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
                             MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval,
                             void *extra_state) {
@@ -393,7 +393,7 @@ int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Comm_free_keyval = PMPI_Comm_free_keyval
+CO_WEAK(MPI_Comm_free_keyval, PMPI_Comm_free_keyval);
 int PMPI_Comm_free_keyval(int *comm_keyval) {
     static const char fn[] = "MPI_Comm_free_keyval";
     CO_ENTER(fn);
@@ -409,7 +409,7 @@ int PMPI_Comm_free_keyval(int *comm_keyval) {
 /* ---- Extensions --------------------------------------------------------------------------------
  */
 
-#pragma weak MPIX_Comm_get_id = PMPIX_Comm_get_id
+CO_WEAK(MPIX_Comm_get_id, PMPIX_Comm_get_id);
 int PMPIX_Comm_get_id(MPI_Comm comm, uint64_t *id) {
     static const char fn[] = "MPIX_Comm_get_id";
     CO_ENTER(fn);
@@ -421,7 +421,7 @@ int PMPIX_Comm_get_id(MPI_Comm comm, uint64_t *id) {
     return MPI_SUCCESS;
 }
 
-#pragma weak MPIX_Comm_id_stats = PMPIX_Comm_id_stats
+CO_WEAK(MPIX_Comm_id_stats, PMPIX_Comm_id_stats);
 int PMPIX_Comm_id_stats(uint64_t values[MPIX_ID_STATS]) {
     static const char fn[] = "MPIX_Comm_id_stats";
     CO_ENTER(fn);

@@ -57,7 +57,7 @@ static int publish(const char *fn, int rc, co_dtype *dt, int combiner, int nints
 /* ---- Constructors -----------------------------------------------------------------------------
  */
 
-#pragma weak MPI_Type_contiguous = PMPI_Type_contiguous
+CO_WEAK(MPI_Type_contiguous, PMPI_Type_contiguous);
 int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype) {
     static const char fn[] = "MPI_Type_contiguous";
     CO_ENTER(fn);
@@ -90,13 +90,13 @@ static int vector_common(const char *fn, int count, int blocklength, MPI_Aint st
     return publish(fn, rc, dt, MPI_COMBINER_VECTOR, 3, ints, 0, NULL, 1, &old, newtype);
 }
 
-#pragma weak MPI_Type_vector = PMPI_Type_vector
+CO_WEAK(MPI_Type_vector, PMPI_Type_vector);
 int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
                      MPI_Datatype *newtype) {
     return vector_common("MPI_Type_vector", count, blocklength, stride, 0, oldtype, newtype);
 }
 
-#pragma weak MPI_Type_create_hvector = PMPI_Type_create_hvector
+CO_WEAK(MPI_Type_create_hvector, PMPI_Type_create_hvector);
 int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
                              MPI_Datatype *newtype) {
     return vector_common("MPI_Type_create_hvector", count, blocklength, stride, 1, oldtype,
@@ -149,7 +149,7 @@ static int indexed_common(const char *fn, int combiner, int count, const int *bl
     return rc;
 }
 
-#pragma weak MPI_Type_indexed = PMPI_Type_indexed
+CO_WEAK(MPI_Type_indexed, PMPI_Type_indexed);
 int PMPI_Type_indexed(int count, const int array_of_blocklengths[],
                       const int array_of_displacements[], MPI_Datatype oldtype,
                       MPI_Datatype *newtype) {
@@ -157,7 +157,7 @@ int PMPI_Type_indexed(int count, const int array_of_blocklengths[],
                           array_of_displacements, NULL, oldtype, newtype);
 }
 
-#pragma weak MPI_Type_create_hindexed = PMPI_Type_create_hindexed
+CO_WEAK(MPI_Type_create_hindexed, PMPI_Type_create_hindexed);
 int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
                               const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
                               MPI_Datatype *newtype) {
@@ -165,14 +165,14 @@ int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
                           array_of_blocklengths, 0, NULL, array_of_displacements, oldtype, newtype);
 }
 
-#pragma weak MPI_Type_create_indexed_block = PMPI_Type_create_indexed_block
+CO_WEAK(MPI_Type_create_indexed_block, PMPI_Type_create_indexed_block);
 int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[],
                                    MPI_Datatype oldtype, MPI_Datatype *newtype) {
     return indexed_common("MPI_Type_create_indexed_block", MPI_COMBINER_INDEXED_BLOCK, count, NULL,
                           blocklength, array_of_displacements, NULL, oldtype, newtype);
 }
 
-#pragma weak MPI_Type_create_hindexed_block = PMPI_Type_create_hindexed_block
+CO_WEAK(MPI_Type_create_hindexed_block, PMPI_Type_create_hindexed_block);
 int PMPI_Type_create_hindexed_block(int count, int blocklength,
                                     const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
                                     MPI_Datatype *newtype) {
@@ -180,7 +180,7 @@ int PMPI_Type_create_hindexed_block(int count, int blocklength,
                           NULL, blocklength, NULL, array_of_displacements, oldtype, newtype);
 }
 
-#pragma weak MPI_Type_create_struct = PMPI_Type_create_struct
+CO_WEAK(MPI_Type_create_struct, PMPI_Type_create_struct);
 int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
                             const MPI_Aint array_of_displacements[],
                             const MPI_Datatype array_of_types[], MPI_Datatype *newtype) {
@@ -222,7 +222,7 @@ int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
     return rc;
 }
 
-#pragma weak MPI_Type_create_subarray = PMPI_Type_create_subarray
+CO_WEAK(MPI_Type_create_subarray, PMPI_Type_create_subarray);
 int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
                               const int array_of_starts[], int order, MPI_Datatype oldtype,
                               MPI_Datatype *newtype) {
@@ -266,7 +266,7 @@ int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int a
     return rc;
 }
 
-#pragma weak MPI_Type_create_resized = PMPI_Type_create_resized
+CO_WEAK(MPI_Type_create_resized, PMPI_Type_create_resized);
 int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
                              MPI_Datatype *newtype) {
     static const char fn[] = "MPI_Type_create_resized";
@@ -281,7 +281,7 @@ int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
     return publish(fn, rc, dt, MPI_COMBINER_RESIZED, 0, NULL, 2, addrs, 1, &old, newtype);
 }
 
-#pragma weak MPI_Type_dup = PMPI_Type_dup
+CO_WEAK(MPI_Type_dup, PMPI_Type_dup);
 int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype) {
     static const char fn[] = "MPI_Type_dup";
     CO_ENTER(fn);
@@ -298,7 +298,7 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype) {
 /* ---- Life cycle -------------------------------------------------------------------------------
  */
 
-#pragma weak MPI_Type_commit = PMPI_Type_commit
+CO_WEAK(MPI_Type_commit, PMPI_Type_commit);
 int PMPI_Type_commit(MPI_Datatype *datatype) {
     static const char fn[] = "MPI_Type_commit";
     CO_ENTER(fn);
@@ -310,7 +310,7 @@ int PMPI_Type_commit(MPI_Datatype *datatype) {
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Type_free = PMPI_Type_free
+CO_WEAK(MPI_Type_free, PMPI_Type_free);
 int PMPI_Type_free(MPI_Datatype *datatype) {
     static const char fn[] = "MPI_Type_free";
     CO_ENTER(fn);
@@ -330,7 +330,7 @@ int PMPI_Type_free(MPI_Datatype *datatype) {
 /* ---- Queries ----------------------------------------------------------------------------------
  */
 
-#pragma weak MPI_Type_size = PMPI_Type_size
+CO_WEAK(MPI_Type_size, PMPI_Type_size);
 int PMPI_Type_size(MPI_Datatype datatype, int *size) {
     static const char fn[] = "MPI_Type_size";
     CO_ENTER(fn);
@@ -342,7 +342,7 @@ int PMPI_Type_size(MPI_Datatype datatype, int *size) {
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Type_size_x = PMPI_Type_size_x
+CO_WEAK(MPI_Type_size_x, PMPI_Type_size_x);
 int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size) {
     static const char fn[] = "MPI_Type_size_x";
     CO_ENTER(fn);
@@ -354,7 +354,7 @@ int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size) {
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Type_get_extent = PMPI_Type_get_extent
+CO_WEAK(MPI_Type_get_extent, PMPI_Type_get_extent);
 int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent) {
     static const char fn[] = "MPI_Type_get_extent";
     CO_ENTER(fn);
@@ -367,7 +367,7 @@ int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent) 
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Type_get_extent_x = PMPI_Type_get_extent_x
+CO_WEAK(MPI_Type_get_extent_x, PMPI_Type_get_extent_x);
 int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent) {
     static const char fn[] = "MPI_Type_get_extent_x";
     CO_ENTER(fn);
@@ -380,7 +380,7 @@ int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *exte
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Type_get_true_extent = PMPI_Type_get_true_extent
+CO_WEAK(MPI_Type_get_true_extent, PMPI_Type_get_true_extent);
 int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent) {
     static const char fn[] = "MPI_Type_get_true_extent";
     CO_ENTER(fn);
@@ -393,7 +393,7 @@ int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Type_get_true_extent_x = PMPI_Type_get_true_extent_x
+CO_WEAK(MPI_Type_get_true_extent_x, PMPI_Type_get_true_extent_x);
 int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent) {
     static const char fn[] = "MPI_Type_get_true_extent_x";
     CO_ENTER(fn);
@@ -407,7 +407,7 @@ int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_C
 }
 
 /* Deprecated MPI-1 forms, still used by old codes. */
-#pragma weak MPI_Type_extent = PMPI_Type_extent
+CO_WEAK(MPI_Type_extent, PMPI_Type_extent);
 int PMPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent) {
     static const char fn[] = "MPI_Type_extent";
     CO_ENTER(fn);
@@ -419,7 +419,7 @@ int PMPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent) {
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Type_lb = PMPI_Type_lb
+CO_WEAK(MPI_Type_lb, PMPI_Type_lb);
 int PMPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement) {
     static const char fn[] = "MPI_Type_lb";
     CO_ENTER(fn);
@@ -431,7 +431,7 @@ int PMPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement) {
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Type_ub = PMPI_Type_ub
+CO_WEAK(MPI_Type_ub, PMPI_Type_ub);
 int PMPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement) {
     static const char fn[] = "MPI_Type_ub";
     CO_ENTER(fn);
@@ -443,7 +443,7 @@ int PMPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement) {
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Type_get_envelope = PMPI_Type_get_envelope
+CO_WEAK(MPI_Type_get_envelope, PMPI_Type_get_envelope);
 int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses,
                            int *num_datatypes, int *combiner) {
     static const char fn[] = "MPI_Type_get_envelope";
@@ -460,7 +460,7 @@ int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_ad
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Type_get_contents = PMPI_Type_get_contents
+CO_WEAK(MPI_Type_get_contents, PMPI_Type_get_contents);
 int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses,
                            int max_datatypes, int array_of_integers[],
                            MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[]) {
@@ -512,7 +512,7 @@ int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addr
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Type_get_name = PMPI_Type_get_name
+CO_WEAK(MPI_Type_get_name, PMPI_Type_get_name);
 int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen) {
     static const char fn[] = "MPI_Type_get_name";
     CO_ENTER(fn);
@@ -527,7 +527,7 @@ int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen) {
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Type_set_name = PMPI_Type_set_name
+CO_WEAK(MPI_Type_set_name, PMPI_Type_set_name);
 int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name) {
     static const char fn[] = "MPI_Type_set_name";
     CO_ENTER(fn);
@@ -545,7 +545,7 @@ int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name) {
 /* ---- Addresses --------------------------------------------------------------------------------
  */
 
-#pragma weak MPI_Get_address = PMPI_Get_address
+CO_WEAK(MPI_Get_address, PMPI_Get_address);
 int PMPI_Get_address(const void *location, MPI_Aint *address) {
     CO_ENTER("MPI_Get_address");
     if (!address) return bad_arg("MPI_Get_address", "address is NULL");
@@ -553,7 +553,7 @@ int PMPI_Get_address(const void *location, MPI_Aint *address) {
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Address = PMPI_Address
+CO_WEAK(MPI_Address, PMPI_Address);
 int PMPI_Address(void *location, MPI_Aint *address) {
     CO_ENTER("MPI_Address");
     if (!address) return bad_arg("MPI_Address", "address is NULL");
@@ -562,12 +562,12 @@ int PMPI_Address(void *location, MPI_Aint *address) {
 }
 
 /* Address arithmetic in unsigned form: wrapping is defined, and addresses are unsigned. */
-#pragma weak MPI_Aint_add = PMPI_Aint_add
+CO_WEAK(MPI_Aint_add, PMPI_Aint_add);
 MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp) {
     return (MPI_Aint)((uintptr_t)base + (uintptr_t)disp);
 }
 
-#pragma weak MPI_Aint_diff = PMPI_Aint_diff
+CO_WEAK(MPI_Aint_diff, PMPI_Aint_diff);
 MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2) {
     return (MPI_Aint)((uintptr_t)addr1 - (uintptr_t)addr2);
 }
@@ -599,7 +599,7 @@ static int typed_overlaps(const co_dtype *dt, size_t count, const void *buf, con
     return 0;
 }
 
-#pragma weak MPI_Pack = PMPI_Pack
+CO_WEAK(MPI_Pack, PMPI_Pack);
 int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
               int *position, MPI_Comm comm) {
     static const char fn[] = "MPI_Pack";
@@ -629,7 +629,7 @@ int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbu
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Unpack = PMPI_Unpack
+CO_WEAK(MPI_Unpack, PMPI_Unpack);
 int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
                 MPI_Datatype datatype, MPI_Comm comm) {
     static const char fn[] = "MPI_Unpack";
@@ -659,7 +659,7 @@ int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int 
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Pack_size = PMPI_Pack_size
+CO_WEAK(MPI_Pack_size, PMPI_Pack_size);
 int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size) {
     static const char fn[] = "MPI_Pack_size";
     CO_ENTER(fn);

@@ -15,7 +15,7 @@ int co_api_not_initialized(const char *fn) {
     co_abort_job(MPI_ERR_OTHER, CO_ABORT_FATAL_ERROR, msg);
 }
 
-#pragma weak MPI_Init = PMPI_Init
+CO_WEAK(MPI_Init, PMPI_Init);
 int PMPI_Init(int *argc, char ***argv) {
     if (co_st.initialized || co_st.finalized)
         return co_error(NULL, "MPI_Init", MPI_ERR_OTHER, "MPI_Init called twice");
@@ -23,46 +23,46 @@ int PMPI_Init(int *argc, char ***argv) {
     return co_init(argc, argv, MPI_THREAD_SINGLE, &provided);
 }
 
-#pragma weak MPI_Init_thread = PMPI_Init_thread
+CO_WEAK(MPI_Init_thread, PMPI_Init_thread);
 int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
     if (co_st.initialized || co_st.finalized)
         return co_error(NULL, "MPI_Init_thread", MPI_ERR_OTHER, "MPI_Init called twice");
     return co_init(argc, argv, required, provided);
 }
 
-#pragma weak MPI_Initialized = PMPI_Initialized
+CO_WEAK(MPI_Initialized, PMPI_Initialized);
 int PMPI_Initialized(int *flag) {
     *flag = co_st.initialized;
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Finalized = PMPI_Finalized
+CO_WEAK(MPI_Finalized, PMPI_Finalized);
 int PMPI_Finalized(int *flag) {
     *flag = co_st.finalized;
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Finalize = PMPI_Finalize
+CO_WEAK(MPI_Finalize, PMPI_Finalize);
 int PMPI_Finalize(void) {
     CO_ENTER("MPI_Finalize");
     return co_finalize();
 }
 
-#pragma weak MPI_Query_thread = PMPI_Query_thread
+CO_WEAK(MPI_Query_thread, PMPI_Query_thread);
 int PMPI_Query_thread(int *provided) {
     CO_ENTER("MPI_Query_thread");
     *provided = co_st.thread_level;
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Is_thread_main = PMPI_Is_thread_main
+CO_WEAK(MPI_Is_thread_main, PMPI_Is_thread_main);
 int PMPI_Is_thread_main(int *flag) {
     CO_ENTER("MPI_Is_thread_main");
     *flag = 1;
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Abort = PMPI_Abort
+CO_WEAK(MPI_Abort, PMPI_Abort);
 int PMPI_Abort(MPI_Comm comm, int errorcode) {
     (void)comm; /* every rank of the job ends, whatever the communicator */
     char msg[160];
@@ -71,19 +71,19 @@ int PMPI_Abort(MPI_Comm comm, int errorcode) {
     co_abort_job(errorcode, CO_ABORT_CALLED, co_st.cfg.log_level >= CO_LOG_INFO ? msg : NULL);
 }
 
-#pragma weak MPI_Wtime = PMPI_Wtime
+CO_WEAK(MPI_Wtime, PMPI_Wtime);
 double PMPI_Wtime(void) {
     return co_wtime();
 }
 
-#pragma weak MPI_Wtick = PMPI_Wtick
+CO_WEAK(MPI_Wtick, PMPI_Wtick);
 double PMPI_Wtick(void) {
     struct timespec ts;
     clock_getres(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-#pragma weak MPI_Get_processor_name = PMPI_Get_processor_name
+CO_WEAK(MPI_Get_processor_name, PMPI_Get_processor_name);
 int PMPI_Get_processor_name(char *name, int *resultlen) {
     CO_ENTER("MPI_Get_processor_name");
     strcpy(name, co_st.processor_name);
@@ -91,14 +91,14 @@ int PMPI_Get_processor_name(char *name, int *resultlen) {
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Get_version = PMPI_Get_version
+CO_WEAK(MPI_Get_version, PMPI_Get_version);
 int PMPI_Get_version(int *version, int *subversion) {
     *version = MPI_VERSION;
     *subversion = MPI_SUBVERSION;
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Get_library_version = PMPI_Get_library_version
+CO_WEAK(MPI_Get_library_version, PMPI_Get_library_version);
 int PMPI_Get_library_version(char *version, int *resultlen) {
     int n = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
                      "Cohort %s (MPI %d.%d), shared-memory transport", COHORT_VERSION_STRING,
@@ -107,7 +107,7 @@ int PMPI_Get_library_version(char *version, int *resultlen) {
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Alloc_mem = PMPI_Alloc_mem
+CO_WEAK(MPI_Alloc_mem, PMPI_Alloc_mem);
 int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr) {
     (void)info;
     CO_ENTER("MPI_Alloc_mem");
@@ -121,7 +121,7 @@ int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr) {
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Free_mem = PMPI_Free_mem
+CO_WEAK(MPI_Free_mem, PMPI_Free_mem);
 int PMPI_Free_mem(void *base) {
     CO_ENTER("MPI_Free_mem");
     free(base);
@@ -130,7 +130,7 @@ int PMPI_Free_mem(void *base) {
 
 /* ---- Errors ---------------------------------------------------------------------------------- */
 
-#pragma weak MPI_Error_class = PMPI_Error_class
+CO_WEAK(MPI_Error_class, PMPI_Error_class);
 int PMPI_Error_class(int errorcode, int *errorclass) {
     if (errorcode < 0 || errorcode > MPI_ERR_LASTCODE)
         return co_error(NULL, "MPI_Error_class", MPI_ERR_ARG, "invalid error code %d", errorcode);
@@ -138,7 +138,7 @@ int PMPI_Error_class(int errorcode, int *errorclass) {
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Error_string = PMPI_Error_string
+CO_WEAK(MPI_Error_string, PMPI_Error_string);
 int PMPI_Error_string(int errorcode, char *string, int *resultlen) {
     const char *text = co_error_class_text(errorcode);
     if (!text)
@@ -152,7 +152,7 @@ static co_errhandler *errh_get(MPI_Errhandler h) {
     return co_htab_get(&co_st.errhs, h);
 }
 
-#pragma weak MPI_Comm_set_errhandler = PMPI_Comm_set_errhandler
+CO_WEAK(MPI_Comm_set_errhandler, PMPI_Comm_set_errhandler);
 int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
     static const char fn[] = "MPI_Comm_set_errhandler";
     CO_ENTER(fn);
@@ -171,7 +171,7 @@ int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Comm_get_errhandler = PMPI_Comm_get_errhandler
+CO_WEAK(MPI_Comm_get_errhandler, PMPI_Comm_get_errhandler);
 int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler) {
     static const char fn[] = "MPI_Comm_get_errhandler";
     CO_ENTER(fn);
@@ -183,7 +183,7 @@ int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler) {
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Comm_create_errhandler = PMPI_Comm_create_errhandler
+CO_WEAK(MPI_Comm_create_errhandler, PMPI_Comm_create_errhandler);
 int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *function,
                                 MPI_Errhandler *errhandler) {
     static const char fn[] = "MPI_Comm_create_errhandler";
@@ -202,7 +202,7 @@ int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *function,
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Errhandler_free = PMPI_Errhandler_free
+CO_WEAK(MPI_Errhandler_free, PMPI_Errhandler_free);
 int PMPI_Errhandler_free(MPI_Errhandler *errhandler) {
     static const char fn[] = "MPI_Errhandler_free";
     CO_ENTER(fn);
@@ -216,7 +216,7 @@ int PMPI_Errhandler_free(MPI_Errhandler *errhandler) {
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Comm_call_errhandler = PMPI_Comm_call_errhandler
+CO_WEAK(MPI_Comm_call_errhandler, PMPI_Comm_call_errhandler);
 int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
     static const char fn[] = "MPI_Comm_call_errhandler";
     CO_ENTER(fn);

@@ -35,7 +35,7 @@ static int *ints(int n) {
     return p;
 }
 
-#pragma weak MPI_Group_size = PMPI_Group_size
+CO_WEAK(MPI_Group_size, PMPI_Group_size);
 int PMPI_Group_size(MPI_Group group, int *size) {
     static const char fn[] = "MPI_Group_size";
     CO_ENTER(fn);
@@ -47,7 +47,7 @@ int PMPI_Group_size(MPI_Group group, int *size) {
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Group_rank = PMPI_Group_rank
+CO_WEAK(MPI_Group_rank, PMPI_Group_rank);
 int PMPI_Group_rank(MPI_Group group, int *rank) {
     static const char fn[] = "MPI_Group_rank";
     CO_ENTER(fn);
@@ -59,7 +59,7 @@ int PMPI_Group_rank(MPI_Group group, int *rank) {
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Group_translate_ranks = PMPI_Group_translate_ranks
+CO_WEAK(MPI_Group_translate_ranks, PMPI_Group_translate_ranks);
 int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2,
                                int ranks2[]) {
     static const char fn[] = "MPI_Group_translate_ranks";
@@ -88,7 +88,7 @@ int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Group_compare = PMPI_Group_compare
+CO_WEAK(MPI_Group_compare, PMPI_Group_compare);
 int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result) {
     static const char fn[] = "MPI_Group_compare";
     CO_ENTER(fn);
@@ -127,19 +127,19 @@ static int set_op(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup, int o
     return group_out(fn, w, n, newgroup);
 }
 
-#pragma weak MPI_Group_union = PMPI_Group_union
+CO_WEAK(MPI_Group_union, PMPI_Group_union);
 int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) {
     CO_ENTER("MPI_Group_union");
     return set_op(group1, group2, newgroup, SET_UNION, "MPI_Group_union");
 }
 
-#pragma weak MPI_Group_intersection = PMPI_Group_intersection
+CO_WEAK(MPI_Group_intersection, PMPI_Group_intersection);
 int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) {
     CO_ENTER("MPI_Group_intersection");
     return set_op(group1, group2, newgroup, SET_INTERSECTION, "MPI_Group_intersection");
 }
 
-#pragma weak MPI_Group_difference = PMPI_Group_difference
+CO_WEAK(MPI_Group_difference, PMPI_Group_difference);
 int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) {
     CO_ENTER("MPI_Group_difference");
     return set_op(group1, group2, newgroup, SET_DIFFERENCE, "MPI_Group_difference");
@@ -185,13 +185,13 @@ static int incl_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgr
     return group_out(fn, w, k, newgroup);
 }
 
-#pragma weak MPI_Group_incl = PMPI_Group_incl
+CO_WEAK(MPI_Group_incl, PMPI_Group_incl);
 int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup) {
     CO_ENTER("MPI_Group_incl");
     return incl_excl(group, n, ranks, newgroup, 0, "MPI_Group_incl");
 }
 
-#pragma weak MPI_Group_excl = PMPI_Group_excl
+CO_WEAK(MPI_Group_excl, PMPI_Group_excl);
 int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup) {
     CO_ENTER("MPI_Group_excl");
     return incl_excl(group, n, ranks, newgroup, 1, "MPI_Group_excl");
@@ -261,19 +261,19 @@ static int range_incl_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *n
     return group_out(fn, w, m, newgroup);
 }
 
-#pragma weak MPI_Group_range_incl = PMPI_Group_range_incl
+CO_WEAK(MPI_Group_range_incl, PMPI_Group_range_incl);
 int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup) {
     CO_ENTER("MPI_Group_range_incl");
     return range_incl_excl(group, n, ranges, newgroup, 0, "MPI_Group_range_incl");
 }
 
-#pragma weak MPI_Group_range_excl = PMPI_Group_range_excl
+CO_WEAK(MPI_Group_range_excl, PMPI_Group_range_excl);
 int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup) {
     CO_ENTER("MPI_Group_range_excl");
     return range_incl_excl(group, n, ranges, newgroup, 1, "MPI_Group_range_excl");
 }
 
-#pragma weak MPI_Group_free = PMPI_Group_free
+CO_WEAK(MPI_Group_free, PMPI_Group_free);
 int PMPI_Group_free(MPI_Group *group) {
     static const char fn[] = "MPI_Group_free";
     CO_ENTER(fn);

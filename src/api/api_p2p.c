@@ -57,18 +57,18 @@ static int send_common(const char *fn, const void *buf, int count, MPI_Datatype 
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Send = PMPI_Send
+CO_WEAK(MPI_Send, PMPI_Send);
 int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
     return send_common("MPI_Send", buf, count, datatype, dest, tag, comm, CO_MODE_STD);
 }
 
-#pragma weak MPI_Ssend = PMPI_Ssend
+CO_WEAK(MPI_Ssend, PMPI_Ssend);
 int PMPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                MPI_Comm comm) {
     return send_common("MPI_Ssend", buf, count, datatype, dest, tag, comm, CO_MODE_SYNC);
 }
 
-#pragma weak MPI_Rsend = PMPI_Rsend
+CO_WEAK(MPI_Rsend, PMPI_Rsend);
 int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                MPI_Comm comm) {
     return send_common("MPI_Rsend", buf, count, datatype, dest, tag, comm, CO_MODE_STD);
@@ -108,13 +108,13 @@ static int bsend_start(const char *fn, const void *buf, int count, MPI_Datatype 
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Bsend = PMPI_Bsend
+CO_WEAK(MPI_Bsend, PMPI_Bsend);
 int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                MPI_Comm comm) {
     return bsend_start("MPI_Bsend", buf, count, datatype, dest, tag, comm);
 }
 
-#pragma weak MPI_Ibsend = PMPI_Ibsend
+CO_WEAK(MPI_Ibsend, PMPI_Ibsend);
 int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                 MPI_Request *request) {
     int rc = bsend_start("MPI_Ibsend", buf, count, datatype, dest, tag, comm);
@@ -127,7 +127,7 @@ int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Buffer_attach = PMPI_Buffer_attach
+CO_WEAK(MPI_Buffer_attach, PMPI_Buffer_attach);
 int PMPI_Buffer_attach(void *buffer, int size) {
     CO_ENTER("MPI_Buffer_attach");
     if (co_st.bsend_buf)
@@ -140,7 +140,7 @@ int PMPI_Buffer_attach(void *buffer, int size) {
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Buffer_detach = PMPI_Buffer_detach
+CO_WEAK(MPI_Buffer_detach, PMPI_Buffer_detach);
 int PMPI_Buffer_detach(void *buffer_addr, int *size) {
     CO_ENTER("MPI_Buffer_detach");
     while (co_st.bsend_pending) co_progress(); /* MPI: detach waits for buffered messages */
@@ -151,25 +151,25 @@ int PMPI_Buffer_detach(void *buffer_addr, int *size) {
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Isend = PMPI_Isend
+CO_WEAK(MPI_Isend, PMPI_Isend);
 int PMPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                MPI_Request *request) {
     return isend_common("MPI_Isend", buf, count, datatype, dest, tag, comm, CO_MODE_STD, request);
 }
 
-#pragma weak MPI_Issend = PMPI_Issend
+CO_WEAK(MPI_Issend, PMPI_Issend);
 int PMPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                 MPI_Request *request) {
     return isend_common("MPI_Issend", buf, count, datatype, dest, tag, comm, CO_MODE_SYNC, request);
 }
 
-#pragma weak MPI_Irsend = PMPI_Irsend
+CO_WEAK(MPI_Irsend, PMPI_Irsend);
 int PMPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                 MPI_Request *request) {
     return isend_common("MPI_Irsend", buf, count, datatype, dest, tag, comm, CO_MODE_STD, request);
 }
 
-#pragma weak MPI_Irecv = PMPI_Irecv
+CO_WEAK(MPI_Irecv, PMPI_Irecv);
 int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                MPI_Request *request) {
     static const char fn[] = "MPI_Irecv";
@@ -193,7 +193,7 @@ static int truncated(co_comm *c, const char *fn, const co_req *r) {
                     r->status.source, r->status.tag, r->count * r->dt->size);
 }
 
-#pragma weak MPI_Recv = PMPI_Recv
+CO_WEAK(MPI_Recv, PMPI_Recv);
 int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
               MPI_Status *status) {
     static const char fn[] = "MPI_Recv";
@@ -213,7 +213,7 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
     return rc;
 }
 
-#pragma weak MPI_Sendrecv = PMPI_Sendrecv
+CO_WEAK(MPI_Sendrecv, PMPI_Sendrecv);
 int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                   void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
                   MPI_Comm comm, MPI_Status *status) {
@@ -241,7 +241,7 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
     return rc;
 }
 
-#pragma weak MPI_Sendrecv_replace = PMPI_Sendrecv_replace
+CO_WEAK(MPI_Sendrecv_replace, PMPI_Sendrecv_replace);
 int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
                           int source, int recvtag, MPI_Comm comm, MPI_Status *status) {
     static const char fn[] = "MPI_Sendrecv_replace";
@@ -320,7 +320,7 @@ static int completion_error(const char *fn, co_comm *c, int err, const co_status
     return co_error(c, fn, err, "request failed");
 }
 
-#pragma weak MPI_Wait = PMPI_Wait
+CO_WEAK(MPI_Wait, PMPI_Wait);
 int PMPI_Wait(MPI_Request *request, MPI_Status *status) {
     static const char fn[] = "MPI_Wait";
     CO_ENTER(fn);
@@ -337,7 +337,7 @@ int PMPI_Wait(MPI_Request *request, MPI_Status *status) {
     return err ? completion_error(fn, c, err, &s) : MPI_SUCCESS;
 }
 
-#pragma weak MPI_Test = PMPI_Test
+CO_WEAK(MPI_Test, PMPI_Test);
 int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
     static const char fn[] = "MPI_Test";
     CO_ENTER(fn);
@@ -407,12 +407,12 @@ static int all_common(const char *fn, int count, MPI_Request reqs[], MPI_Status 
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Waitall = PMPI_Waitall
+CO_WEAK(MPI_Waitall, PMPI_Waitall);
 int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_of_statuses) {
     return all_common("MPI_Waitall", count, array_of_requests, array_of_statuses, 1, NULL);
 }
 
-#pragma weak MPI_Testall = PMPI_Testall
+CO_WEAK(MPI_Testall, PMPI_Testall);
 int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
                  MPI_Status *array_of_statuses) {
     return all_common("MPI_Testall", count, array_of_requests, array_of_statuses, 0, flag);
@@ -460,12 +460,12 @@ static int any_common(const char *fn, int count, MPI_Request reqs[], int *index,
     }
 }
 
-#pragma weak MPI_Waitany = PMPI_Waitany
+CO_WEAK(MPI_Waitany, PMPI_Waitany);
 int PMPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status) {
     return any_common("MPI_Waitany", count, array_of_requests, index, NULL, status, 1);
 }
 
-#pragma weak MPI_Testany = PMPI_Testany
+CO_WEAK(MPI_Testany, PMPI_Testany);
 int PMPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag,
                  MPI_Status *status) {
     return any_common("MPI_Testany", count, array_of_requests, index, flag, status, 0);
@@ -512,21 +512,21 @@ static int some_common(const char *fn, int incount, MPI_Request reqs[], int *out
     }
 }
 
-#pragma weak MPI_Waitsome = PMPI_Waitsome
+CO_WEAK(MPI_Waitsome, PMPI_Waitsome);
 int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
                   int array_of_indices[], MPI_Status *array_of_statuses) {
     return some_common("MPI_Waitsome", incount, array_of_requests, outcount, array_of_indices,
                        array_of_statuses, 1);
 }
 
-#pragma weak MPI_Testsome = PMPI_Testsome
+CO_WEAK(MPI_Testsome, PMPI_Testsome);
 int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
                   int array_of_indices[], MPI_Status *array_of_statuses) {
     return some_common("MPI_Testsome", incount, array_of_requests, outcount, array_of_indices,
                        array_of_statuses, 0);
 }
 
-#pragma weak MPI_Request_free = PMPI_Request_free
+CO_WEAK(MPI_Request_free, PMPI_Request_free);
 int PMPI_Request_free(MPI_Request *request) {
     static const char fn[] = "MPI_Request_free";
     CO_ENTER(fn);
@@ -545,7 +545,7 @@ int PMPI_Request_free(MPI_Request *request) {
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Request_get_status = PMPI_Request_get_status
+CO_WEAK(MPI_Request_get_status, PMPI_Request_get_status);
 int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) {
     static const char fn[] = "MPI_Request_get_status";
     CO_ENTER(fn);
@@ -562,7 +562,7 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) 
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Cancel = PMPI_Cancel
+CO_WEAK(MPI_Cancel, PMPI_Cancel);
 int PMPI_Cancel(MPI_Request *request) {
     static const char fn[] = "MPI_Cancel";
     CO_ENTER(fn);
@@ -571,7 +571,7 @@ int PMPI_Cancel(MPI_Request *request) {
     return co_req_cancel(r);
 }
 
-#pragma weak MPI_Test_cancelled = PMPI_Test_cancelled
+CO_WEAK(MPI_Test_cancelled, PMPI_Test_cancelled);
 int PMPI_Test_cancelled(const MPI_Status *status, int *flag) {
     CO_ENTER("MPI_Test_cancelled");
     *flag = status->co_cancelled;
@@ -600,17 +600,17 @@ static int probe_common(const char *fn, int source, int tag, MPI_Comm comm, int 
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Probe = PMPI_Probe
+CO_WEAK(MPI_Probe, PMPI_Probe);
 int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
     return probe_common("MPI_Probe", source, tag, comm, NULL, status, 1);
 }
 
-#pragma weak MPI_Iprobe = PMPI_Iprobe
+CO_WEAK(MPI_Iprobe, PMPI_Iprobe);
 int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) {
     return probe_common("MPI_Iprobe", source, tag, comm, flag, status, 0);
 }
 
-#pragma weak MPI_Get_count = PMPI_Get_count
+CO_WEAK(MPI_Get_count, PMPI_Get_count);
 int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count) {
     static const char fn[] = "MPI_Get_count";
     CO_ENTER(fn);
@@ -651,7 +651,7 @@ static int elements(const char *fn, const MPI_Status *status, MPI_Datatype datat
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Get_elements = PMPI_Get_elements
+CO_WEAK(MPI_Get_elements, PMPI_Get_elements);
 int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count) {
     MPI_Count n;
     int rc = elements("MPI_Get_elements", status, datatype, &n);
@@ -659,12 +659,12 @@ int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *coun
     return rc;
 }
 
-#pragma weak MPI_Get_elements_x = PMPI_Get_elements_x
+CO_WEAK(MPI_Get_elements_x, PMPI_Get_elements_x);
 int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count) {
     return elements("MPI_Get_elements_x", status, datatype, count);
 }
 
-#pragma weak MPI_Status_set_elements = PMPI_Status_set_elements
+CO_WEAK(MPI_Status_set_elements, PMPI_Status_set_elements);
 int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count) {
     static const char fn[] = "MPI_Status_set_elements";
     CO_ENTER(fn);
@@ -676,7 +676,7 @@ int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int coun
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Status_set_cancelled = PMPI_Status_set_cancelled
+CO_WEAK(MPI_Status_set_cancelled, PMPI_Status_set_cancelled);
 int PMPI_Status_set_cancelled(MPI_Status *status, int flag) {
     CO_ENTER("MPI_Status_set_cancelled");
     status->co_cancelled = flag;
@@ -708,20 +708,20 @@ static int persistent_init(const char *fn, void *buf, int count, MPI_Datatype ty
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Send_init = PMPI_Send_init
+CO_WEAK(MPI_Send_init, PMPI_Send_init);
 int PMPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                    MPI_Comm comm, MPI_Request *request) {
     return persistent_init("MPI_Send_init", (void *)buf, count, datatype, dest, tag, comm, 0,
                            request);
 }
 
-#pragma weak MPI_Recv_init = PMPI_Recv_init
+CO_WEAK(MPI_Recv_init, PMPI_Recv_init);
 int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                    MPI_Request *request) {
     return persistent_init("MPI_Recv_init", buf, count, datatype, source, tag, comm, 1, request);
 }
 
-#pragma weak MPI_Start = PMPI_Start
+CO_WEAK(MPI_Start, PMPI_Start);
 int PMPI_Start(MPI_Request *request) {
     static const char fn[] = "MPI_Start";
     CO_ENTER(fn);
@@ -731,7 +731,7 @@ int PMPI_Start(MPI_Request *request) {
     return r->kind == CO_REQ_PRECV ? co_recv_start(r) : co_send_start(r);
 }
 
-#pragma weak MPI_Startall = PMPI_Startall
+CO_WEAK(MPI_Startall, PMPI_Startall);
 int PMPI_Startall(int count, MPI_Request array_of_requests[]) {
     CO_ENTER("MPI_Startall");
     for (int i = 0; i < count; i++) {

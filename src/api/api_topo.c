@@ -14,7 +14,7 @@ static co_comm *api_cart(MPI_Comm comm, const char *fn, int *rc) {
     return c;
 }
 
-#pragma weak MPI_Cart_create = PMPI_Cart_create
+CO_WEAK(MPI_Cart_create, PMPI_Cart_create);
 int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[],
                      int reorder, MPI_Comm *comm_cart) {
     static const char fn[] = "MPI_Cart_create";
@@ -45,7 +45,7 @@ int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int p
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Cartdim_get = PMPI_Cartdim_get
+CO_WEAK(MPI_Cartdim_get, PMPI_Cartdim_get);
 int PMPI_Cartdim_get(MPI_Comm comm, int *ndims) {
     static const char fn[] = "MPI_Cartdim_get";
     CO_ENTER(fn);
@@ -57,7 +57,7 @@ int PMPI_Cartdim_get(MPI_Comm comm, int *ndims) {
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Cart_get = PMPI_Cart_get
+CO_WEAK(MPI_Cart_get, PMPI_Cart_get);
 int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]) {
     static const char fn[] = "MPI_Cart_get";
     CO_ENTER(fn);
@@ -78,7 +78,7 @@ int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coo
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Cart_coords = PMPI_Cart_coords
+CO_WEAK(MPI_Cart_coords, PMPI_Cart_coords);
 int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]) {
     static const char fn[] = "MPI_Cart_coords";
     CO_ENTER(fn);
@@ -96,7 +96,7 @@ int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]) {
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Cart_rank = PMPI_Cart_rank
+CO_WEAK(MPI_Cart_rank, PMPI_Cart_rank);
 int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank) {
     static const char fn[] = "MPI_Cart_rank";
     CO_ENTER(fn);
@@ -117,7 +117,7 @@ int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank) {
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Cart_shift = PMPI_Cart_shift
+CO_WEAK(MPI_Cart_shift, PMPI_Cart_shift);
 int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest) {
     static const char fn[] = "MPI_Cart_shift";
     CO_ENTER(fn);
@@ -144,7 +144,7 @@ int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, in
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Cart_sub = PMPI_Cart_sub
+CO_WEAK(MPI_Cart_sub, PMPI_Cart_sub);
 int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm) {
     static const char fn[] = "MPI_Cart_sub";
     CO_ENTER(fn);
@@ -177,7 +177,7 @@ int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm) {
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Topo_test = PMPI_Topo_test
+CO_WEAK(MPI_Topo_test, PMPI_Topo_test);
 int PMPI_Topo_test(MPI_Comm comm, int *status) {
     static const char fn[] = "MPI_Topo_test";
     CO_ENTER(fn);
@@ -213,7 +213,7 @@ static void dims_search(int n, int k, int maxd, int *cur, int depth, int *best, 
     }
 }
 
-#pragma weak MPI_Dims_create = PMPI_Dims_create
+CO_WEAK(MPI_Dims_create, PMPI_Dims_create);
 int PMPI_Dims_create(int nnodes, int ndims, int dims[]) {
     static const char fn[] = "MPI_Dims_create";
     CO_ENTER(fn);

@@ -10,28 +10,28 @@
         return co_error(co_comm_get(comm), fn, MPI_ERR_UNSUPPORTED_OPERATION, "not implemented");  \
     } while (0)
 
-#pragma weak MPI_Win_create = PMPI_Win_create
+CO_WEAK(MPI_Win_create, PMPI_Win_create);
 int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                     MPI_Win *win) {
     (void)base, (void)size, (void)disp_unit, (void)info, (void)win;
     UNSUPPORTED_ON("MPI_Win_create", comm);
 }
 
-#pragma weak MPI_Win_allocate = PMPI_Win_allocate
+CO_WEAK(MPI_Win_allocate, PMPI_Win_allocate);
 int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
                       MPI_Win *win) {
     (void)size, (void)disp_unit, (void)info, (void)baseptr, (void)win;
     UNSUPPORTED_ON("MPI_Win_allocate", comm);
 }
 
-#pragma weak MPI_Win_allocate_shared = PMPI_Win_allocate_shared
+CO_WEAK(MPI_Win_allocate_shared, PMPI_Win_allocate_shared);
 int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                              void *baseptr, MPI_Win *win) {
     (void)size, (void)disp_unit, (void)info, (void)baseptr, (void)win;
     UNSUPPORTED_ON("MPI_Win_allocate_shared", comm);
 }
 
-#pragma weak MPI_Win_create_dynamic = PMPI_Win_create_dynamic
+CO_WEAK(MPI_Win_create_dynamic, PMPI_Win_create_dynamic);
 int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win) {
     (void)info, (void)win;
     UNSUPPORTED_ON("MPI_Win_create_dynamic", comm);
@@ -39,12 +39,12 @@ int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win) {
 
 /* Window operations: no window can exist, so every handle is invalid. */
 #define WIN_FN(name, params, uses)                                                                 \
-    _Pragma(CO_STR(weak MPI_##name = PMPI_##name)) int PMPI_##name params {                        \
+    CO_WEAK(MPI_##name, PMPI_##name);                                                              \
+    int PMPI_##name params {                                                                       \
         uses;                                                                                      \
         CO_ENTER("MPI_" #name);                                                                    \
         UNSUPPORTED("MPI_" #name);                                                                 \
     }
-#define CO_STR(x) #x
 
 WIN_FN(Win_shared_query, (MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr),
        (void)win;
@@ -106,7 +106,7 @@ WIN_FN(Compare_and_swap,
        (void)compare_addr; (void)result_addr; (void)datatype; (void)target_rank; (void)target_disp;
        (void)win)
 
-#pragma weak MPI_Dist_graph_create = PMPI_Dist_graph_create
+CO_WEAK(MPI_Dist_graph_create, PMPI_Dist_graph_create);
 int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[],
                            const int destinations[], const int *weights, MPI_Info info, int reorder,
                            MPI_Comm *comm_dist_graph) {
@@ -115,7 +115,7 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const 
     UNSUPPORTED_ON("MPI_Dist_graph_create", comm_old);
 }
 
-#pragma weak MPI_Dist_graph_create_adjacent = PMPI_Dist_graph_create_adjacent
+CO_WEAK(MPI_Dist_graph_create_adjacent, PMPI_Dist_graph_create_adjacent);
 int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[],
                                     const int *sourceweights, int outdegree,
                                     const int destinations[], const int *destweights, MPI_Info info,
@@ -125,13 +125,13 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int s
     UNSUPPORTED_ON("MPI_Dist_graph_create_adjacent", comm_old);
 }
 
-#pragma weak MPI_Dist_graph_neighbors_count = PMPI_Dist_graph_neighbors_count
+CO_WEAK(MPI_Dist_graph_neighbors_count, PMPI_Dist_graph_neighbors_count);
 int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted) {
     (void)indegree, (void)outdegree, (void)weighted;
     UNSUPPORTED_ON("MPI_Dist_graph_neighbors_count", comm);
 }
 
-#pragma weak MPI_Dist_graph_neighbors = PMPI_Dist_graph_neighbors
+CO_WEAK(MPI_Dist_graph_neighbors, PMPI_Dist_graph_neighbors);
 int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int *sourceweights,
                               int maxoutdegree, int destinations[], int *destweights) {
     (void)maxindegree, (void)sources, (void)sourceweights, (void)maxoutdegree;
