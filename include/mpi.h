@@ -607,11 +607,12 @@ COHORT_FN(int, Pack_size, (int incount, MPI_Datatype datatype, MPI_Comm comm, in
 COHORT_FN(MPI_Aint, Aint_add, (MPI_Aint base, MPI_Aint disp))
 COHORT_FN(MPI_Aint, Aint_diff, (MPI_Aint addr1, MPI_Aint addr2))
 
-/* Info (minimal key/value store) */
+/* Info objects */
 COHORT_FN(int, Info_create, (MPI_Info * info))
 COHORT_FN(int, Info_set, (MPI_Info info, const char *key, const char *value))
 COHORT_FN(int, Info_get, (MPI_Info info, const char *key, int valuelen, char *value, int *flag))
 COHORT_FN(int, Info_delete, (MPI_Info info, const char *key))
+COHORT_FN(int, Info_get_valuelen, (MPI_Info info, const char *key, int *valuelen, int *flag))
 COHORT_FN(int, Info_get_nkeys, (MPI_Info info, int *nkeys))
 COHORT_FN(int, Info_get_nthkey, (MPI_Info info, int n, char *key))
 COHORT_FN(int, Info_dup, (MPI_Info info, MPI_Info *newinfo))

@@ -122,6 +122,17 @@ layout)
            lib/libcohort.so lib/libcohort.a lib/pkgconfig/cohort.pc lib/cmake/Cohort/CohortConfig.cmake; do
     [ -e "$BUILD/$f" ] || fail "build tree lacks $f"
   done
+  # every function mpi.h and mpix.h declare is in the library: MPI_x weak (so that a
+  # profiling library can replace it), PMPI_x strong
+  declared=$(sed -n 's/^COHORT_X\{0,1\}FN([^,]*, *\([A-Za-z0-9_]*\),.*/\1/p' \
+               "$BUILD/include/mpi.h" "$BUILD/include/mpix.h" | sort -u)
+  [ "$(echo "$declared" | wc -l)" -gt 150 ] || fail "could not read the declarations"
+  syms=$(nm -D --defined-only "$BUILD/lib/libcohort.so")
+  for fn in $declared; do
+    case "$fn" in Comm_get_id|Comm_id_stats) pre=MPIX_ ;; *) pre=MPI_ ;; esac
+    echo "$syms" | grep -q " W $pre$fn\$" || fail "libcohort.so lacks weak $pre$fn"
+    echo "$syms" | grep -q " T P$pre$fn\$" || fail "libcohort.so lacks P$pre$fn"
+  done
   ;;
 install)
   make -C "$SRC" --no-print-directory install BUILD="$BUILD" PREFIX="$work/prefix" > "$work/install.log" 2>&1 \

@@ -19,6 +19,9 @@
 #define CO_WEAK(alias_, target_)                                                                   \
     extern __typeof__(target_) alias_ __attribute__((weak, alias(#target_)))
 
+/* An info argument that may be MPI_INFO_NULL (api_info.c): MPI_ERR_INFO when invalid. */
+int co_api_info_arg(const char *fn, MPI_Info h);
+
 /* Every entry point after MPI_Init: a call outside Init..Finalize is a fatal usage error. */
 int co_api_not_initialized(const char *fn);
 #define CO_ENTER(fn)                                                                               \

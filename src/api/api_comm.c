@@ -139,11 +139,11 @@ CO_WEAK(MPI_Comm_split_type, PMPI_Comm_split_type);
 int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) {
     static const char fn[] = "MPI_Comm_split_type";
     CO_ENTER(fn);
-    (void)info; /* no hints are understood */
     int rc = MPI_SUCCESS;
     co_comm *c = co_api_comm(comm, fn, &rc), *n;
     if (!c) return rc;
     if ((rc = newcomm_arg(c, fn, newcomm)) || (rc = intra_only(c, fn))) return rc;
+    if ((rc = co_api_info_arg(fn, info))) return rc; /* checked; no hints are understood */
     /* Every rank of a job shares memory with every other (one node), so SHARED is one group. */
     char reason[80] = "";
     int err = 0;

@@ -369,7 +369,6 @@ int co_comm_init(void) {
     co_st.comms.kind = COHORT_KIND_COMM;
     co_st.groups.kind = COHORT_KIND_GROUP;
     co_st.errhs.kind = COHORT_KIND_ERRHANDLER;
-    co_st.infos.kind = COHORT_KIND_INFO;
     co_st.errh_fatal = builtin_errh(1);
     co_st.errh_return = builtin_errh(2);
     if (!co_st.errh_fatal || !co_st.errh_return) return MPI_ERR_NO_MEM;

@@ -50,6 +50,23 @@ void *co_htab_get(const co_htab *t, int handle);        /* NULL if stale or inva
 void co_htab_remove(co_htab *t, int handle);
 void co_htab_destroy(co_htab *t);
 
+/* Info objects (info.c). */
+typedef struct co_info {
+    int handle;
+    int predefined; /* MPI_INFO_ENV: read-only */
+    int n, cap;
+    char **keys, **vals;
+} co_info;
+int co_info_init(void);
+void co_info_fini(void);
+co_info *co_info_create(void); /* NULL when out of memory or handles */
+co_info *co_info_get(MPI_Info h);
+const char *co_info_lookup(const co_info *in, const char *key);
+int co_info_set(co_info *in, const char *key, const char *value);
+int co_info_delete(co_info *in, const char *key); /* -1: no such key */
+co_info *co_info_dup(const co_info *in);
+void co_info_free(co_info *in);
+
 /* ---- Objects --------------------------------------------------------------------------------- */
 typedef struct co_dtype co_dtype; /* src/dtype/dtype.h */
 typedef struct co_op co_op;       /* src/op/op.h */

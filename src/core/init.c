@@ -77,7 +77,7 @@ int co_init(int *argc, char ***argv, int required, int *provided) {
     if (provided) *provided = co_st.thread_level;
 
     int rc;
-    if ((rc = co_dtype_init()) || (rc = co_op_init()) || (rc = co_p2p_init()) ||
+    if ((rc = co_info_init()) || (rc = co_dtype_init()) || (rc = co_op_init()) || (rc = co_p2p_init()) ||
         (rc = co_comm_init()) || (rc = co_coll_init())) {
         fprintf(stderr, "cohort: initialisation failed (%s)\n", co_error_class_name(rc));
         return rc;
@@ -100,6 +100,7 @@ int co_finalize(void) {
     co_p2p_fini();
     co_op_fini();
     co_dtype_fini();
+    co_info_fini();
     atomic_store(&co_st.seg->ranks[co_st.world_rank].state, CO_RANK_FINALIZED);
     co_seg_detach(co_st.seg);
     co_st.seg = NULL;

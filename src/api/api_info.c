@@ -1,0 +1,169 @@
+/* MPI_Info_*: argument checks, then the store in core/info.c. Errors go to MPI_COMM_WORLD's
+ * handler. Keys longer than MPI_MAX_INFO_KEY and values longer than MPI_MAX_INFO_VAL are
+ * refused (MPI_ERR_INFO_KEY, MPI_ERR_INFO_VALUE); so are empty keys. */
+#include "api.h"
+
+static int bad(const char *fn, int cls, const char *why) {
+    return co_error(NULL, fn, cls, "%s", why);
+}
+
+/* A valid info handle; MPI_INFO_ENV only when `writable` is 0. */
+static co_info *arg_info(const char *fn, MPI_Info h, int writable, int *rc) {
+    co_info *in = co_info_get(h);
+    if (CO_UNLIKELY(!in)) {
+        *rc = co_error(NULL, fn, MPI_ERR_INFO, "%s",
+                       h == MPI_INFO_NULL ? "info is MPI_INFO_NULL"
+                                          : "invalid info object (freed or never created)");
+        return NULL;
+    }
+    if (writable && in->predefined) {
+        *rc = co_error(NULL, fn, MPI_ERR_INFO, "MPI_INFO_ENV cannot be changed or freed");
+        return NULL;
+    }
+    return in;
+}
+
+static int arg_key(const char *fn, const char *key) {
+    if (!key) return bad(fn, MPI_ERR_ARG, "key is NULL");
+    size_t n = strlen(key);
+    if (n == 0) return bad(fn, MPI_ERR_INFO_KEY, "key is empty");
+    if (n > MPI_MAX_INFO_KEY)
+        return co_error(NULL, fn, MPI_ERR_INFO_KEY,
+                        "key of %zu characters (MPI_MAX_INFO_KEY is %d)", n, MPI_MAX_INFO_KEY);
+    return MPI_SUCCESS;
+}
+
+int co_api_info_arg(const char *fn, MPI_Info h) {
+    int rc = MPI_SUCCESS;
+    if (h != MPI_INFO_NULL) arg_info(fn, h, 0, &rc);
+    return rc;
+}
+
+CO_WEAK(MPI_Info_create, PMPI_Info_create);
+int PMPI_Info_create(MPI_Info *info) {
+    static const char fn[] = "MPI_Info_create";
+    CO_ENTER(fn);
+    if (!info) return bad(fn, MPI_ERR_ARG, "info is NULL");
+    co_info *in = co_info_create();
+    if (!in) return bad(fn, MPI_ERR_NO_MEM, "out of memory or info handles");
+    *info = in->handle;
+    return MPI_SUCCESS;
+}
+
+CO_WEAK(MPI_Info_set, PMPI_Info_set);
+int PMPI_Info_set(MPI_Info info, const char *key, const char *value) {
+    static const char fn[] = "MPI_Info_set";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_info *in = arg_info(fn, info, 1, &rc);
+    if (!in) return rc;
+    if ((rc = arg_key(fn, key))) return rc;
+    if (!value) return bad(fn, MPI_ERR_ARG, "value is NULL");
+    size_t n = strlen(value);
+    if (n > MPI_MAX_INFO_VAL)
+        return co_error(NULL, fn, MPI_ERR_INFO_VALUE,
+                        "value of %zu characters (MPI_MAX_INFO_VAL is %d)", n, MPI_MAX_INFO_VAL);
+    if (co_info_set(in, key, value)) return bad(fn, MPI_ERR_NO_MEM, "out of memory");
+    return MPI_SUCCESS;
+}
+
+CO_WEAK(MPI_Info_get, PMPI_Info_get);
+int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag) {
+    static const char fn[] = "MPI_Info_get";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_info *in = arg_info(fn, info, 0, &rc);
+    if (!in) return rc;
+    if ((rc = arg_key(fn, key))) return rc;
+    if (valuelen < 0) return bad(fn, MPI_ERR_ARG, "valuelen is negative");
+    if (!value || !flag) return bad(fn, MPI_ERR_ARG, "value or flag is NULL");
+    const char *v = co_info_lookup(in, key);
+    *flag = v != NULL;
+    if (v) { /* at most valuelen characters, then the terminator */
+        size_t n = strlen(v), m = n < (size_t)valuelen ? n : (size_t)valuelen;
+        memcpy(value, v, m);
+        value[m] = 0;
+    }
+    return MPI_SUCCESS;
+}
+
+CO_WEAK(MPI_Info_get_valuelen, PMPI_Info_get_valuelen);
+int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag) {
+    static const char fn[] = "MPI_Info_get_valuelen";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_info *in = arg_info(fn, info, 0, &rc);
+    if (!in) return rc;
+    if ((rc = arg_key(fn, key))) return rc;
+    if (!valuelen || !flag) return bad(fn, MPI_ERR_ARG, "valuelen or flag is NULL");
+    const char *v = co_info_lookup(in, key);
+    *flag = v != NULL;
+    if (v) *valuelen = (int)strlen(v);
+    return MPI_SUCCESS;
+}
+
+CO_WEAK(MPI_Info_delete, PMPI_Info_delete);
+int PMPI_Info_delete(MPI_Info info, const char *key) {
+    static const char fn[] = "MPI_Info_delete";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_info *in = arg_info(fn, info, 1, &rc);
+    if (!in) return rc;
+    if ((rc = arg_key(fn, key))) return rc;
+    if (co_info_delete(in, key))
+        return co_error(NULL, fn, MPI_ERR_INFO_NOKEY, "no key \"%s\" in the info object", key);
+    return MPI_SUCCESS;
+}
+
+CO_WEAK(MPI_Info_get_nkeys, PMPI_Info_get_nkeys);
+int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys) {
+    static const char fn[] = "MPI_Info_get_nkeys";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_info *in = arg_info(fn, info, 0, &rc);
+    if (!in) return rc;
+    if (!nkeys) return bad(fn, MPI_ERR_ARG, "nkeys is NULL");
+    *nkeys = in->n;
+    return MPI_SUCCESS;
+}
+
+CO_WEAK(MPI_Info_get_nthkey, PMPI_Info_get_nthkey);
+int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key) {
+    static const char fn[] = "MPI_Info_get_nthkey";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_info *in = arg_info(fn, info, 0, &rc);
+    if (!in) return rc;
+    if (n < 0 || n >= in->n)
+        return co_error(NULL, fn, MPI_ERR_ARG, "n = %d but the info object has %d keys", n, in->n);
+    if (!key) return bad(fn, MPI_ERR_ARG, "key is NULL");
+    strcpy(key, in->keys[n]); /* at most MPI_MAX_INFO_KEY characters, checked by Info_set */
+    return MPI_SUCCESS;
+}
+
+CO_WEAK(MPI_Info_dup, PMPI_Info_dup);
+int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo) {
+    static const char fn[] = "MPI_Info_dup";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_info *in = arg_info(fn, info, 0, &rc);
+    if (!in) return rc;
+    if (!newinfo) return bad(fn, MPI_ERR_ARG, "newinfo is NULL");
+    co_info *d = co_info_dup(in);
+    if (!d) return bad(fn, MPI_ERR_NO_MEM, "out of memory or info handles");
+    *newinfo = d->handle;
+    return MPI_SUCCESS;
+}
+
+CO_WEAK(MPI_Info_free, PMPI_Info_free);
+int PMPI_Info_free(MPI_Info *info) {
+    static const char fn[] = "MPI_Info_free";
+    CO_ENTER(fn);
+    if (!info) return bad(fn, MPI_ERR_ARG, "info is NULL");
+    int rc = MPI_SUCCESS;
+    co_info *in = arg_info(fn, *info, 1, &rc);
+    if (!in) return rc;
+    co_info_free(in);
+    *info = MPI_INFO_NULL;
+    return MPI_SUCCESS;
+}

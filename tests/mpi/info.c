@@ -1,0 +1,129 @@
+/* Info objects: create, set (override keeps the key's place), get with truncation,
+ * get_valuelen, nkeys/nthkey in insertion order, delete, dup (independent copy), free;
+ * MPI_INFO_ENV (read-only, maxprocs = job size, a command); info arguments of Alloc_mem and
+ * Comm_split_type; and the bad input: NULL and freed handles, keys and values too long,
+ * empty keys, missing keys, nthkey out of range, changing or freeing MPI_INFO_ENV. */
+#include "testutil.h"
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int size;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+
+    MPI_Info info, copy;
+    CHECK_RC(MPI_Info_create(&info));
+    int n = -1, flag = -1, len = -1;
+    CHECK_RC(MPI_Info_get_nkeys(info, &n));
+    CHECK(n == 0, "new info has %d keys", n);
+    CHECK_RC(MPI_Info_set(info, "alpha", "1"));
+    CHECK_RC(MPI_Info_set(info, "beta", "two"));
+    CHECK_RC(MPI_Info_set(info, "gamma", "three3"));
+    CHECK_RC(MPI_Info_set(info, "alpha", "uno")); /* override: alpha stays first */
+    CHECK_RC(MPI_Info_get_nkeys(info, &n));
+    CHECK(n == 3, "%d keys after 4 sets of 3 keys", n);
+    const char *order[] = {"alpha", "beta", "gamma"};
+    for (int i = 0; i < 3; i++) {
+        char key[MPI_MAX_INFO_KEY + 1];
+        CHECK_RC(MPI_Info_get_nthkey(info, i, key));
+        CHECK(strcmp(key, order[i]) == 0, "key %d is %s, expected %s", i, key, order[i]);
+    }
+    char val[MPI_MAX_INFO_VAL + 1];
+    CHECK_RC(MPI_Info_get(info, "alpha", MPI_MAX_INFO_VAL, val, &flag));
+    CHECK(flag && strcmp(val, "uno") == 0, "alpha = %s (flag %d)", val, flag);
+    CHECK_RC(MPI_Info_get_valuelen(info, "gamma", &len, &flag));
+    CHECK(flag && len == 6, "valuelen of gamma %d (flag %d)", len, flag);
+    memset(val, 'x', sizeof(val));
+    CHECK_RC(MPI_Info_get(info, "gamma", 3, val, &flag)); /* truncated to 3 characters */
+    CHECK(flag && strcmp(val, "thr") == 0, "truncated gamma = %s", val);
+    strcpy(val, "unchanged");
+    CHECK_RC(MPI_Info_get(info, "delta", MPI_MAX_INFO_VAL, val, &flag));
+    CHECK(!flag && strcmp(val, "unchanged") == 0, "missing key: flag %d value %s", flag, val);
+    CHECK_RC(MPI_Info_get_valuelen(info, "delta", &len, &flag));
+    CHECK(!flag, "valuelen of a missing key");
+
+    CHECK_RC(MPI_Info_dup(info, &copy));
+    CHECK_RC(MPI_Info_delete(info, "beta"));
+    CHECK_RC(MPI_Info_get_nkeys(info, &n));
+    CHECK(n == 2, "%d keys after delete", n);
+    char key[MPI_MAX_INFO_KEY + 1];
+    CHECK_RC(MPI_Info_get_nthkey(info, 1, key));
+    CHECK(strcmp(key, "gamma") == 0, "key 1 after delete is %s", key);
+    CHECK_RC(MPI_Info_get_nkeys(copy, &n));
+    CHECK(n == 3, "the copy changed with the original: %d keys", n);
+    CHECK_RC(MPI_Info_get(copy, "beta", MPI_MAX_INFO_VAL, val, &flag));
+    CHECK(flag && strcmp(val, "two") == 0, "copy beta = %s", val);
+
+    /* longest key and value allowed, and one more */
+    char longkey[MPI_MAX_INFO_KEY + 2], longval[MPI_MAX_INFO_VAL + 2];
+    memset(longkey, 'k', sizeof(longkey));
+    memset(longval, 'v', sizeof(longval));
+    longkey[MPI_MAX_INFO_KEY] = 0;
+    longval[MPI_MAX_INFO_VAL] = 0;
+    CHECK_RC(MPI_Info_set(info, longkey, longval));
+    CHECK_RC(MPI_Info_get_valuelen(info, longkey, &len, &flag));
+    CHECK(flag && len == MPI_MAX_INFO_VAL, "longest value: %d", len);
+    longkey[MPI_MAX_INFO_KEY] = 'k';
+    longkey[MPI_MAX_INFO_KEY + 1] = 0;
+    CHECK_ERR(MPI_Info_set(info, longkey, "x"), MPI_ERR_INFO_KEY);
+    longval[MPI_MAX_INFO_VAL] = 'v';
+    longval[MPI_MAX_INFO_VAL + 1] = 0;
+    CHECK_ERR(MPI_Info_set(info, "k", longval), MPI_ERR_INFO_VALUE);
+    CHECK_ERR(MPI_Info_set(info, "", "x"), MPI_ERR_INFO_KEY);
+    CHECK_ERR(MPI_Info_set(info, NULL, "x"), MPI_ERR_ARG);
+    CHECK_ERR(MPI_Info_set(info, "k", NULL), MPI_ERR_ARG);
+    CHECK_ERR(MPI_Info_delete(info, "no-such-key"), MPI_ERR_INFO_NOKEY);
+    CHECK_ERR(MPI_Info_get_nthkey(info, 3, key), MPI_ERR_ARG);
+    CHECK_ERR(MPI_Info_get_nthkey(info, -1, key), MPI_ERR_ARG);
+    CHECK_ERR(MPI_Info_get(info, "alpha", -1, val, &flag), MPI_ERR_ARG);
+    CHECK_ERR(MPI_Info_get_nkeys(MPI_INFO_NULL, &n), MPI_ERR_INFO);
+    CHECK_ERR(MPI_Info_set(12345, "k", "v"), MPI_ERR_INFO);
+
+    /* MPI_INFO_ENV */
+    CHECK_RC(MPI_Info_get(MPI_INFO_ENV, "maxprocs", MPI_MAX_INFO_VAL, val, &flag));
+    CHECK(flag && atoi(val) == size, "MPI_INFO_ENV maxprocs %s, size %d", flag ? val : "-", size);
+    CHECK_RC(MPI_Info_get(MPI_INFO_ENV, "command", MPI_MAX_INFO_VAL, val, &flag));
+    CHECK(flag && strstr(val, "info") != NULL, "MPI_INFO_ENV command %s", flag ? val : "-");
+    CHECK_RC(MPI_Info_get(MPI_INFO_ENV, "thread_level", MPI_MAX_INFO_VAL, val, &flag));
+    CHECK(flag && strcmp(val, "MPI_THREAD_SINGLE") == 0, "thread_level %s", flag ? val : "-");
+    CHECK_ERR(MPI_Info_set(MPI_INFO_ENV, "k", "v"), MPI_ERR_INFO);
+    MPI_Info env = MPI_INFO_ENV;
+    CHECK_ERR(MPI_Info_free(&env), MPI_ERR_INFO);
+    MPI_Info envcopy;
+    CHECK_RC(MPI_Info_dup(MPI_INFO_ENV, &envcopy)); /* a copy of it may change */
+    CHECK_RC(MPI_Info_set(envcopy, "maxprocs", "0"));
+    CHECK_RC(MPI_Info_free(&envcopy));
+
+    /* info arguments elsewhere */
+    void *mem = NULL;
+    CHECK_RC(MPI_Alloc_mem(64, info, &mem));
+    CHECK_RC(MPI_Free_mem(mem));
+    CHECK_RC(MPI_Alloc_mem(64, MPI_INFO_NULL, &mem));
+    CHECK_RC(MPI_Free_mem(mem));
+    MPI_Comm shared;
+    CHECK_RC(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, info, &shared));
+    int ss;
+    MPI_Comm_size(shared, &ss);
+    CHECK(ss == size, "shared communicator of %d", ss);
+    MPI_Comm_free(&shared);
+
+    /* freeing: the handle becomes MPI_INFO_NULL and the old value is rejected */
+    MPI_Info old = info;
+    CHECK_RC(MPI_Info_free(&info));
+    CHECK(info == MPI_INFO_NULL, "freed info is not MPI_INFO_NULL");
+    CHECK_ERR(MPI_Info_get_nkeys(old, &n), MPI_ERR_INFO);
+    CHECK_ERR(MPI_Alloc_mem(64, old, &mem), MPI_ERR_INFO);
+    CHECK_ERR(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, old, &shared),
+              MPI_ERR_INFO);
+    CHECK_RC(MPI_Info_free(&copy));
+
+    /* many objects: handles are reused without growth */
+    for (int i = 0; i < 10000; i++) {
+        MPI_Info t;
+        CHECK_RC(MPI_Info_create(&t));
+        CHECK_RC(MPI_Info_set(t, "k", "v"));
+        CHECK_RC(MPI_Info_free(&t));
+    }
+    MPI_Finalize();
+    return 0;
+}
