@@ -251,6 +251,10 @@ static int parse_args(job *j, int argc, char **argv) {
     j->n = 1;
     j->bind = -1;
     j->xvars = calloc((size_t)argc, sizeof(char *));
+    if (!j->xvars) {
+        fprintf(stderr, "mpiexec: out of memory\n");
+        return -1;
+    }
     for (; i < argc; i++) {
         const char *a = argv[i];
         if (a[0] != '-') break;
@@ -295,9 +299,11 @@ static int parse_args(job *j, int argc, char **argv) {
             /* accepted for compatibility: always allowed here */
         } else if (!strcmp(a, "--version") || !strcmp(a, "-V")) {
             printf("mpiexec (Cohort) %s\n", COHORT_VERSION_STRING);
+            free(j->xvars);
             exit(0);
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
+            free(j->xvars);
             exit(0);
         } else {
             fprintf(stderr, "mpiexec: unknown option '%s'\n", a);
@@ -316,12 +322,15 @@ static int parse_args(job *j, int argc, char **argv) {
 
 int main(int argc, char **argv) {
     job J = {0}, *j = &J;
-    if (parse_args(j, argc, argv)) return 2;
-
+    int bad = parse_args(j, argc, argv);
     char err[256];
     co_config cfg;
-    if (co_config_load(&cfg, err, sizeof(err))) {
+    if (!bad && co_config_load(&cfg, err, sizeof(err))) {
         fprintf(stderr, "mpiexec: %s\n", err);
+        bad = 1;
+    }
+    if (bad) {
+        free(j->xvars);
         return 2;
     }
     co_seg_params sp = {j->n, cfg.shm_ring_cells, cfg.shm_data_bytes, cfg.eager_limit,
