@@ -316,6 +316,12 @@ typedef int(MPI_Comm_delete_attr_function)(MPI_Comm comm, int keyval, void *attr
 #define MPI_COMM_NULL_COPY_FN   ((MPI_Comm_copy_attr_function *)0)
 #define MPI_COMM_NULL_DELETE_FN ((MPI_Comm_delete_attr_function *)0)
 #define MPI_COMM_DUP_FN         ((MPI_Comm_copy_attr_function *)1)
+/* MPI-1 names of the same callbacks (deprecated, still in MPI 3.1) */
+typedef MPI_Comm_copy_attr_function MPI_Copy_function;
+typedef MPI_Comm_delete_attr_function MPI_Delete_function;
+#define MPI_NULL_COPY_FN   MPI_COMM_NULL_COPY_FN
+#define MPI_NULL_DELETE_FN MPI_COMM_NULL_DELETE_FN
+#define MPI_DUP_FN         MPI_COMM_DUP_FN
 
 /* ---- Function declarations ------------------------------------------------------------------
  * COHORT_FN declares both names: MPI_x (a weak alias) and PMPI_x (the implementation). */
@@ -336,6 +342,7 @@ COHORT_FN(double, Wtime, (void))
 COHORT_FN(double, Wtick, (void))
 COHORT_FN(int, Get_processor_name, (char *name, int *resultlen))
 COHORT_FN(int, Get_version, (int *version, int *subversion))
+COHORT_FN(int, Pcontrol, (const int level, ...))
 COHORT_FN(int, Get_library_version, (char *version, int *resultlen))
 COHORT_FN(int, Alloc_mem, (MPI_Aint size, MPI_Info info, void *baseptr))
 COHORT_FN(int, Free_mem, (void *base))
@@ -498,6 +505,13 @@ COHORT_FN(int, Comm_create_keyval,
           (MPI_Comm_copy_attr_function * comm_copy_attr_fn,
            MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval, void *extra_state))
 COHORT_FN(int, Comm_free_keyval, (int *comm_keyval))
+COHORT_FN(int, Attr_get, (MPI_Comm comm, int keyval, void *attribute_val, int *flag))
+COHORT_FN(int, Attr_put, (MPI_Comm comm, int keyval, void *attribute_val))
+COHORT_FN(int, Attr_delete, (MPI_Comm comm, int keyval))
+COHORT_FN(int, Keyval_create,
+          (MPI_Copy_function * copy_fn, MPI_Delete_function *delete_fn, int *keyval,
+           void *extra_state))
+COHORT_FN(int, Keyval_free, (int *keyval))
 COHORT_FN(int, Intercomm_create,
           (MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag,
            MPI_Comm *newintercomm))

@@ -310,9 +310,8 @@ static int predefined_keyval(int keyval) {
 }
 
 /* The predefined attributes; values are addresses of ints, as the standard requires. */
-CO_WEAK(MPI_Comm_get_attr, PMPI_Comm_get_attr);
-int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag) {
-    static const char fn[] = "MPI_Comm_get_attr";
+static int comm_get_attr(const char *fn, MPI_Comm comm, int comm_keyval, void *attribute_val,
+                         int *flag) {
     static int tag_ub = INT_MAX, wtime_global = 0, host = MPI_PROC_NULL, io = MPI_ANY_SOURCE;
     static int universe, appnum = 0, lastcode = MPI_ERR_LASTCODE;
     CO_ENTER(fn);
@@ -346,9 +345,12 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int 
     return MPI_SUCCESS;
 }
 
-CO_WEAK(MPI_Comm_set_attr, PMPI_Comm_set_attr);
-int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val) {
-    static const char fn[] = "MPI_Comm_set_attr";
+CO_WEAK(MPI_Comm_get_attr, PMPI_Comm_get_attr);
+int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag) {
+    return comm_get_attr("MPI_Comm_get_attr", comm, comm_keyval, attribute_val, flag);
+}
+
+static int comm_set_attr(const char *fn, MPI_Comm comm, int comm_keyval, void *attribute_val) {
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
     co_comm *c = co_api_comm(comm, fn, &rc);
@@ -363,9 +365,12 @@ int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val) {
     return MPI_SUCCESS;
 }
 
-CO_WEAK(MPI_Comm_delete_attr, PMPI_Comm_delete_attr);
-int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval) {
-    static const char fn[] = "MPI_Comm_delete_attr";
+CO_WEAK(MPI_Comm_set_attr, PMPI_Comm_set_attr);
+int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val) {
+    return comm_set_attr("MPI_Comm_set_attr", comm, comm_keyval, attribute_val);
+}
+
+static int comm_delete_attr(const char *fn, MPI_Comm comm, int comm_keyval) {
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
     co_comm *c = co_api_comm(comm, fn, &rc);
@@ -381,11 +386,14 @@ int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval) {
     return MPI_SUCCESS;
 }
 
-CO_WEAK(MPI_Comm_create_keyval, PMPI_Comm_create_keyval);
-int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
-                            MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval,
-                            void *extra_state) {
-    static const char fn[] = "MPI_Comm_create_keyval";
+CO_WEAK(MPI_Comm_delete_attr, PMPI_Comm_delete_attr);
+int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval) {
+    return comm_delete_attr("MPI_Comm_delete_attr", comm, comm_keyval);
+}
+
+static int comm_create_keyval(const char *fn, MPI_Comm_copy_attr_function *comm_copy_attr_fn,
+                              MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval,
+                              void *extra_state) {
     CO_ENTER(fn);
     if (!comm_keyval) return co_error(NULL, fn, MPI_ERR_ARG, "comm_keyval is NULL");
     int rc = co_keyval_create(comm_copy_attr_fn, comm_delete_attr_fn, extra_state, comm_keyval);
@@ -393,9 +401,15 @@ int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
     return MPI_SUCCESS;
 }
 
-CO_WEAK(MPI_Comm_free_keyval, PMPI_Comm_free_keyval);
-int PMPI_Comm_free_keyval(int *comm_keyval) {
-    static const char fn[] = "MPI_Comm_free_keyval";
+CO_WEAK(MPI_Comm_create_keyval, PMPI_Comm_create_keyval);
+int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
+                            MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval,
+                            void *extra_state) {
+    return comm_create_keyval("MPI_Comm_create_keyval", comm_copy_attr_fn, comm_delete_attr_fn,
+                              comm_keyval, extra_state);
+}
+
+static int comm_free_keyval(const char *fn, int *comm_keyval) {
     CO_ENTER(fn);
     if (!comm_keyval) return co_error(NULL, fn, MPI_ERR_ARG, "comm_keyval is NULL");
     if (predefined_keyval(*comm_keyval))
@@ -404,6 +418,38 @@ int PMPI_Comm_free_keyval(int *comm_keyval) {
         return co_error(NULL, fn, MPI_ERR_KEYVAL, "invalid attribute key %d", *comm_keyval);
     *comm_keyval = MPI_KEYVAL_INVALID;
     return MPI_SUCCESS;
+}
+
+CO_WEAK(MPI_Comm_free_keyval, PMPI_Comm_free_keyval);
+int PMPI_Comm_free_keyval(int *comm_keyval) {
+    return comm_free_keyval("MPI_Comm_free_keyval", comm_keyval);
+}
+
+/* MPI-1 forms, deprecated but still in MPI 3.1: the same calls under their old names. */
+CO_WEAK(MPI_Attr_get, PMPI_Attr_get);
+int PMPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag) {
+    return comm_get_attr("MPI_Attr_get", comm, keyval, attribute_val, flag);
+}
+
+CO_WEAK(MPI_Attr_put, PMPI_Attr_put);
+int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val) {
+    return comm_set_attr("MPI_Attr_put", comm, keyval, attribute_val);
+}
+
+CO_WEAK(MPI_Attr_delete, PMPI_Attr_delete);
+int PMPI_Attr_delete(MPI_Comm comm, int keyval) {
+    return comm_delete_attr("MPI_Attr_delete", comm, keyval);
+}
+
+CO_WEAK(MPI_Keyval_create, PMPI_Keyval_create);
+int PMPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval,
+                       void *extra_state) {
+    return comm_create_keyval("MPI_Keyval_create", copy_fn, delete_fn, keyval, extra_state);
+}
+
+CO_WEAK(MPI_Keyval_free, PMPI_Keyval_free);
+int PMPI_Keyval_free(int *keyval) {
+    return comm_free_keyval("MPI_Keyval_free", keyval);
 }
 
 /* ---- Extensions --------------------------------------------------------------------------------

@@ -107,6 +107,13 @@ int PMPI_Get_library_version(char *version, int *resultlen) {
     return MPI_SUCCESS;
 }
 
+/* Profiling control: nothing to do unless a profiling library replaces MPI_Pcontrol. */
+CO_WEAK(MPI_Pcontrol, PMPI_Pcontrol);
+int PMPI_Pcontrol(const int level, ...) {
+    (void)level;
+    return MPI_SUCCESS;
+}
+
 CO_WEAK(MPI_Alloc_mem, PMPI_Alloc_mem);
 int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr) {
     CO_ENTER("MPI_Alloc_mem");

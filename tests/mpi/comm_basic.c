@@ -276,6 +276,26 @@ int main(int argc, char **argv) {
     CHECK_RC(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &flag));
     CHECK(flag && *tag_ub >= 32767, "MPI_TAG_UB");
 
+    /* the MPI-1 names of the attribute calls */
+    int kv1, *ub1;
+    CHECK_RC(MPI_Attr_get(MPI_COMM_WORLD, MPI_TAG_UB, &ub1, &flag));
+    CHECK(flag && *ub1 == *tag_ub, "MPI_Attr_get(MPI_TAG_UB)");
+    CHECK_RC(MPI_Keyval_create(MPI_DUP_FN, MPI_NULL_DELETE_FN, &kv1, NULL));
+    CHECK_RC(MPI_Attr_put(MPI_COMM_WORLD, kv1, (void *)42L));
+    CHECK_RC(MPI_Comm_dup(MPI_COMM_WORLD, &d));
+    CHECK_RC(MPI_Attr_get(d, kv1, &v, &flag));
+    CHECK(flag && (long)v == 42, "MPI_DUP_FN through MPI_Keyval_create: %ld", (long)v);
+    CHECK_RC(MPI_Comm_free(&d));
+    CHECK_RC(MPI_Attr_delete(MPI_COMM_WORLD, kv1));
+    CHECK_RC(MPI_Attr_get(MPI_COMM_WORLD, kv1, &v, &flag));
+    CHECK(!flag, "MPI_Attr_delete");
+    CHECK_RC(MPI_Keyval_free(&kv1));
+    CHECK(kv1 == MPI_KEYVAL_INVALID, "MPI_Keyval_free resets the key");
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    CHECK_ERR(MPI_Attr_put(MPI_COMM_WORLD, MPI_TAG_UB, NULL), MPI_ERR_KEYVAL);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    CHECK_RC(MPI_Pcontrol(1));
+
     MPI_Group_free(&wg);
     cu_settle();
     uint64_t st[MPIX_ID_STATS];
