@@ -77,8 +77,8 @@ int co_init(int *argc, char ***argv, int required, int *provided) {
     if (provided) *provided = co_st.thread_level;
 
     int rc;
-    if ((rc = co_info_init()) || (rc = co_dtype_init()) || (rc = co_op_init()) || (rc = co_p2p_init()) ||
-        (rc = co_comm_init()) || (rc = co_coll_init())) {
+    if ((rc = co_info_init()) || (rc = co_dtype_init()) || (rc = co_op_init()) ||
+        (rc = co_p2p_init()) || (rc = co_comm_init()) || (rc = co_coll_init())) {
         fprintf(stderr, "cohort: initialisation failed (%s)\n", co_error_class_name(rc));
         return rc;
     }
