@@ -1,7 +1,8 @@
 #!/bin/bash
 # The user-facing tools: compiler wrappers (flags, -show, C and C++), the build tree used in
-# place, `make install` into a prefix, `cohort info`, the README's settings list being the
-# one generated from the code, and source formatting.
+# place (every declared function exported), `make install` into a prefix, the library built
+# with clang, `cohort info`, the README's settings list being the one generated from the code,
+# and source formatting.
 #   tools.sh SOURCE_DIR BUILD_DIR SCENARIO
 set -u
 SRC=$1 BUILD=$2 SCENARIO=$3
@@ -99,6 +100,21 @@ pkgconfig_build() { # prefix
   [ "$(PKG_CONFIG_PATH="$1/lib/pkgconfig" pkg-config --modversion cohort)" = "$("$1/bin/cohort" version | awk '{print $2}')" ] || fail "pkg-config version"
 }
 
+# Every function mpi.h and mpix.h declare is in the library: MPI_x weak (so that a profiling
+# library can replace it), PMPI_x strong.
+check_exports() { # build or install tree
+  local declared syms fn pre
+  declared=$(sed -n 's/^COHORT_X\{0,1\}FN([^,]*, *\([A-Za-z0-9_]*\),.*/\1/p' \
+               "$1/include/mpi.h" "$1/include/mpix.h" | sort -u)
+  [ "$(echo "$declared" | wc -l)" -gt 150 ] || fail "could not read the declarations"
+  syms=$(nm -D --defined-only "$1/lib/libcohort.so")
+  for fn in $declared; do
+    case "$fn" in Comm_get_id|Comm_id_stats) pre=MPIX_ ;; *) pre=MPI_ ;; esac
+    echo "$syms" | grep -q " W $pre$fn\$" || fail "libcohort.so lacks weak $pre$fn"
+    echo "$syms" | grep -q " T P$pre$fn\$" || fail "libcohort.so lacks P$pre$fn"
+  done
+}
+
 case "$SCENARIO" in
 packaging)
   pkgconfig_build "$BUILD"
@@ -122,17 +138,7 @@ layout)
            lib/libcohort.so lib/libcohort.a lib/pkgconfig/cohort.pc lib/cmake/Cohort/CohortConfig.cmake; do
     [ -e "$BUILD/$f" ] || fail "build tree lacks $f"
   done
-  # every function mpi.h and mpix.h declare is in the library: MPI_x weak (so that a
-  # profiling library can replace it), PMPI_x strong
-  declared=$(sed -n 's/^COHORT_X\{0,1\}FN([^,]*, *\([A-Za-z0-9_]*\),.*/\1/p' \
-               "$BUILD/include/mpi.h" "$BUILD/include/mpix.h" | sort -u)
-  [ "$(echo "$declared" | wc -l)" -gt 150 ] || fail "could not read the declarations"
-  syms=$(nm -D --defined-only "$BUILD/lib/libcohort.so")
-  for fn in $declared; do
-    case "$fn" in Comm_get_id|Comm_id_stats) pre=MPIX_ ;; *) pre=MPI_ ;; esac
-    echo "$syms" | grep -q " W $pre$fn\$" || fail "libcohort.so lacks weak $pre$fn"
-    echo "$syms" | grep -q " T P$pre$fn\$" || fail "libcohort.so lacks P$pre$fn"
-  done
+  check_exports "$BUILD"
   ;;
 install)
   make -C "$SRC" --no-print-directory install BUILD="$BUILD" PREFIX="$work/prefix" > "$work/install.log" 2>&1 \
@@ -161,6 +167,17 @@ readme-settings)
   want=$("$BUILD/bin/cohort" settings-markdown)
   have=$(sed -n '/<!-- settings:begin -->/,/<!-- settings:end -->/p' "$SRC/README.md" | sed '1d;$d')
   [ "$want" = "$have" ] || { diff <(echo "$want") <(echo "$have"); fail "README settings table is stale: run scripts/update-readme-settings.sh"; }
+  ;;
+clang)
+  # the library built with clang instead of gcc, warnings as errors: it must export the same
+  # interface and run programs
+  command -v clang > /dev/null || fail "clang is not installed"
+  cmake -S "$SRC" -B "$work/clang" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+    > "$work/clang.log" 2>&1 || { cat "$work/clang.log"; fail "configure with clang"; }
+  cmake --build "$work/clang" -j "$(nproc)" --target cohort cohort_static mpiexec \
+    >> "$work/clang.log" 2>&1 || { cat "$work/clang.log"; fail "build with clang"; }
+  check_exports "$work/clang"
+  check_wrappers "$work/clang/bin"
   ;;
 format)
   command -v clang-format > /dev/null || fail "clang-format is not installed"
