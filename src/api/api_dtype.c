@@ -25,10 +25,11 @@ static int bad_arg(const char *fn, const char *what) {
     return co_error(NULL, fn, MPI_ERR_ARG, "%s", what);
 }
 
-static int check_count(const char *fn, int count) {
+/* `per_block`: 1 for the constructors whose Type_get_envelope reports integers and
+ * addresses per block (indexed, struct), whose totals must fit an int; 0 for the others. */
+static int check_count(const char *fn, int count, int per_block) {
     if (count < 0) return co_error(NULL, fn, MPI_ERR_COUNT, "negative count %d", count);
-    /* Type_get_envelope reports 2*count+1 integers in an int */
-    if (count > (INT_MAX - 2) / 3)
+    if (per_block && count > (INT_MAX - 2) / 3)
         return co_error(NULL, fn, MPI_ERR_COUNT, "count %d is too large", count);
     return MPI_SUCCESS;
 }
@@ -48,7 +49,11 @@ static int publish(const char *fn, int rc, co_dtype *dt, int combiner, int nints
     if (rc == MPI_SUCCESS) rc = co_dt_register(dt);
     if (rc != MPI_SUCCESS) {
         if (dt) co_dt_destroy(dt);
-        return co_error(NULL, fn, rc, "cannot build the datatype (out of memory)");
+        return co_error(NULL, fn, rc, "%s",
+                        rc == MPI_ERR_COUNT
+                            ? "the datatype's size, bounds or extent would not fit in MPI_Aint"
+                            : "cannot build the datatype (out of memory, or more than 2^26 "
+                              "separate pieces)");
     }
     *newtype = dt->handle;
     return MPI_SUCCESS;
@@ -62,7 +67,7 @@ int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
     static const char fn[] = "MPI_Type_contiguous";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    if ((rc = check_count(fn, count))) return rc;
+    if ((rc = check_count(fn, count, 0))) return rc;
     co_dtype *old = arg_type(fn, oldtype, &rc);
     if (!old) return rc;
     if (!newtype) return bad_arg(fn, "newtype is NULL");
@@ -75,13 +80,16 @@ static int vector_common(const char *fn, int count, int blocklength, MPI_Aint st
                          MPI_Datatype oldtype, MPI_Datatype *newtype) {
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    if ((rc = check_count(fn, count)) || (rc = check_blocklen(fn, -1, blocklength))) return rc;
+    if ((rc = check_count(fn, count, 0)) || (rc = check_blocklen(fn, -1, blocklength))) return rc;
     co_dtype *old = arg_type(fn, oldtype, &rc);
     if (!old) return rc;
     if (!newtype) return bad_arg(fn, "newtype is NULL");
     co_dtype *dt = NULL;
-    MPI_Aint bytes = hv ? stride : stride * co_dt_extent(old);
-    rc = co_dt_hvector((size_t)count, (size_t)blocklength, bytes, old, &dt);
+    MPI_Aint bytes = stride;
+    if (!hv && __builtin_mul_overflow(stride, co_dt_extent(old), &bytes))
+        rc = MPI_ERR_COUNT; /* stride times extent beyond MPI_Aint */
+    else
+        rc = co_dt_hvector((size_t)count, (size_t)blocklength, bytes, old, &dt);
     if (hv) {
         int ints[2] = {count, blocklength};
         return publish(fn, rc, dt, MPI_COMBINER_HVECTOR, 2, ints, 1, &stride, 1, &old, newtype);
@@ -110,7 +118,7 @@ static int indexed_common(const char *fn, int combiner, int count, const int *bl
                           MPI_Datatype *newtype) {
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    if ((rc = check_count(fn, count))) return rc;
+    if ((rc = check_count(fn, count, 1))) return rc;
     if (count > 0 && ((combiner != MPI_COMBINER_INDEXED_BLOCK &&
                        combiner != MPI_COMBINER_HINDEXED_BLOCK && !blens) ||
                       (!idisps && !adisps)))
@@ -130,9 +138,13 @@ static int indexed_common(const char *fn, int combiner, int count, const int *bl
         return co_error(NULL, fn, MPI_ERR_NO_MEM, "out of memory");
     }
     MPI_Aint ext = co_dt_extent(old);
-    for (int i = 0; i < count; i++) bytes[i] = idisps ? (MPI_Aint)idisps[i] * ext : adisps[i];
     co_dtype *dt = NULL;
-    rc = co_dt_hindexed((size_t)count, blens, blen, bytes, old, &dt);
+    for (int i = 0; i < count && !rc; i++) {
+        bytes[i] = adisps ? adisps[i] : 0;
+        if (idisps && __builtin_mul_overflow((MPI_Aint)idisps[i], ext, &bytes[i]))
+            rc = MPI_ERR_COUNT; /* displacement times extent beyond MPI_Aint */
+    }
+    if (!rc) rc = co_dt_hindexed((size_t)count, blens, blen, bytes, old, &dt);
 
     /* the envelope: count, then blocklength(s), then int displacements if they were ints */
     int ni = 0;
@@ -187,7 +199,7 @@ int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
     static const char fn[] = "MPI_Type_create_struct";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    if ((rc = check_count(fn, count))) return rc;
+    if ((rc = check_count(fn, count, 1))) return rc;
     if (count > 0 && (!array_of_blocklengths || !array_of_displacements || !array_of_types))
         return bad_arg(fn, "an array argument is NULL");
     for (int i = 0; i < count; i++)

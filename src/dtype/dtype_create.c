@@ -23,8 +23,9 @@ typedef struct builder {
     int have_data;
     MPI_Aint true_lb, true_ub;
     uint16_t align;
-    int basic; /* -1 until the first member with data */
-    int failed;
+    int basic;    /* -1 until the first member with data */
+    int failed;   /* out of memory, or more than MAX_SEGS pieces */
+    int overflow; /* a size, bound or displacement beyond what MPI_Aint holds */
 } builder;
 
 static void b_init(builder *b) {
@@ -84,26 +85,49 @@ static void sig_push(builder *b, uint16_t basic, size_t count) {
     b->sig[b->nsig++] = (co_dt_sig){basic, count};
 }
 
-static MPI_Aint span_lo(size_t n, MPI_Aint stride) {
-    MPI_Aint s = (MPI_Aint)(n - 1) * stride;
-    return n && s < 0 ? s : 0;
+/* Checked arithmetic: *ovf is set when a result does not fit. */
+static MPI_Aint add_aint(MPI_Aint a, MPI_Aint b, int *ovf) {
+    MPI_Aint r;
+    if (__builtin_add_overflow(a, b, &r)) *ovf = 1;
+    return r;
 }
-static MPI_Aint span_hi(size_t n, MPI_Aint stride) {
-    MPI_Aint s = (MPI_Aint)(n - 1) * stride;
-    return n && s > 0 ? s : 0;
+static MPI_Aint span(size_t n, MPI_Aint stride, int *ovf) { /* (n-1)*stride */
+    MPI_Aint r;
+    if (n == 0) return 0;
+    if (n - 1 > (size_t)PTRDIFF_MAX || __builtin_mul_overflow((MPI_Aint)(n - 1), stride, &r)) {
+        *ovf = 1;
+        return 0;
+    }
+    return r;
+}
+static size_t mul_size(size_t a, size_t b, int *ovf) {
+    size_t r;
+    if (__builtin_mul_overflow(a, b, &r) || r > (size_t)PTRDIFF_MAX) *ovf = 1;
+    return r;
+}
+static MPI_Aint span_lo(size_t n, MPI_Aint stride, int *ovf) {
+    MPI_Aint s = span(n, stride, ovf);
+    return s < 0 ? s : 0;
+}
+static MPI_Aint span_hi(size_t n, MPI_Aint stride, int *ovf) {
+    MPI_Aint s = span(n, stride, ovf);
+    return s > 0 ? s : 0;
 }
 
 /* Append n copies of `old`, the j-th at disp + j*stride, to the type being built. */
 static void b_copies(builder *b, const co_dtype *old, MPI_Aint disp, size_t n, MPI_Aint stride) {
-    if (n == 0 || old->size == 0 || b->failed) return;
+    if (n == 0 || old->size == 0 || b->failed || b->overflow) return;
     if (old->nsegs > 1 && n > MAX_SEGS / old->nsegs) {
         b->failed = 1;
         return;
     }
-    b->size += n * old->size;
-    b->sig_elems += n * old->sig_elems;
-    MPI_Aint lo = disp + old->true_lb + span_lo(n, stride);
-    MPI_Aint hi = disp + old->true_ub + span_hi(n, stride);
+    int *ovf = &b->overflow;
+    b->size = (size_t)add_aint((MPI_Aint)b->size, (MPI_Aint)mul_size(n, old->size, ovf), ovf);
+    b->sig_elems =
+        (size_t)add_aint((MPI_Aint)b->sig_elems, (MPI_Aint)mul_size(n, old->sig_elems, ovf), ovf);
+    MPI_Aint lo = add_aint(add_aint(disp, old->true_lb, ovf), span_lo(n, stride, ovf), ovf);
+    MPI_Aint hi = add_aint(add_aint(disp, old->true_ub, ovf), span_hi(n, stride, ovf), ovf);
+    if (*ovf) return;
     if (!b->have_data || lo < b->true_lb) b->true_lb = lo;
     if (!b->have_data || hi > b->true_ub) b->true_ub = hi;
     b->have_data = 1;
@@ -123,6 +147,8 @@ static void b_copies(builder *b, const co_dtype *old, MPI_Aint disp, size_t n, M
         } else if (n == 1 || stride == (MPI_Aint)s.count * s.stride) { /* the stride goes on */
             s.count *= n;
             seg_push(b, s);
+        } else if (n > MAX_SEGS) {
+            b->failed = 1;
         } else {
             for (size_t j = 0; j < n; j++, s.disp += stride) seg_push(b, s);
         }
@@ -137,6 +163,8 @@ static void b_copies(builder *b, const co_dtype *old, MPI_Aint disp, size_t n, M
     }
     if (old->nsig == 1) {
         sig_push(b, old->sig[0].basic, n * old->sig[0].count);
+    } else if (n > MAX_SEGS / old->nsig) {
+        b->failed = 1;
     } else {
         for (size_t j = 0; j < n; j++)
             for (size_t i = 0; i < old->nsig; i++)
@@ -144,9 +172,15 @@ static void b_copies(builder *b, const co_dtype *old, MPI_Aint disp, size_t n, M
     }
 }
 
+/* Why a build failed: MPI_ERR_COUNT when a size or bound does not fit MPI_Aint, else
+ * MPI_ERR_NO_MEM (out of memory, or more than MAX_SEGS pieces). */
+static int b_status(const builder *b) {
+    return b->overflow ? MPI_ERR_COUNT : MPI_ERR_NO_MEM;
+}
+
 /* Move what was built into a new unregistered type whose lb/ub the caller already knows. */
 static co_dtype *b_finish(builder *b, MPI_Aint lb, MPI_Aint ub, int has_lb, int has_ub) {
-    co_dtype *dt = b->failed ? NULL : co_dt_new(0);
+    co_dtype *dt = b->failed || b->overflow ? NULL : co_dt_new(0);
     if (!dt) {
         b_discard(b);
         return NULL;
@@ -174,7 +208,7 @@ static co_dtype *b_finish(builder *b, MPI_Aint lb, MPI_Aint ub, int has_lb, int 
  * one, otherwise the members' own bounds. A member with no data and no markers (count 0, an
  * empty type) has no entries in the type map, so it does not count. */
 typedef struct bounds {
-    int any, has_lb, has_ub;
+    int any, has_lb, has_ub, overflow;
     MPI_Aint lb, ub, xlb, xub;
 } bounds;
 
@@ -182,8 +216,12 @@ static void bounds_add(bounds *bd, const co_dtype *old, MPI_Aint disp, size_t n,
                        size_t n2, MPI_Aint stride2) {
     if (n == 0 || n2 == 0) return;
     if (old->size == 0 && !old->has_lb && !old->has_ub) return;
-    MPI_Aint lo = disp + old->lb + span_lo(n, stride) + span_lo(n2, stride2);
-    MPI_Aint hi = disp + old->ub + span_hi(n, stride) + span_hi(n2, stride2);
+    int *ovf = &bd->overflow;
+    MPI_Aint lo = add_aint(add_aint(disp, old->lb, ovf),
+                           add_aint(span_lo(n, stride, ovf), span_lo(n2, stride2, ovf), ovf), ovf);
+    MPI_Aint hi = add_aint(add_aint(disp, old->ub, ovf),
+                           add_aint(span_hi(n, stride, ovf), span_hi(n2, stride2, ovf), ovf), ovf);
+    if (*ovf) return;
     if (!bd->any || lo < bd->lb) bd->lb = lo;
     if (!bd->any || hi > bd->ub) bd->ub = hi;
     bd->any = 1;
@@ -194,6 +232,11 @@ static void bounds_add(bounds *bd, const co_dtype *old, MPI_Aint disp, size_t n,
 }
 
 static co_dtype *finish_bounds(builder *b, const bounds *bd) {
+    b->overflow |= bd->overflow;
+    if (bd->any && !b->overflow) { /* the extent must fit as well */
+        MPI_Aint lb0 = bd->has_lb ? bd->xlb : bd->lb, ub0 = bd->has_ub ? bd->xub : bd->ub, e;
+        if (__builtin_sub_overflow(ub0, lb0, &e)) b->overflow = 1;
+    }
     MPI_Aint lb = bd->has_lb ? bd->xlb : bd->any ? bd->lb : 0;
     MPI_Aint ub = bd->has_ub ? bd->xub : bd->any ? bd->ub : 0;
     return b_finish(b, lb, ub, bd->has_lb, bd->has_ub);
@@ -213,13 +256,13 @@ int co_dt_hvector(size_t count, size_t blocklen, MPI_Aint stride, const co_dtype
     /* one block of `blocklen` copies first, then `count` copies of that block */
     b_copies(&b, old, 0, blocklen, ext);
     co_dtype *block = b_finish(&b, 0, 0, 0, 0);
-    if (!block) return MPI_ERR_NO_MEM;
+    if (!block) return b_status(&b);
     b_init(&b);
     b_copies(&b, block, 0, count, stride);
     co_dt_destroy(block);
     bounds bd = {0};
     bounds_add(&bd, old, 0, blocklen, ext, count, stride);
-    return (*out = finish_bounds(&b, &bd)) ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    return (*out = finish_bounds(&b, &bd)) ? MPI_SUCCESS : b_status(&b);
 }
 
 int co_dt_hindexed(size_t count, const int *blocklens, int blocklen, const MPI_Aint *disps,
@@ -233,7 +276,7 @@ int co_dt_hindexed(size_t count, const int *blocklens, int blocklen, const MPI_A
         b_copies(&b, old, disps[i], n, ext);
         bounds_add(&bd, old, disps[i], n, ext, 1, 0);
     }
-    return (*out = finish_bounds(&b, &bd)) ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    return (*out = finish_bounds(&b, &bd)) ? MPI_SUCCESS : b_status(&b);
 }
 
 int co_dt_struct(size_t count, const int *blocklens, const MPI_Aint *disps, co_dtype *const *types,
@@ -248,12 +291,15 @@ int co_dt_struct(size_t count, const int *blocklens, const MPI_Aint *disps, co_d
     }
     MPI_Aint lb = bd.has_lb ? bd.xlb : bd.any ? bd.lb : 0;
     MPI_Aint ub = bd.has_ub ? bd.xub : bd.any ? bd.ub : 0;
-    if (!bd.has_ub && b.align > 1) { /* the epsilon of MPI 3.1 section 4.1.6 */
-        MPI_Aint ext = ub - lb, a = b.align;
+    b.overflow |= bd.overflow;
+    MPI_Aint ext;
+    if (__builtin_sub_overflow(ub, lb, &ext)) b.overflow = 1;
+    if (!b.overflow && !bd.has_ub && b.align > 1) { /* the epsilon of MPI 3.1 section 4.1.6 */
+        MPI_Aint a = b.align;
         MPI_Aint r = ((ext % a) + a) % a;
-        if (r) ub += a - r;
+        if (r) ub = add_aint(ub, a - r, &b.overflow);
     }
-    return (*out = b_finish(&b, lb, ub, bd.has_lb, bd.has_ub)) ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    return (*out = b_finish(&b, lb, ub, bd.has_lb, bd.has_ub)) ? MPI_SUCCESS : b_status(&b);
 }
 
 int co_dt_subarray(int ndims, const int *sizes, const int *subsizes, const int *starts, int order,
@@ -270,17 +316,22 @@ int co_dt_subarray(int ndims, const int *sizes, const int *subsizes, const int *
         b_copies(&b, level ? level : old, 0, (size_t)subsizes[d], stride);
         co_dtype *next = b_finish(&b, 0, 0, 0, 0);
         if (level) co_dt_destroy(level);
-        if (!next) return MPI_ERR_NO_MEM;
+        if (!next) return b_status(&b);
         level = next;
-        offset += (MPI_Aint)starts[d] * stride;
-        stride *= sizes[d];
+        MPI_Aint step;
+        if (__builtin_mul_overflow((MPI_Aint)starts[d], stride, &step) ||
+            __builtin_add_overflow(offset, step, &offset) ||
+            __builtin_mul_overflow(stride, (MPI_Aint)sizes[d], &stride)) {
+            co_dt_destroy(level);
+            return MPI_ERR_COUNT;
+        }
     }
     builder b;
     b_init(&b);
     b_copies(&b, level, offset, 1, 0);
     co_dt_destroy(level);
     /* MPI defines the result as resized to the whole array: lb 0, extent = all of it */
-    if (!(*out = b_finish(&b, 0, stride, 1, 1))) return MPI_ERR_NO_MEM;
+    if (!(*out = b_finish(&b, 0, stride, 1, 1))) return b_status(&b);
     (*out)->align = old->align;
     return MPI_SUCCESS;
 }
@@ -314,10 +365,12 @@ int co_dt_copy_layout(const co_dtype *old, co_dtype **out) {
 }
 
 int co_dt_resized(const co_dtype *old, MPI_Aint lb, MPI_Aint extent, co_dtype **out) {
+    MPI_Aint ub;
+    if (__builtin_add_overflow(lb, extent, &ub)) return MPI_ERR_COUNT;
     int rc = co_dt_copy_layout(old, out);
     if (rc) return rc;
     (*out)->lb = lb;
-    (*out)->ub = lb + extent;
+    (*out)->ub = ub;
     (*out)->has_lb = (*out)->has_ub = 1;
     co_dt_normalize(*out); /* contiguity depends on the extent */
     return MPI_SUCCESS;

@@ -2,6 +2,9 @@
  * a clear error class under MPI_ERRORS_RETURN, never crash, and leave the library usable. */
 #include "testutil.h"
 
+#include <limits.h>
+#include <stdint.h>
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -208,6 +211,36 @@ int main(int argc, char **argv) {
     MPI_Type_commit(&big);
     CHECK_ERR(MPI_Pack_size(1 << 10, big, MPI_COMM_WORLD, &isz), MPI_ERR_COUNT);
     MPI_Type_free(&big);
+
+    /* types whose size, bounds or extent would not fit in MPI_Aint; large but representable
+     * ones are fine (counts up to INT_MAX for contiguous and vector) */
+    MPI_Datatype huge, huger;
+    CHECK_RC(MPI_Type_contiguous(INT_MAX, MPI_DOUBLE, &huge)); /* 16 GiB: describable */
+    MPI_Count hsz;
+    CHECK_RC(MPI_Type_size_x(huge, &hsz));
+    CHECK(hsz == (MPI_Count)INT_MAX * 8, "size of INT_MAX doubles: %lld", (long long)hsz);
+    CHECK_ERR(MPI_Type_contiguous(INT_MAX, huge, &huger), MPI_ERR_COUNT);
+    CHECK_ERR(MPI_Type_vector(INT_MAX, INT_MAX, INT_MAX, huge, &huger), MPI_ERR_COUNT);
+    CHECK_ERR(MPI_Type_vector(2, 1, INT_MAX, huge, &huger), MPI_ERR_COUNT); /* stride*extent */
+    int onebl = 1, bigdisp = INT_MAX;
+    CHECK_ERR(MPI_Type_indexed(1, &onebl, &bigdisp, huge, &huger), MPI_ERR_COUNT);
+    CHECK_ERR(MPI_Type_create_hvector(INT_MAX, 1, (MPI_Aint)1 << 62, MPI_INT, &huger),
+              MPI_ERR_COUNT);
+    MPI_Aint far[2] = {0, PTRDIFF_MAX - 8}; /* the second copy ends past PTRDIFF_MAX */
+    MPI_Datatype two[2] = {huge, huge};
+    int twobl[2] = {1, 1};
+    CHECK_ERR(MPI_Type_create_struct(2, twobl, far, two, &huger), MPI_ERR_COUNT);
+    CHECK_ERR(MPI_Type_create_resized(MPI_INT, ((MPI_Aint)1 << 62), ((MPI_Aint)1 << 62), &huger),
+              MPI_ERR_COUNT);
+    int sz3[3] = {INT_MAX, INT_MAX, INT_MAX}, sub3[3] = {1, 1, 1}, st3[3] = {0, 0, 0};
+    CHECK_ERR(MPI_Type_create_subarray(3, sz3, sub3, st3, MPI_ORDER_C, MPI_DOUBLE, &huger),
+              MPI_ERR_COUNT);
+    MPI_Type_free(&huge);
+    /* more separate pieces than a flattened type may hold: refused, not ground through */
+    MPI_Datatype pair, many;
+    CHECK_RC(MPI_Type_vector(2, 1, 2, MPI_INT, &pair));
+    CHECK_ERR(MPI_Type_vector(1 << 27, 1, 3, pair, &many), MPI_ERR_NO_MEM);
+    MPI_Type_free(&pair);
 
     /* the library still works: one message through the vector */
     for (int i = 0; i < 8; i++) buf[i] = rank * 100 + i;
