@@ -69,6 +69,12 @@ static inline int co_api_buf(co_comm *comm, const char *fn, const void *buf, int
     /* NULL is MPI_BOTTOM, legitimate with absolute-address types (true_lb != 0) */
     if (CO_UNLIKELY(!buf && count > 0 && dt->size > 0 && dt->true_lb == 0))
         return co_error(comm, fn, MPI_ERR_BUFFER, "buffer is NULL but count is %d", count);
+    /* count (< 2^31) times the type's size can leave the address space only above 4 GiB */
+    if (CO_UNLIKELY(dt->size > 0xffffffffu && count > 0 &&
+                    (size_t)count > (size_t)PTRDIFF_MAX / dt->size))
+        return co_error(comm, fn, MPI_ERR_COUNT,
+                        "%d elements of %zu bytes are more than an address space holds", count,
+                        dt->size);
     return MPI_SUCCESS;
 }
 

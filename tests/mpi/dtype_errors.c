@@ -235,6 +235,8 @@ int main(int argc, char **argv) {
     int sz3[3] = {INT_MAX, INT_MAX, INT_MAX}, sub3[3] = {1, 1, 1}, st3[3] = {0, 0, 0};
     CHECK_ERR(MPI_Type_create_subarray(3, sz3, sub3, st3, MPI_ORDER_C, MPI_DOUBLE, &huger),
               MPI_ERR_COUNT);
+    MPI_Type_commit(&huge);
+    CHECK_ERR(MPI_Send(buf, INT_MAX, huge, peer, 0, MPI_COMM_WORLD), MPI_ERR_COUNT);
     MPI_Type_free(&huge);
     /* more separate pieces than a flattened type may hold: refused, not ground through */
     MPI_Datatype pair, many;
