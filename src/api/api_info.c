@@ -33,6 +33,13 @@ static int arg_key(const char *fn, const char *key) {
     return MPI_SUCCESS;
 }
 
+/* The (info, key) pair most calls take. */
+static co_info *info_and_key(const char *fn, MPI_Info h, const char *key, int writable, int *rc) {
+    co_info *in = arg_info(fn, h, writable, rc);
+    if (in && (*rc = arg_key(fn, key))) return NULL;
+    return in;
+}
+
 int co_api_info_arg(const char *fn, MPI_Info h) {
     int rc = MPI_SUCCESS;
     if (h != MPI_INFO_NULL) arg_info(fn, h, 0, &rc);
@@ -55,9 +62,8 @@ int PMPI_Info_set(MPI_Info info, const char *key, const char *value) {
     static const char fn[] = "MPI_Info_set";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_info *in = arg_info(fn, info, 1, &rc);
+    co_info *in = info_and_key(fn, info, key, 1, &rc);
     if (!in) return rc;
-    if ((rc = arg_key(fn, key))) return rc;
     if (!value) return bad(fn, MPI_ERR_ARG, "value is NULL");
     size_t n = strlen(value);
     if (n > MPI_MAX_INFO_VAL)
@@ -72,9 +78,8 @@ int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int
     static const char fn[] = "MPI_Info_get";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_info *in = arg_info(fn, info, 0, &rc);
+    co_info *in = info_and_key(fn, info, key, 0, &rc);
     if (!in) return rc;
-    if ((rc = arg_key(fn, key))) return rc;
     if (valuelen < 0) return bad(fn, MPI_ERR_ARG, "valuelen is negative");
     if (!value || !flag) return bad(fn, MPI_ERR_ARG, "value or flag is NULL");
     const char *v = co_info_lookup(in, key);
@@ -92,9 +97,8 @@ int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *f
     static const char fn[] = "MPI_Info_get_valuelen";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_info *in = arg_info(fn, info, 0, &rc);
+    co_info *in = info_and_key(fn, info, key, 0, &rc);
     if (!in) return rc;
-    if ((rc = arg_key(fn, key))) return rc;
     if (!valuelen || !flag) return bad(fn, MPI_ERR_ARG, "valuelen or flag is NULL");
     const char *v = co_info_lookup(in, key);
     *flag = v != NULL;
@@ -107,9 +111,8 @@ int PMPI_Info_delete(MPI_Info info, const char *key) {
     static const char fn[] = "MPI_Info_delete";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_info *in = arg_info(fn, info, 1, &rc);
+    co_info *in = info_and_key(fn, info, key, 1, &rc);
     if (!in) return rc;
-    if ((rc = arg_key(fn, key))) return rc;
     if (co_info_delete(in, key))
         return co_error(NULL, fn, MPI_ERR_INFO_NOKEY, "no key \"%s\" in the info object", key);
     return MPI_SUCCESS;
