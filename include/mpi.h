@@ -414,6 +414,14 @@ COHORT_FN(int, Cancel, (MPI_Request * request))
 COHORT_FN(int, Test_cancelled, (const MPI_Status *status, int *flag))
 COHORT_FN(int, Probe, (int source, int tag, MPI_Comm comm, MPI_Status *status))
 COHORT_FN(int, Iprobe, (int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status))
+COHORT_FN(int, Mprobe,
+          (int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status))
+COHORT_FN(int, Improbe,
+          (int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status))
+COHORT_FN(int, Mrecv,
+          (void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status))
+COHORT_FN(int, Imrecv,
+          (void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request))
 COHORT_FN(int, Get_count, (const MPI_Status *status, MPI_Datatype datatype, int *count))
 COHORT_FN(int, Get_elements, (const MPI_Status *status, MPI_Datatype datatype, int *count))
 COHORT_FN(int, Get_elements_x, (const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count))

@@ -7,6 +7,8 @@ cohort_mpi_test(p2p_semantics NP 3 ENV COHORT_EAGER_LIMIT=64 COHORT_SHM_RING_CEL
 cohort_mpi_test(env NP 1 2 4 8)
 cohort_mpi_test(env NP 2 ARGS 3 SUFFIX .multiple)
 cohort_mpi_test(info NP 1 2 4)
+cohort_mpi_test(p2p_mprobe NP 1 2 4 8)
+cohort_mpi_test(p2p_mprobe NP 2 ENV COHORT_CMA=0 SUFFIX .nocma)
 cohort_mpi_test(errors NP 1 2 4 8)
 
 # Launcher behaviour (tests/launcher.sh): failures end the job with the right status and

@@ -610,6 +610,99 @@ int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *statu
     return probe_common("MPI_Iprobe", source, tag, comm, flag, status, 0);
 }
 
+/* Matched probe: MPI_Mprobe/MPI_Improbe take the message out of the queue and hand back a
+ * message handle; MPI_Mrecv/MPI_Imrecv receive exactly that message. Probing MPI_PROC_NULL
+ * gives MPI_MESSAGE_NO_PROC, which receives nothing. An invalid message handle (including
+ * MPI_MESSAGE_NULL and one already received) is MPI_ERR_REQUEST. */
+static int mprobe_common(const char *fn, int source, int tag, MPI_Comm comm, int *flag,
+                         MPI_Message *message, MPI_Status *status, int wait) {
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_comm *c = co_api_comm(comm, fn, &rc);
+    if (!c) return rc;
+    if ((rc = co_api_rank(c, fn, source, 1)) || (rc = co_api_tag(c, fn, tag, 1))) return rc;
+    if (!message || (!wait && !flag))
+        return co_error(c, fn, MPI_ERR_ARG, "message or flag pointer is NULL");
+    co_status s = {.source = MPI_PROC_NULL, .tag = MPI_ANY_TAG};
+    co_msg *m = NULL;
+    if (source != MPI_PROC_NULL) {
+        co_backoff b = {0};
+        for (;;) {
+            if ((rc = co_improbe(source, tag, c, c->ctx, &m, &s)))
+                return co_error(c, fn, rc, "out of memory or message handles");
+            if (m || !wait) break;
+            co_backoff_idle(&b);
+        }
+    }
+    int found = m || source == MPI_PROC_NULL;
+    if (flag) *flag = found;
+    if (!found) return MPI_SUCCESS;
+    *message = m ? m->handle : MPI_MESSAGE_NO_PROC;
+    co_api_status(status, &s);
+    return MPI_SUCCESS;
+}
+
+CO_WEAK(MPI_Mprobe, PMPI_Mprobe);
+int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status) {
+    return mprobe_common("MPI_Mprobe", source, tag, comm, NULL, message, status, 1);
+}
+
+CO_WEAK(MPI_Improbe, PMPI_Improbe);
+int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
+                 MPI_Status *status) {
+    return mprobe_common("MPI_Improbe", source, tag, comm, flag, message, status, 0);
+}
+
+static int mrecv_common(const char *fn, void *buf, int count, MPI_Datatype datatype,
+                        MPI_Message *message, MPI_Status *status, MPI_Request *request,
+                        int nonblocking) {
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    if (nonblocking && !request)
+        return co_error(NULL, fn, MPI_ERR_REQUEST, "request pointer is NULL");
+    if (!message) return co_error(NULL, fn, MPI_ERR_ARG, "message pointer is NULL");
+    co_msg *m = NULL;
+    co_comm *c = co_st.world;
+    if (*message != MPI_MESSAGE_NO_PROC) {
+        if (!(m = co_msg_get(*message)))
+            return co_error(NULL, fn, MPI_ERR_REQUEST, "%s",
+                            *message == MPI_MESSAGE_NULL
+                                ? "message is MPI_MESSAGE_NULL"
+                                : "invalid message handle (already received, or never probed)");
+        c = m->comm;
+    }
+    co_dtype *dt = check_xfer(c, fn, buf, count, datatype, MPI_ANY_SOURCE, MPI_ANY_TAG, 1, &rc);
+    if (!dt) return rc;
+    co_req *r;
+    if (m)
+        rc = co_imrecv(buf, (size_t)count, dt, m, &r);
+    else /* MPI_MESSAGE_NO_PROC: a receive from MPI_PROC_NULL */
+        rc = co_irecv(buf, (size_t)count, dt, MPI_PROC_NULL, 0, c, c->ctx, &r);
+    if (rc) return co_error(c, fn, rc, "cannot start the receive");
+    *message = MPI_MESSAGE_NULL;
+    if (nonblocking) {
+        *request = r->handle;
+        return MPI_SUCCESS;
+    }
+    co_progress_wait(r);
+    co_api_status(status, &r->status);
+    rc = r->status.error ? truncated(c, fn, r) : MPI_SUCCESS;
+    co_req_free(r);
+    return rc;
+}
+
+CO_WEAK(MPI_Mrecv, PMPI_Mrecv);
+int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+               MPI_Status *status) {
+    return mrecv_common("MPI_Mrecv", buf, count, datatype, message, status, NULL, 0);
+}
+
+CO_WEAK(MPI_Imrecv, PMPI_Imrecv);
+int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+                MPI_Request *request) {
+    return mrecv_common("MPI_Imrecv", buf, count, datatype, message, NULL, request, 1);
+}
+
 CO_WEAK(MPI_Get_count, PMPI_Get_count);
 int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count) {
     static const char fn[] = "MPI_Get_count";

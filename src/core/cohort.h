@@ -278,7 +278,7 @@ struct cohort_state {
     int launched;       /* started by mpiexec (not a singleton) */
     co_config cfg;
     struct co_seg *seg;
-    co_htab comms, groups, dtypes, ops, reqs, errhs, infos;
+    co_htab comms, groups, dtypes, ops, reqs, errhs, infos, msgs;
     struct co_p2p_state *p2p;
     struct co_coll_state *coll;
     struct co_comm_state *cm; /* communicator layer: ID pools, attribute keys */

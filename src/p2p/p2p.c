@@ -818,6 +818,52 @@ int co_iprobe(int src, int tag, co_comm *comm, uint64_t ctx, int *flag, co_statu
     return MPI_SUCCESS;
 }
 
+int co_improbe(int src, int tag, co_comm *comm, uint64_t ctx, co_msg **out, co_status *st) {
+    *out = NULL;
+    co_umsg *prev;
+    co_umsg *u = unexp_find(ctx, src, tag, &prev);
+    if (!u) {
+        co_progress();
+        u = unexp_find(ctx, src, tag, &prev);
+    }
+    if (!u) return MPI_SUCCESS;
+    co_msg *m = malloc(sizeof(*m));
+    if (!m) return MPI_ERR_NO_MEM;
+    m->handle = co_htab_insert(&co_st.msgs, m);
+    if (!m->handle) {
+        free(m);
+        return MPI_ERR_NO_MEM;
+    }
+    unexp_unlink(u, prev);
+    m->comm = comm;
+    m->u = u;
+    *st = (co_status){.source = u->src, .tag = u->tag, .bytes = u->bytes};
+    *out = m;
+    return MPI_SUCCESS;
+}
+
+int co_imrecv(void *buf, size_t count, co_dtype *dt, co_msg *m, co_req **out) {
+    co_req *r = co_req_new(CO_REQ_RECV);
+    if (!r) return MPI_ERR_NO_MEM;
+    co_umsg *u = m->u;
+    r->comm = m->comm;
+    r->buf = buf;
+    r->count = count;
+    r->dt = dt;
+    co_dt_retain(dt);
+    r->peer = u->src;
+    r->tag = u->tag;
+    r->ctx = u->ctx;
+    r->active = 1;
+    r->matched = 1;
+    *out = r;
+    co_htab_remove(&co_st.msgs, m->handle);
+    free(m);
+    deliver_umsg(r, u);
+    umsg_free(u);
+    return MPI_SUCCESS;
+}
+
 int co_req_cancel(co_req *r) {
     if (r->complete) return MPI_SUCCESS;
     if (r->kind == CO_REQ_RECV || r->kind == CO_REQ_PRECV) {
@@ -995,6 +1041,9 @@ int co_p2p_init(void) {
     P = calloc(1, sizeof(*P));
     if (!P) return MPI_ERR_NO_MEM;
     co_st.reqs.kind = COHORT_KIND_REQUEST;
+    co_st.msgs.kind = COHORT_KIND_MESSAGE;
+    co_htab_set(&co_st.msgs, 1, NULL); /* slot 1 is MPI_MESSAGE_NO_PROC, never an object */
+    co_st.msgs.live = 0;
     if (co_shm_init(&P->shm, co_st.seg, co_st.world_rank, co_st.cfg.cma)) return MPI_ERR_NO_MEM;
     P->eager_limit = co_st.seg->hdr->eager_limit;
     /* Fragments of the pipelined copy: a quarter of the queue's payload space keeps several in
@@ -1024,6 +1073,14 @@ void co_p2p_fini(void) {
         P->unexp_head = u->next;
         umsg_free(u);
     }
+    for (uint32_t s = 2; s < co_st.msgs.next; s++) { /* probed, never received */
+        co_msg *m = co_st.msgs.chunks[s / CO_HTAB_CHUNK][s % CO_HTAB_CHUNK];
+        if (m) {
+            umsg_free(m->u);
+            free(m);
+        }
+    }
+    co_htab_destroy(&co_st.msgs);
     while (P->free_umsgs) {
         co_umsg *u = P->free_umsgs;
         P->free_umsgs = u->next;

@@ -105,6 +105,23 @@ int co_recv_start(co_req *r);
 int co_iprobe(int src, int tag, co_comm *comm, uint64_t ctx, int *flag, co_status *st);
 int co_req_cancel(co_req *r);
 
+/* Matched probe. A message taken by co_improbe leaves the unexpected queue, so no other
+ * receive can match it; it lives behind an MPI_Message handle until co_imrecv receives it. */
+typedef struct co_msg {
+    int handle;
+    co_comm *comm;
+    co_umsg *u;
+} co_msg;
+/* The first message matching (src, tag) on ctx, taken out of the queue (NULL if none after
+ * one progress pass), as a message object with a handle; *st describes it. */
+int co_improbe(int src, int tag, co_comm *comm, uint64_t ctx, co_msg **out, co_status *st);
+static inline co_msg *co_msg_get(MPI_Message h) {
+    return co_htab_get(&co_st.msgs, h);
+}
+/* Receive message m into (buf, count, dt) as a request that completes like any receive;
+ * m is consumed and its handle released. */
+int co_imrecv(void *buf, size_t count, co_dtype *dt, co_msg *m, co_req **out);
+
 /* Blocking helpers for layers above (collectives, communicator set-up). */
 int co_send(const void *buf, size_t count, co_dtype *dt, int dest, int tag, co_comm *comm,
             uint64_t ctx);
