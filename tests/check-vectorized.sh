@@ -9,7 +9,7 @@ if ! "$cc" --version 2>/dev/null | grep -qi 'gcc\|free software foundation'; the
     echo "not GCC: skipped"
     exit 77
 fi
-dir=$(mktemp -d)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/cohort-vectorized-test.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 "$cc" -std=c11 -D_GNU_SOURCE -I"$src/include" -O3 -fwrapv -c "$src/src/op/op.c" -o "$dir/op.o" \
     -fopt-info-vec-optimized="$dir/info" -fdump-tree-vect-optimized="$dir/dump" || exit 1

@@ -9,7 +9,9 @@ out=$(mktemp -d "${TMPDIR:-/tmp}/cohort-launcher-test.XXXXXX")
 trap 'rm -rf "$out"' EXIT
 fail() { echo "FAIL [$SCENARIO]: $*"; echo "--- stdout"; cat "$out/stdout"; echo "--- stderr"; cat "$out/stderr"; exit 1; }
 
-snapshot() { ls -A /dev/shm; ls -A /tmp | grep -v -e '^cc......\.' -e '^cohort-launcher-test\.' -e '^ctest'; }
+# The test harness's own temporary folders (cohort-<name>-test.*, also made by tests running
+# alongside) and the compiler's are not the library's doing.
+snapshot() { ls -A /dev/shm; ls -A /tmp | grep -v -e '^cc......\.' -e '^cohort-[a-z]*-test\.' -e '^ctest'; }
 snapshot | sort > "$out/before"
 
 # run NP [mpiexec options --] args...: runs the job, records status, output and time
