@@ -66,10 +66,7 @@ static void print_collectives(const co_config *cfg) {
     const co_coll_desc *d = co_coll_registry(&n);
     printf("Collective algorithms (COHORT_<COLLECTIVE>_ALGORITHM=<name> forces one):\n");
     for (int k = 0; k < n; k++) {
-        const char *cur = "auto";
-        for (size_t i = 0; i < co_settings_count; i++)
-            if (!strcmp(co_settings[i].name, d[k].setting))
-                cur = (const char *)cfg + co_settings[i].offset;
+        const char *cur = (const char *)cfg + d[k].cfg_offset;
         printf("  %-21s COHORT_%s = %s\n", d[k].name, d[k].setting, cur);
         for (int a = 0; a < d[k].nalgs; a++) {
             const co_coll_alg *al = &d[k].algs[a];

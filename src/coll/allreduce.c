@@ -74,12 +74,8 @@ static int allreduce_ring(const void *sbuf, void *rbuf, size_t count, co_dtype *
     const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     size_t *cnt = malloc(2 * (size_t)n * sizeof(size_t));
     if (!cnt) return MPI_ERR_NO_MEM;
-    size_t *dsp = cnt + n, off = 0;
-    for (int i = 0; i < n; i++) {
-        cnt[i] = count / (size_t)n + ((size_t)i < count % (size_t)n ? 1 : 0);
-        dsp[i] = off;
-        off += cnt[i];
-    }
+    size_t *dsp = cnt + n;
+    co_coll_blocks(count, n, cnt, dsp);
     rc = co_rs_ring(in, co_coll_elem(rbuf, dsp[me], dt), cnt, dsp, count, dt, op, c);
     int right = (me + 1) % n, left = (me - 1 + n) % n;
     for (int k = 0; k < n - 1; k++) {

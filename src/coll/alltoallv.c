@@ -43,7 +43,10 @@ int co_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, co_dt
     rc = co_coll_copy(SB(me), (size_t)scounts[me], sdt, RB(me), (size_t)rcounts[me], rdt);
     if (alg == CO_ALLTOALLV_LINEAR) {
         co_req **reqs = calloc(2 * (size_t)n, sizeof(*reqs));
-        if (!reqs) return MPI_ERR_NO_MEM;
+        if (!reqs) {
+            co_coll_free(copyb);
+            return MPI_ERR_NO_MEM;
+        }
         for (int k = 1; k < n; k++) {
             int from = (me - k + n) % n;
             int r = co_irecv(RB(from), (size_t)rcounts[from], rdt, from, CO_TAG_ALLTOALL, c,

@@ -96,9 +96,8 @@ static int take(const co_cshm *s, int q, const char *qpay, const ent *e, void *b
     return rc;
 }
 
-static void finish(co_cshm *s, uint64_t g, int wait) {
+static void finish(co_cshm *s, uint64_t g) {
     co_cshm_post(s, g + 2);
-    if (wait) co_cshm_wait_all(s, g + 2);
     s->seq = g + 2;
 }
 
@@ -230,7 +229,7 @@ int co_cma_scatterv(const void *sbuf, const int *scounts, const int *displs, co_
             return rc;
         }
         rc = take(s, root, rp, e, rbuf, rcount, rdt);
-        finish(s, g, 0);
+        finish(s, g);
         return rc;
     }
     scratch t = {0};
@@ -296,7 +295,7 @@ int co_cma_gatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, c
             e->inl = 0;
         }
         co_cshm_publish(s, b, g + 1, 0, g + 2);
-        finish(s, g, 0);
+        finish(s, g);
         return rc;
     }
     char *pay = co_cshm_acquire(s, b);
@@ -337,6 +336,6 @@ int co_cma_gatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, c
     }
     co_cshm_iter_fini(&it);
     co_coll_free(tmp);
-    finish(s, g, 0);
+    finish(s, g);
     return rc;
 }

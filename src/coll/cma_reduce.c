@@ -97,15 +97,11 @@ int co_rs_cma(const void *in, void *out, const size_t *cnt, const size_t *dsp, s
  * root's buffer (three passes over it against the root's two), so the root takes a block
  * one and a half times as large and everyone finishes together. */
 static void blocks(size_t count, int n, int root, size_t *cnt, size_t *dsp) {
-    size_t off = 0;
     if (root < 0) {
-        for (int i = 0; i < n; i++) {
-            cnt[i] = count / (size_t)n + ((size_t)i < count % (size_t)n ? 1 : 0);
-            dsp[i] = off;
-            off += cnt[i];
-        }
+        co_coll_blocks(count, n, cnt, dsp);
         return;
     }
+    size_t off = 0;
     size_t big = count * 3 / (size_t)(2 * n + 1), rest = count - big;
     for (int i = 0, k = 0; i < n; i++) {
         if (i == root) {

@@ -10,7 +10,8 @@
 
 #define S (co_st.coll)
 
-#define DESC(kind, nm, set, field, table, n) [kind] = {nm, set, table, n}
+#define DESC(kind, nm, set, field, table, n)                                                       \
+    [kind] = {nm, set, offsetof(co_config, field), table, n}
 
 static const co_coll_desc registry[CO_COLL_KINDS] = {
     DESC(CO_COLL_BARRIER, "barrier", "BARRIER_ALGORITHM", barrier_algorithm, co_barrier_algs,
@@ -39,30 +40,10 @@ static const co_coll_desc registry[CO_COLL_KINDS] = {
     DESC(CO_COLL_REDUCE_SCATTER, "reduce_scatter", "REDUCE_SCATTER_ALGORITHM",
          reduce_scatter_algorithm, co_reduce_scatter_algs, CO_RSCAT_NALGS),
     DESC(CO_COLL_REDUCE_SCATTER_BLOCK, "reduce_scatter_block", "REDUCE_SCATTER_BLOCK_ALGORITHM",
-         reduce_scatter_block_algorithm, co_reduce_scatter_block_algs, CO_RSCAT_NALGS),
+         reduce_scatter_block_algorithm, co_reduce_scatter_algs, CO_RSCAT_NALGS),
     DESC(CO_COLL_SCAN, "scan", "SCAN_ALGORITHM", scan_algorithm, co_scan_algs, CO_SCAN_NALGS),
     DESC(CO_COLL_EXSCAN, "exscan", "EXSCAN_ALGORITHM", exscan_algorithm, co_exscan_algs,
          CO_SCAN_NALGS),
-};
-
-/* Where each collective's setting lives in co_config (same order as the registry). */
-static const size_t cfg_offset[CO_COLL_KINDS] = {
-    offsetof(co_config, barrier_algorithm),
-    offsetof(co_config, bcast_algorithm),
-    offsetof(co_config, reduce_algorithm),
-    offsetof(co_config, allreduce_algorithm),
-    offsetof(co_config, gather_algorithm),
-    offsetof(co_config, gatherv_algorithm),
-    offsetof(co_config, scatter_algorithm),
-    offsetof(co_config, scatterv_algorithm),
-    offsetof(co_config, allgather_algorithm),
-    offsetof(co_config, allgatherv_algorithm),
-    offsetof(co_config, alltoall_algorithm),
-    offsetof(co_config, alltoallv_algorithm),
-    offsetof(co_config, reduce_scatter_algorithm),
-    offsetof(co_config, reduce_scatter_block_algorithm),
-    offsetof(co_config, scan_algorithm),
-    offsetof(co_config, exscan_algorithm),
 };
 
 const co_coll_desc *co_coll_registry(int *n) {
@@ -80,7 +61,7 @@ static int lookup(int kind, const char *name) {
 
 int co_coll_check_config(const co_config *cfg, char *err, size_t errlen) {
     for (int k = 0; k < CO_COLL_KINDS; k++) {
-        const char *v = (const char *)cfg + cfg_offset[k];
+        const char *v = (const char *)cfg + registry[k].cfg_offset;
         if (lookup(k, v) != -2) continue;
         int len = snprintf(err, errlen, "COHORT_%s=%s: unknown %s algorithm (choose auto",
                            registry[k].setting, v, registry[k].name);
@@ -194,12 +175,6 @@ static const rule rules[] = {
     {CO_COLL_REDUCE_SCATTER, CO_RSCAT_SHM, 1, ANY, 256 * KB},
     {CO_COLL_REDUCE_SCATTER, CO_RSCAT_CMA, 1, ANY, BIG},
     {CO_COLL_REDUCE_SCATTER, CO_RSCAT_RING, 0, ANY, BIG},
-    {CO_COLL_REDUCE_SCATTER_BLOCK, CO_RSCAT_SHM, 1, 2, 1 * KB},
-    {CO_COLL_REDUCE_SCATTER_BLOCK, CO_RSCAT_RING, 1, 2, BIG},
-    {CO_COLL_REDUCE_SCATTER_BLOCK, CO_RSCAT_CMA, 1, 2, BIG},
-    {CO_COLL_REDUCE_SCATTER_BLOCK, CO_RSCAT_SHM, 1, ANY, 256 * KB},
-    {CO_COLL_REDUCE_SCATTER_BLOCK, CO_RSCAT_CMA, 1, ANY, BIG},
-    {CO_COLL_REDUCE_SCATTER_BLOCK, CO_RSCAT_RING, 0, ANY, BIG},
 
     {CO_COLL_SCAN, CO_SCAN_SHM, 1, 2, 8 * KB},
     {CO_COLL_SCAN, CO_SCAN_CMA, 1, 2, 512 * KB},
@@ -221,7 +196,6 @@ static int all_local(const co_comm *c) {
 
 static int usable(co_comm *c, int kind, int alg, const co_op *op, const co_dtype *dt) {
     unsigned need = registry[kind].algs[alg].needs;
-    if ((need & CO_ALG_PAIR) && c->size != 2) return 0;
     if ((need & CO_ALG_COMMUTE) && (!op || !op->commute)) return 0;
     if ((need & CO_ALG_DENSE) && (!dt || !co_coll_dense(dt))) return 0;
     if (need & (CO_ALG_SHM | CO_ALG_CMA)) {
@@ -453,6 +427,15 @@ int co_coll_reduce_n(const co_op *op, co_dtype *dt, size_t count, const void *co
     return MPI_SUCCESS;
 }
 
+void co_coll_blocks(size_t count, int n, size_t *cnt, size_t *dsp) {
+    size_t off = 0;
+    for (int i = 0; i < n; i++) {
+        cnt[i] = count / (size_t)n + ((size_t)i < count % (size_t)n ? 1 : 0);
+        dsp[i] = off;
+        off += cnt[i];
+    }
+}
+
 int *co_coll_uniform(int n, size_t count, int *stack, int **displs) {
     int *c = n <= 64 ? stack : malloc(2 * (size_t)n * sizeof(int));
     if (!c) co_fatal("out of memory");
@@ -480,10 +463,13 @@ int co_coll_init(void) {
         return MPI_ERR_ARG;
     }
     for (int k = 0; k < CO_COLL_KINDS; k++)
-        S->forced[k] = lookup(k, (const char *)&co_st.cfg + cfg_offset[k]);
+        S->forced[k] = lookup(k, (const char *)&co_st.cfg + registry[k].cfg_offset);
     /* the table lists each collective's rules together */
     for (size_t i = CO_ARRAY_LEN(rules); i-- > 0;) S->first_rule[rules[i].kind] = (uint16_t)i;
     for (size_t i = 0; i < CO_ARRAY_LEN(rules); i++) S->end_rule[rules[i].kind] = (uint16_t)(i + 1);
+    /* Reduce_scatter_block is Reduce_scatter with equal blocks: the same rules */
+    S->first_rule[CO_COLL_REDUCE_SCATTER_BLOCK] = S->first_rule[CO_COLL_REDUCE_SCATTER];
+    S->end_rule[CO_COLL_REDUCE_SCATTER_BLOCK] = S->end_rule[CO_COLL_REDUCE_SCATTER];
     if (co_shm_heap_init(&S->heap, co_seg_heap(co_st.seg, co_st.world_rank),
                          co_st.seg->hdr->heap_slice))
         return MPI_ERR_NO_MEM;

@@ -30,7 +30,6 @@ enum {
     CO_TAG_SCAN,
     CO_TAG_COMM, /* communicator construction */
     CO_TAG_RSCATTER,
-    CO_TAG_SHM, /* shared-memory segment set-up */
 };
 
 static inline uint64_t co_coll_ctx(const co_comm *c) {
@@ -65,7 +64,6 @@ enum {
     CO_ALG_COMMUTE = 2, /* a commutative operator */
     CO_ALG_DENSE = 4,   /* a datatype whose memory image is mostly data (see co_coll_dense) */
     CO_ALG_CMA = 8,     /* single copy between processes (process_vm_readv/writev) */
-    CO_ALG_PAIR = 16,   /* exactly two ranks */
 };
 
 typedef struct co_coll_alg {
@@ -77,6 +75,7 @@ typedef struct co_coll_alg {
 typedef struct co_coll_desc {
     const char *name;    /* "allreduce" */
     const char *setting; /* "ALLREDUCE_ALGORITHM" (COHORT_ prefix omitted) */
+    size_t cfg_offset;   /* where that setting's value lives in co_config */
     const co_coll_alg *algs;
     int nalgs;
 } co_coll_desc;
@@ -138,7 +137,7 @@ enum { CO_SCAN_LINEAR, CO_SCAN_RECURSIVE_DOUBLING, CO_SCAN_SHM, CO_SCAN_CMA, CO_
 extern const co_coll_alg co_barrier_algs[], co_bcast_algs[], co_reduce_algs[], co_allreduce_algs[],
     co_gather_algs[], co_gatherv_algs[], co_scatter_algs[], co_scatterv_algs[], co_allgather_algs[],
     co_allgatherv_algs[], co_alltoall_algs[], co_alltoallv_algs[], co_reduce_scatter_algs[],
-    co_reduce_scatter_block_algs[], co_scan_algs[], co_exscan_algs[];
+    co_scan_algs[], co_exscan_algs[];
 
 /* ---- Per-communicator and per-process state ------------------------------------------------ */
 struct co_cshm;
@@ -293,9 +292,6 @@ void co_cshm_wait_all(const co_cshm *s, uint64_t step);
 static inline void co_cshm_post(co_cshm *s, uint64_t step) {
     atomic_store_explicit(&s->ctl[s->me].step, step, memory_order_release);
 }
-static inline uint64_t co_cshm_peek(const co_cshm *s, int rank) {
-    return atomic_load_explicit(&s->ctl[rank].step, memory_order_acquire);
-}
 /* Own buffer b for writing, once every rank is past the step at which its last readers
  * finish; returns its payload area. */
 char *co_cshm_acquire(co_cshm *s, unsigned b);
@@ -328,12 +324,6 @@ static inline void co_cshm_iter_fini(co_cshm_iter *it) {
 /* for each peer q whose buffer b holds `step`, in the order they become ready */
 #define CO_CSHM_EACH_READY(s, it, b, step, q)                                                      \
     for (int q; ((q) = co_cshm_next((s), (b), (step), (it)->done, &(it)->cursor)) >= 0;)
-
-/* Single-copy algorithms exchange tables of these in their buffers: per peer, where the
- * data for (or from) it lies in the owner's address space and how many bytes. */
-typedef struct co_cma_ent {
-    uint64_t addr, bytes;
-} co_cma_ent;
 
 /* Single copy between processes; a failure (which the set-up probe makes unlikely) is fatal,
  * since the peer cannot be told mid-collective to take another path. */
@@ -398,6 +388,9 @@ int co_reduce_cma(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_o
 int co_scan_cma(const void *in, void *rbuf, size_t count, co_dtype *dt, co_op *op, co_comm *c,
                 int excl);
 /* n equal blocks of `count` elements: counts and displacements (in *stack if n <= 64). */
+/* count elements in n blocks as even as possible (the first count % n one larger): block i
+ * has cnt[i] elements from element dsp[i]. */
+void co_coll_blocks(size_t count, int n, size_t *cnt, size_t *dsp);
 int *co_coll_uniform(int n, size_t count, int *stack, int **displs);
 /* Shared-memory reduction engine for reduce (root >= 0) and allreduce (root < 0). */
 int co_reduce_shm(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_op *op, int root,

@@ -26,18 +26,20 @@ static uint64_t round_up(uint64_t v, uint64_t a) {
 
 /* Ranks outnumber cores: the rank we wait for most likely waits for our core, so after two
  * idle passes give the CPU away rather than spin. */
+static void idle_pass(co_backoff *b) {
+    if (co_progress())
+        co_backoff_reset(b);
+    else if (co_st.oversubscribed && b->idle >= 2)
+        sched_yield();
+    else
+        co_backoff_idle(b);
+}
+
 uint64_t co_cshm_wait_word(const _Atomic uint64_t *w, uint64_t value) {
     uint64_t v = atomic_load_explicit(w, memory_order_acquire);
     if (v >= value) return v;
     co_backoff b = {0};
-    while ((v = atomic_load_explicit(w, memory_order_acquire)) < value) {
-        if (co_progress())
-            co_backoff_reset(&b);
-        else if (co_st.oversubscribed && b.idle >= 2)
-            sched_yield();
-        else
-            co_backoff_idle(&b);
-    }
+    while ((v = atomic_load_explicit(w, memory_order_acquire)) < value) idle_pass(&b);
     return v;
 }
 
@@ -68,12 +70,7 @@ int co_cshm_next(const co_cshm *s, unsigned b, uint64_t step, char *done, int *c
             }
         }
         if (!pending) return -1;
-        if (co_progress())
-            co_backoff_reset(&bo);
-        else if (co_st.oversubscribed && bo.idle >= 2)
-            sched_yield();
-        else
-            co_backoff_idle(&bo);
+        idle_pass(&bo);
     }
 }
 
@@ -104,17 +101,9 @@ static void cma_fail(const char *what, pid_t pid, int err) {
 }
 
 void co_cma_read(pid_t pid, void *local, const void *remote, size_t n) {
-    while (n) {
-        struct iovec l = {local, n}, r = {(void *)remote, n};
-        ssize_t got = process_vm_readv(pid, &l, 1, &r, 1, 0);
-        if (got <= 0) {
-            if (got < 0 && errno == EINTR) continue;
-            cma_fail("process_vm_readv", pid, got < 0 ? errno : EIO);
-        }
-        local = (char *)local + got;
-        remote = (const char *)remote + got;
-        n -= (size_t)got;
-    }
+    struct iovec l = {local, n}, r = {(void *)remote, n};
+    int e = n ? co_shm_cma_read(pid, &l, 1, &r, 1) : 0;
+    if (e) cma_fail("process_vm_readv", pid, -e);
 }
 
 void co_cma_write(pid_t pid, const void *local, void *remote, size_t n) {
@@ -196,7 +185,6 @@ static co_cshm *setup(co_comm *c) {
     s->cma = ok == 1;
     for (int q = 1; q < n; q++)
         if (atomic_load(&s->ctl[q].probe) != 1) s->cma = 0;
-    if (!co_st.cfg.cma) s->cma = 0;
     s->seq = 1;
     return s;
 }

@@ -72,15 +72,6 @@ static int reduce_binomial(const void *sbuf, void *rbuf, size_t count, co_dtype 
     return rc;
 }
 
-static void blocks(size_t count, int n, size_t *cnt, size_t *dsp) {
-    size_t off = 0;
-    for (int i = 0; i < n; i++) {
-        cnt[i] = count / (size_t)n + ((size_t)i < count % (size_t)n ? 1 : 0);
-        dsp[i] = off;
-        off += cnt[i];
-    }
-}
-
 static int reduce_scatter_gather(const void *sbuf, void *rbuf, size_t count, co_dtype *dt,
                                  co_op *op, int root, co_comm *c) {
     int n = c->size, me = c->rank, rc = MPI_SUCCESS;
@@ -88,7 +79,7 @@ static int reduce_scatter_gather(const void *sbuf, void *rbuf, size_t count, co_
     size_t *cnt = malloc(2 * (size_t)n * sizeof(size_t));
     if (!cnt) return MPI_ERR_NO_MEM;
     size_t *dsp = cnt + n;
-    blocks(count, n, cnt, dsp);
+    co_coll_blocks(count, n, cnt, dsp);
     void *outb = NULL;
     void *out = me == root ? co_coll_elem(rbuf, dsp[me], dt) : co_coll_tmpbuf(dt, cnt[me], &outb);
     if (!out) co_fatal("out of memory in a reduction");

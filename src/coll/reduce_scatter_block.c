@@ -1,17 +1,8 @@
-/* MPI_Reduce_scatter_block: Reduce_scatter with N equal blocks; the same algorithms (see
- * reduce_scatter.c), selected and forced separately. */
+/* MPI_Reduce_scatter_block: Reduce_scatter with N equal blocks; the same algorithms and
+ * selection rules (see reduce_scatter.c), forced separately. */
 #include "coll.h"
 
 #include <stdlib.h>
-
-const co_coll_alg co_reduce_scatter_block_algs[] = {
-    {"reduce_scatterv", 0, "reduce to rank 0, then scatter"},
-    {"ring", CO_ALG_COMMUTE, "ring: N-1 steps, each passing one partially combined block"},
-    {"shm", CO_ALG_SHM | CO_ALG_DENSE,
-     "vectors copied into shared buffers in pieces; each rank combines its block from all"},
-    {"cma", CO_ALG_CMA | CO_ALG_DENSE,
-     "each rank reads its block of every peer's vector with process_vm_readv and combines"},
-};
 
 int co_reduce_scatter_block(const void *sbuf, void *rbuf, size_t rcount, co_dtype *dt, co_op *op,
                             co_comm *c) {
