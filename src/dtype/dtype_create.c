@@ -105,14 +105,6 @@ static size_t mul_size(size_t a, size_t b, int *ovf) {
     if (__builtin_mul_overflow(a, b, &r) || r > (size_t)PTRDIFF_MAX) *ovf = 1;
     return r;
 }
-static MPI_Aint span_lo(size_t n, MPI_Aint stride, int *ovf) {
-    MPI_Aint s = span(n, stride, ovf);
-    return s < 0 ? s : 0;
-}
-static MPI_Aint span_hi(size_t n, MPI_Aint stride, int *ovf) {
-    MPI_Aint s = span(n, stride, ovf);
-    return s > 0 ? s : 0;
-}
 
 /* Append n copies of `old`, the j-th at disp + j*stride, to the type being built. */
 static void b_copies(builder *b, const co_dtype *old, MPI_Aint disp, size_t n, MPI_Aint stride) {
@@ -125,8 +117,9 @@ static void b_copies(builder *b, const co_dtype *old, MPI_Aint disp, size_t n, M
     b->size = (size_t)add_aint((MPI_Aint)b->size, (MPI_Aint)mul_size(n, old->size, ovf), ovf);
     b->sig_elems =
         (size_t)add_aint((MPI_Aint)b->sig_elems, (MPI_Aint)mul_size(n, old->sig_elems, ovf), ovf);
-    MPI_Aint lo = add_aint(add_aint(disp, old->true_lb, ovf), span_lo(n, stride, ovf), ovf);
-    MPI_Aint hi = add_aint(add_aint(disp, old->true_ub, ovf), span_hi(n, stride, ovf), ovf);
+    MPI_Aint sp = span(n, stride, ovf); /* how far the last copy lies from the first */
+    MPI_Aint lo = add_aint(add_aint(disp, old->true_lb, ovf), CO_MIN(sp, 0), ovf);
+    MPI_Aint hi = add_aint(add_aint(disp, old->true_ub, ovf), CO_MAX(sp, 0), ovf);
     if (*ovf) return;
     if (!b->have_data || lo < b->true_lb) b->true_lb = lo;
     if (!b->have_data || hi > b->true_ub) b->true_ub = hi;
@@ -217,10 +210,11 @@ static void bounds_add(bounds *bd, const co_dtype *old, MPI_Aint disp, size_t n,
     if (n == 0 || n2 == 0) return;
     if (old->size == 0 && !old->has_lb && !old->has_ub) return;
     int *ovf = &bd->overflow;
-    MPI_Aint lo = add_aint(add_aint(disp, old->lb, ovf),
-                           add_aint(span_lo(n, stride, ovf), span_lo(n2, stride2, ovf), ovf), ovf);
-    MPI_Aint hi = add_aint(add_aint(disp, old->ub, ovf),
-                           add_aint(span_hi(n, stride, ovf), span_hi(n2, stride2, ovf), ovf), ovf);
+    MPI_Aint s1 = span(n, stride, ovf), s2 = span(n2, stride2, ovf);
+    MPI_Aint lo =
+        add_aint(add_aint(disp, old->lb, ovf), add_aint(CO_MIN(s1, 0), CO_MIN(s2, 0), ovf), ovf);
+    MPI_Aint hi =
+        add_aint(add_aint(disp, old->ub, ovf), add_aint(CO_MAX(s1, 0), CO_MAX(s2, 0), ovf), ovf);
     if (*ovf) return;
     if (!bd->any || lo < bd->lb) bd->lb = lo;
     if (!bd->any || hi > bd->ub) bd->ub = hi;
@@ -231,14 +225,20 @@ static void bounds_add(bounds *bd, const co_dtype *old, MPI_Aint disp, size_t n,
     bd->has_ub |= old->has_ub;
 }
 
-static co_dtype *finish_bounds(builder *b, const bounds *bd) {
+/* The type's lb and ub from its members' (explicit markers win); returns the extent, and
+ * marks the build as overflowed if any bound or the extent does not fit. */
+static MPI_Aint bounds_resolve(builder *b, const bounds *bd, MPI_Aint *lb, MPI_Aint *ub) {
     b->overflow |= bd->overflow;
-    if (bd->any && !b->overflow) { /* the extent must fit as well */
-        MPI_Aint lb0 = bd->has_lb ? bd->xlb : bd->lb, ub0 = bd->has_ub ? bd->xub : bd->ub, e;
-        if (__builtin_sub_overflow(ub0, lb0, &e)) b->overflow = 1;
-    }
-    MPI_Aint lb = bd->has_lb ? bd->xlb : bd->any ? bd->lb : 0;
-    MPI_Aint ub = bd->has_ub ? bd->xub : bd->any ? bd->ub : 0;
+    *lb = bd->has_lb ? bd->xlb : bd->any ? bd->lb : 0;
+    *ub = bd->has_ub ? bd->xub : bd->any ? bd->ub : 0;
+    MPI_Aint ext = 0;
+    if (__builtin_sub_overflow(*ub, *lb, &ext)) b->overflow = 1;
+    return ext;
+}
+
+static co_dtype *finish_bounds(builder *b, const bounds *bd) {
+    MPI_Aint lb, ub;
+    bounds_resolve(b, bd, &lb, &ub);
     return b_finish(b, lb, ub, bd->has_lb, bd->has_ub);
 }
 
@@ -289,11 +289,7 @@ int co_dt_struct(size_t count, const int *blocklens, const MPI_Aint *disps, co_d
         b_copies(&b, types[i], disps[i], (size_t)blocklens[i], ext);
         bounds_add(&bd, types[i], disps[i], (size_t)blocklens[i], ext, 1, 0);
     }
-    MPI_Aint lb = bd.has_lb ? bd.xlb : bd.any ? bd.lb : 0;
-    MPI_Aint ub = bd.has_ub ? bd.xub : bd.any ? bd.ub : 0;
-    b.overflow |= bd.overflow;
-    MPI_Aint ext;
-    if (__builtin_sub_overflow(ub, lb, &ext)) b.overflow = 1;
+    MPI_Aint lb, ub, ext = bounds_resolve(&b, &bd, &lb, &ub);
     if (!b.overflow && !bd.has_ub && b.align > 1) { /* the epsilon of MPI 3.1 section 4.1.6 */
         MPI_Aint a = b.align;
         MPI_Aint r = ((ext % a) + a) % a;
