@@ -22,6 +22,21 @@
 /* An info argument that may be MPI_INFO_NULL (api_info.c): MPI_ERR_INFO when invalid. */
 int co_api_info_arg(const char *fn, MPI_Info h);
 
+/* Look up a group; on failure report MPI_ERR_GROUP through comm's handler (NULL: WORLD's). */
+static inline co_group *co_api_group(co_comm *comm, const char *fn, MPI_Group h, int *rc) {
+    co_group *g = co_group_get(h);
+    if (CO_UNLIKELY(!g))
+        *rc = co_error(comm, fn, MPI_ERR_GROUP,
+                       h == MPI_GROUP_NULL ? "group is MPI_GROUP_NULL"
+                                           : "invalid group (freed or never created)");
+    return g;
+}
+
+/* The handle of a communicator a constructor returned (NULL: the rank is not a member). */
+static inline MPI_Comm co_api_comm_out(const co_comm *c) {
+    return c ? c->handle : MPI_COMM_NULL;
+}
+
 /* Every entry point after MPI_Init: a call outside Init..Finalize is a fatal usage error. */
 int co_api_not_initialized(const char *fn);
 #define CO_ENTER(fn)                                                                               \
@@ -76,6 +91,17 @@ static inline int co_api_buf(co_comm *comm, const char *fn, const void *buf, int
                         "%d elements of %zu bytes are more than an address space holds", count,
                         dt->size);
     return MPI_SUCCESS;
+}
+
+/* A buffer described by (buf, count, type): the count, the type (committed, not freed) and
+ * the buffer for that many elements. NULL with *rc set when any is bad. */
+static inline co_dtype *co_api_data(co_comm *comm, const char *fn, const void *buf, int count,
+                                    MPI_Datatype type, int *rc) {
+    if ((*rc = co_api_count(comm, fn, count))) return NULL;
+    co_dtype *dt = co_api_dtype(comm, fn, type, count, rc);
+    if (!dt) return NULL;
+    if ((*rc = co_api_buf(comm, fn, buf, count, dt))) return NULL;
+    return dt;
 }
 
 #define CO_TAG_UB 0x7fffffff

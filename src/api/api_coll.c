@@ -9,14 +9,19 @@
 
 #include <stdlib.h>
 
-static co_op *check_op(co_comm *c, const char *fn, MPI_Op h, const co_dtype *dt, int *rc) {
+/* A live operator handle, else MPI_ERR_OP. */
+static co_op *api_op(co_comm *c, const char *fn, MPI_Op h, int *rc) {
     co_op *op = co_op_get(h);
-    if (!op) {
+    if (!op)
         *rc = co_error(c, fn, MPI_ERR_OP,
                        h == MPI_OP_NULL ? "operator is MPI_OP_NULL"
                                         : "invalid operator (freed or never created)");
-        return NULL;
-    }
+    return op;
+}
+
+static co_op *check_op(co_comm *c, const char *fn, MPI_Op h, const co_dtype *dt, int *rc) {
+    co_op *op = api_op(c, fn, h, rc);
+    if (!op) return NULL;
     if (op->predefined == (MPI_REPLACE & 0xfffff) || op->predefined == (MPI_NO_OP & 0xfffff)) {
         *rc = co_error(c, fn, MPI_ERR_OP,
                        "MPI_REPLACE and MPI_NO_OP are for one-sided accumulates only");
@@ -62,14 +67,27 @@ static int check_displs(co_comm *c, const char *fn, const int *displs, const cha
     return co_error(c, fn, MPI_ERR_ARG, "%s is NULL", what);
 }
 
-/* One side's buffer, count and type (the side that MPI_IN_PLACE may replace skips it). */
-static co_dtype *side(co_comm *c, const char *fn, const void *buf, int count, MPI_Datatype t,
-                      int *rc) {
-    if ((*rc = co_api_count(c, fn, count))) return NULL;
-    co_dtype *dt = co_api_dtype(c, fn, t, count, rc);
+/* One side of a v-collective: counts, displacements, type, and the buffer (checked against
+ * the largest count, which covers every block). */
+static co_dtype *vside(co_comm *c, const char *fn, const void *buf, const int *counts,
+                       const int *displs, MPI_Datatype t, const char *cname, const char *dname,
+                       int *rc) {
+    if ((*rc = check_counts(c, fn, counts, c->size, cname)) ||
+        (*rc = check_displs(c, fn, displs, dname)))
+        return NULL;
+    co_dtype *dt = co_api_dtype(c, fn, t, 1, rc);
     if (!dt) return NULL;
-    if ((*rc = co_api_buf(c, fn, buf, count, dt))) return NULL;
-    return dt;
+    int most = 0;
+    for (int i = 0; i < c->size; i++) most = CO_MAX(most, counts[i]);
+    return (*rc = co_api_buf(c, fn, buf, most, dt)) ? NULL : dt;
+}
+
+/* Send and receive buffers must differ when both carry data (MPI_IN_PLACE is the way). */
+static int distinct(co_comm *c, const char *fn, const void *sbuf, const void *rbuf, long long count,
+                    const co_dtype *dt) {
+    if (sbuf != rbuf || count <= 0 || dt->size == 0) return MPI_SUCCESS;
+    return co_error(c, fn, MPI_ERR_BUFFER,
+                    "send and receive buffers are the same (use MPI_IN_PLACE)");
 }
 
 /* The start of a rooted collective: the communicator, the root, and the side every rank
@@ -86,7 +104,7 @@ static co_comm *rooted(const char *fn, MPI_Comm comm, int root, const void *buf,
         *rc = co_error(c, fn, MPI_ERR_BUFFER, "MPI_IN_PLACE is only valid at the root");
         return NULL;
     }
-    return (*dt = side(c, fn, buf, count, type, rc)) ? c : NULL;
+    return (*dt = co_api_data(c, fn, buf, count, type, rc)) ? c : NULL;
 }
 
 /* The local block a rank sends must fit the one it receives for itself. */
@@ -97,6 +115,21 @@ static int check_fit(co_comm *c, const char *fn, int scount, const co_dtype *sdt
     return co_error(c, fn, MPI_ERR_TRUNCATE,
                     "send count and type (%zu bytes) exceed receive count and type (%zu bytes)", sb,
                     rb);
+}
+
+/* Allgather and Alltoall: every rank gives both sides; the send side may be MPI_IN_PLACE
+ * (*sdt is then NULL). Returns the communicator, or NULL with *rc set. */
+static co_comm *every_rank(const char *fn, MPI_Comm comm, const void *sendbuf, int sendcount,
+                           MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                           MPI_Datatype recvtype, co_dtype **sdt, co_dtype **rdt, int *rc) {
+    co_comm *c = intra(comm, fn, rc);
+    if (!c) return NULL;
+    *sdt = NULL;
+    if ((*rc = not_in_place(c, fn, recvbuf, "receive buffer"))) return NULL;
+    if (!(*rdt = co_api_data(c, fn, recvbuf, recvcount, recvtype, rc))) return NULL;
+    if (sendbuf == MPI_IN_PLACE) return c;
+    if (!(*sdt = co_api_data(c, fn, sendbuf, sendcount, sendtype, rc))) return NULL;
+    return (*rc = check_fit(c, fn, sendcount, *sdt, recvcount, *rdt)) ? NULL : c;
 }
 
 static int done(co_comm *c, const char *fn, int rc) {
@@ -125,7 +158,7 @@ int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
     int rc = MPI_SUCCESS;
     co_comm *c = intra(comm, fn, &rc);
     if (!c) return rc;
-    co_dtype *dt = side(c, fn, buffer, count, datatype, &rc);
+    co_dtype *dt = co_api_data(c, fn, buffer, count, datatype, &rc);
     if (!dt) return rc;
     if ((rc = check_root(c, fn, root)) || (rc = not_in_place(c, fn, buffer, "buffer"))) return rc;
     return done(c, fn, co_bcast(buffer, (size_t)count, dt, root, c));
@@ -151,9 +184,7 @@ static int reduce_common(const char *fn, const void *sendbuf, void *recvbuf, int
         return co_error(c, fn, MPI_ERR_BUFFER, "MPI_IN_PLACE is only valid at the root");
     if (sendbuf != MPI_IN_PLACE && (rc = co_api_buf(c, fn, sendbuf, count, dt))) return rc;
     if (receives && (rc = co_api_buf(c, fn, recvbuf, count, dt))) return rc;
-    if (receives && sendbuf == recvbuf && count > 0 && dt->size > 0)
-        return co_error(c, fn, MPI_ERR_BUFFER,
-                        "send and receive buffers are the same (use MPI_IN_PLACE)");
+    if (receives && (rc = distinct(c, fn, sendbuf, recvbuf, count, dt))) return rc;
     size_t n = (size_t)count;
     switch (which) {
     case R_REDUCE: rc = co_reduce(sendbuf, recvbuf, n, dt, o, root, c); break;
@@ -201,7 +232,7 @@ int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
     int at_root = c->rank == root;
     if (at_root) {
         if ((rc = not_in_place(c, fn, recvbuf, "receive buffer"))) return rc;
-        if (!(rdt = side(c, fn, recvbuf, recvcount, recvtype, &rc))) return rc;
+        if (!(rdt = co_api_data(c, fn, recvbuf, recvcount, recvtype, &rc))) return rc;
         if (sdt && (rc = check_fit(c, fn, sendcount, sdt, recvcount, rdt))) return rc;
     }
     return done(c, fn,
@@ -221,13 +252,10 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     if (!c) return rc;
     int at_root = c->rank == root;
     if (at_root) {
-        if ((rc = not_in_place(c, fn, recvbuf, "receive buffer")) ||
-            (rc = check_counts(c, fn, recvcounts, c->size, "recvcounts")) ||
-            (rc = check_displs(c, fn, displs, "displs")))
+        if ((rc = not_in_place(c, fn, recvbuf, "receive buffer"))) return rc;
+        if (!(rdt =
+                  vside(c, fn, recvbuf, recvcounts, displs, recvtype, "recvcounts", "displs", &rc)))
             return rc;
-        if (!(rdt = co_api_dtype(c, fn, recvtype, 1, &rc))) return rc;
-        for (int i = 0; i < c->size; i++)
-            if ((rc = co_api_buf(c, fn, recvbuf, recvcounts[i], rdt))) return rc;
         if (sdt && (rc = check_fit(c, fn, sendcount, sdt, recvcounts[root], rdt))) return rc;
     }
     return done(c, fn,
@@ -247,7 +275,7 @@ int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     int at_root = c->rank == root;
     if (at_root) {
         if ((rc = not_in_place(c, fn, sendbuf, "send buffer"))) return rc;
-        if (!(sdt = side(c, fn, sendbuf, sendcount, sendtype, &rc))) return rc;
+        if (!(sdt = co_api_data(c, fn, sendbuf, sendcount, sendtype, &rc))) return rc;
         if (rdt && (rc = check_fit(c, fn, sendcount, sdt, recvcount, rdt))) return rc;
     }
     return done(c, fn,
@@ -267,13 +295,10 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[
     if (!c) return rc;
     int at_root = c->rank == root;
     if (at_root) {
-        if ((rc = not_in_place(c, fn, sendbuf, "send buffer")) ||
-            (rc = check_counts(c, fn, sendcounts, c->size, "sendcounts")) ||
-            (rc = check_displs(c, fn, displs, "displs")))
+        if ((rc = not_in_place(c, fn, sendbuf, "send buffer"))) return rc;
+        if (!(sdt =
+                  vside(c, fn, sendbuf, sendcounts, displs, sendtype, "sendcounts", "displs", &rc)))
             return rc;
-        if (!(sdt = co_api_dtype(c, fn, sendtype, 1, &rc))) return rc;
-        for (int i = 0; i < c->size; i++)
-            if ((rc = co_api_buf(c, fn, sendbuf, sendcounts[i], sdt))) return rc;
         if (rdt && (rc = check_fit(c, fn, sendcounts[root], sdt, recvcount, rdt))) return rc;
     }
     return done(c, fn,
@@ -287,15 +312,10 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
     static const char fn[] = "MPI_Allgather";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_comm *c = intra(comm, fn, &rc);
+    co_dtype *sdt, *rdt, *byte = co_dt_get(MPI_BYTE);
+    co_comm *c = every_rank(fn, comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                            &sdt, &rdt, &rc);
     if (!c) return rc;
-    co_dtype *sdt = NULL, *rdt, *byte = co_dt_get(MPI_BYTE);
-    if ((rc = not_in_place(c, fn, recvbuf, "receive buffer"))) return rc;
-    if (!(rdt = side(c, fn, recvbuf, recvcount, recvtype, &rc))) return rc;
-    if (sendbuf != MPI_IN_PLACE) {
-        if (!(sdt = side(c, fn, sendbuf, sendcount, sendtype, &rc))) return rc;
-        if ((rc = check_fit(c, fn, sendcount, sdt, recvcount, rdt))) return rc;
-    }
     return done(c, fn,
                 co_allgather(sendbuf, (size_t)(sdt ? sendcount : 0), sdt ? sdt : byte, recvbuf,
                              (size_t)recvcount, rdt, c));
@@ -311,15 +331,11 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
     co_comm *c = intra(comm, fn, &rc);
     if (!c) return rc;
     co_dtype *sdt = NULL, *rdt, *byte = co_dt_get(MPI_BYTE);
-    if ((rc = not_in_place(c, fn, recvbuf, "receive buffer")) ||
-        (rc = check_counts(c, fn, recvcounts, c->size, "recvcounts")) ||
-        (rc = check_displs(c, fn, displs, "displs")))
+    if ((rc = not_in_place(c, fn, recvbuf, "receive buffer"))) return rc;
+    if (!(rdt = vside(c, fn, recvbuf, recvcounts, displs, recvtype, "recvcounts", "displs", &rc)))
         return rc;
-    if (!(rdt = co_api_dtype(c, fn, recvtype, 1, &rc))) return rc;
-    for (int i = 0; i < c->size; i++)
-        if ((rc = co_api_buf(c, fn, recvbuf, recvcounts[i], rdt))) return rc;
     if (sendbuf != MPI_IN_PLACE) {
-        if (!(sdt = side(c, fn, sendbuf, sendcount, sendtype, &rc))) return rc;
+        if (!(sdt = co_api_data(c, fn, sendbuf, sendcount, sendtype, &rc))) return rc;
         if ((rc = check_fit(c, fn, sendcount, sdt, recvcounts[c->rank], rdt))) return rc;
     }
     return done(c, fn,
@@ -333,15 +349,10 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     static const char fn[] = "MPI_Alltoall";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_comm *c = intra(comm, fn, &rc);
+    co_dtype *sdt, *rdt, *byte = co_dt_get(MPI_BYTE);
+    co_comm *c = every_rank(fn, comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                            &sdt, &rdt, &rc);
     if (!c) return rc;
-    co_dtype *sdt = NULL, *rdt, *byte = co_dt_get(MPI_BYTE);
-    if ((rc = not_in_place(c, fn, recvbuf, "receive buffer"))) return rc;
-    if (!(rdt = side(c, fn, recvbuf, recvcount, recvtype, &rc))) return rc;
-    if (sendbuf != MPI_IN_PLACE) {
-        if (!(sdt = side(c, fn, sendbuf, sendcount, sendtype, &rc))) return rc;
-        if ((rc = check_fit(c, fn, sendcount, sdt, recvcount, rdt))) return rc;
-    }
     return done(c, fn,
                 co_alltoall(sendbuf, (size_t)(sdt ? sendcount : 0), sdt ? sdt : byte, recvbuf,
                             (size_t)recvcount, rdt, c));
@@ -357,20 +368,13 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
     co_comm *c = intra(comm, fn, &rc);
     if (!c) return rc;
     co_dtype *sdt = NULL, *rdt, *byte = co_dt_get(MPI_BYTE);
-    if ((rc = not_in_place(c, fn, recvbuf, "receive buffer")) ||
-        (rc = check_counts(c, fn, recvcounts, c->size, "recvcounts")) ||
-        (rc = check_displs(c, fn, rdispls, "rdispls")))
+    if ((rc = not_in_place(c, fn, recvbuf, "receive buffer"))) return rc;
+    if (!(rdt = vside(c, fn, recvbuf, recvcounts, rdispls, recvtype, "recvcounts", "rdispls", &rc)))
         return rc;
-    if (!(rdt = co_api_dtype(c, fn, recvtype, 1, &rc))) return rc;
-    for (int i = 0; i < c->size; i++)
-        if ((rc = co_api_buf(c, fn, recvbuf, recvcounts[i], rdt))) return rc;
     if (sendbuf != MPI_IN_PLACE) {
-        if ((rc = check_counts(c, fn, sendcounts, c->size, "sendcounts")) ||
-            (rc = check_displs(c, fn, sdispls, "sdispls")))
+        if (!(sdt = vside(c, fn, sendbuf, sendcounts, sdispls, sendtype, "sendcounts", "sdispls",
+                          &rc)))
             return rc;
-        if (!(sdt = co_api_dtype(c, fn, sendtype, 1, &rc))) return rc;
-        for (int i = 0; i < c->size; i++)
-            if ((rc = co_api_buf(c, fn, sendbuf, sendcounts[i], sdt))) return rc;
         if ((rc = check_fit(c, fn, sendcounts[c->rank], sdt, recvcounts[c->rank], rdt))) return rc;
     }
     return done(c, fn,
@@ -400,9 +404,7 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
     if ((rc = co_api_buf(c, fn, recvbuf, sendbuf == MPI_IN_PLACE ? (int)total : recvcounts[c->rank],
                          dt)))
         return rc;
-    if (sendbuf == recvbuf && total > 0 && dt->size > 0)
-        return co_error(c, fn, MPI_ERR_BUFFER,
-                        "send and receive buffers are the same (use MPI_IN_PLACE)");
+    if ((rc = distinct(c, fn, sendbuf, recvbuf, total, dt))) return rc;
     return done(c, fn, co_reduce_scatter(sendbuf, recvbuf, recvcounts, dt, o, c));
 }
 
@@ -427,9 +429,7 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
     if (sendbuf != MPI_IN_PLACE && (rc = co_api_buf(c, fn, sendbuf, total, dt))) return rc;
     if ((rc = co_api_buf(c, fn, recvbuf, sendbuf == MPI_IN_PLACE ? total : recvcount, dt)))
         return rc;
-    if (sendbuf == recvbuf && total > 0 && dt->size > 0)
-        return co_error(c, fn, MPI_ERR_BUFFER,
-                        "send and receive buffers are the same (use MPI_IN_PLACE)");
+    if ((rc = distinct(c, fn, sendbuf, recvbuf, total, dt))) return rc;
     return done(c, fn, co_reduce_scatter_block(sendbuf, recvbuf, (size_t)recvcount, dt, o, c));
 }
 
@@ -478,11 +478,9 @@ int PMPI_Op_free(MPI_Op *op) {
     static const char fn[] = "MPI_Op_free";
     CO_ENTER(fn);
     if (!op) return co_error(NULL, fn, MPI_ERR_ARG, "op is NULL");
-    co_op *o = co_op_get(*op);
-    if (!o)
-        return co_error(NULL, fn, MPI_ERR_OP,
-                        *op == MPI_OP_NULL ? "operator is MPI_OP_NULL"
-                                           : "invalid operator (freed or never created)");
+    int rc = MPI_SUCCESS;
+    co_op *o = api_op(NULL, fn, *op, &rc);
+    if (!o) return rc;
     if (o->predefined) return co_error(NULL, fn, MPI_ERR_OP, "cannot free a predefined operator");
     co_op_release(o);
     *op = MPI_OP_NULL;
@@ -493,11 +491,9 @@ CO_WEAK(MPI_Op_commutative, PMPI_Op_commutative);
 int PMPI_Op_commutative(MPI_Op op, int *commute) {
     static const char fn[] = "MPI_Op_commutative";
     CO_ENTER(fn);
-    co_op *o = co_op_get(op);
-    if (!o)
-        return co_error(NULL, fn, MPI_ERR_OP,
-                        op == MPI_OP_NULL ? "operator is MPI_OP_NULL"
-                                          : "invalid operator (freed or never created)");
+    int rc = MPI_SUCCESS;
+    co_op *o = api_op(NULL, fn, op, &rc);
+    if (!o) return rc;
     if (!commute) return co_error(NULL, fn, MPI_ERR_ARG, "commute is NULL");
     *commute = o->commute;
     return MPI_SUCCESS;

@@ -4,14 +4,8 @@
 #include "api.h"
 #include "../comm/idpool.h"
 
-#include <limits.h>
 #include <stdio.h>
 #include <string.h>
-
-static int newcomm_arg(co_comm *c, const char *fn, MPI_Comm *newcomm) {
-    if (!newcomm) return co_error(c, fn, MPI_ERR_ARG, "newcomm is NULL");
-    return MPI_SUCCESS;
-}
 
 static int intra_only(co_comm *c, const char *fn) {
     if (c->is_inter)
@@ -19,17 +13,22 @@ static int intra_only(co_comm *c, const char *fn) {
     return MPI_SUCCESS;
 }
 
-static co_group *api_group(MPI_Group h, co_comm *c, const char *fn, int *rc) {
-    co_group *g = co_group_get(h);
-    if (!g)
-        *rc = co_error(c, fn, MPI_ERR_GROUP,
-                       h == MPI_GROUP_NULL ? "group is MPI_GROUP_NULL"
-                                           : "invalid group (freed or never created)");
-    return g;
+static int inter_only(co_comm *c, const char *fn) {
+    if (!c->is_inter) return co_error(c, fn, MPI_ERR_COMM, "not an intercommunicator");
+    return MPI_SUCCESS;
 }
 
-static MPI_Comm comm_out(co_comm *c) {
-    return c ? c->handle : MPI_COMM_NULL;
+/* The start of a constructor: the parent communicator (an intracommunicator unless
+ * `any_kind`) and somewhere to put the new one. NULL with *rc set on bad arguments. */
+static co_comm *parent_arg(MPI_Comm comm, const char *fn, MPI_Comm *newcomm, int any_kind,
+                           int *rc) {
+    co_comm *c = co_api_comm(comm, fn, rc);
+    if (!c) return NULL;
+    if (!newcomm)
+        *rc = co_error(c, fn, MPI_ERR_ARG, "newcomm is NULL");
+    else if (!any_kind)
+        *rc = intra_only(c, fn);
+    return *rc ? NULL : c;
 }
 
 CO_WEAK(MPI_Comm_rank, PMPI_Comm_rank);
@@ -75,7 +74,7 @@ int PMPI_Comm_remote_size(MPI_Comm comm, int *size) {
     int rc = MPI_SUCCESS;
     co_comm *c = co_api_comm(comm, fn, &rc);
     if (!c) return rc;
-    if (!c->is_inter) return co_error(c, fn, MPI_ERR_COMM, "not an intercommunicator");
+    if ((rc = inter_only(c, fn))) return rc;
     if (!size) return co_error(c, fn, MPI_ERR_ARG, "size is NULL");
     *size = c->remote->size;
     return MPI_SUCCESS;
@@ -114,11 +113,10 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
     static const char fn[] = "MPI_Comm_dup";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_comm *c = co_api_comm(comm, fn, &rc), *n;
+    co_comm *c = parent_arg(comm, fn, newcomm, 1, &rc), *n;
     if (!c) return rc;
-    if ((rc = newcomm_arg(c, fn, newcomm))) return rc;
     rc = co_comm_dup(c, fn, &n);
-    *newcomm = comm_out(n);
+    *newcomm = co_api_comm_out(n);
     return rc;
 }
 
@@ -127,11 +125,10 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
     static const char fn[] = "MPI_Comm_split";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_comm *c = co_api_comm(comm, fn, &rc), *n;
+    co_comm *c = parent_arg(comm, fn, newcomm, 0, &rc), *n;
     if (!c) return rc;
-    if ((rc = newcomm_arg(c, fn, newcomm)) || (rc = intra_only(c, fn))) return rc;
     rc = co_comm_split(c, color, key, 0, NULL, fn, &n);
-    *newcomm = comm_out(n);
+    *newcomm = co_api_comm_out(n);
     return rc;
 }
 
@@ -140,9 +137,8 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
     static const char fn[] = "MPI_Comm_split_type";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_comm *c = co_api_comm(comm, fn, &rc), *n;
+    co_comm *c = parent_arg(comm, fn, newcomm, 0, &rc), *n;
     if (!c) return rc;
-    if ((rc = newcomm_arg(c, fn, newcomm)) || (rc = intra_only(c, fn))) return rc;
     if ((rc = co_api_info_arg(fn, info))) return rc; /* checked; no hints are understood */
     /* Every rank of a job shares memory with every other (one node), so SHARED is one group. */
     char reason[80] = "";
@@ -153,7 +149,7 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
     }
     rc = co_comm_split(c, split_type == MPI_COMM_TYPE_SHARED ? 0 : MPI_UNDEFINED, key, err, reason,
                        fn, &n);
-    *newcomm = comm_out(n);
+    *newcomm = co_api_comm_out(n);
     return rc;
 }
 
@@ -162,13 +158,12 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
     static const char fn[] = "MPI_Comm_create";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_comm *c = co_api_comm(comm, fn, &rc), *n;
+    co_comm *c = parent_arg(comm, fn, newcomm, 0, &rc), *n;
     if (!c) return rc;
-    if ((rc = newcomm_arg(c, fn, newcomm)) || (rc = intra_only(c, fn))) return rc;
-    co_group *g = api_group(group, c, fn, &rc);
+    co_group *g = co_api_group(c, fn, group, &rc);
     if (!g) return rc;
     rc = co_comm_create_from(c, g, fn, &n);
-    *newcomm = comm_out(n);
+    *newcomm = co_api_comm_out(n);
     return rc;
 }
 
@@ -177,14 +172,13 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
     static const char fn[] = "MPI_Comm_create_group";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_comm *c = co_api_comm(comm, fn, &rc), *n;
+    co_comm *c = parent_arg(comm, fn, newcomm, 0, &rc), *n;
     if (!c) return rc;
-    if ((rc = newcomm_arg(c, fn, newcomm)) || (rc = intra_only(c, fn))) return rc;
-    if (tag < 0) return co_error(c, fn, MPI_ERR_TAG, "invalid tag %d", tag);
-    co_group *g = api_group(group, c, fn, &rc);
+    if ((rc = co_api_tag(c, fn, tag, 0))) return rc;
+    co_group *g = co_api_group(c, fn, group, &rc);
     if (!g) return rc;
     rc = co_comm_create_group(c, g, tag, fn, &n);
-    *newcomm = comm_out(n);
+    *newcomm = co_api_comm_out(n);
     return rc;
 }
 
@@ -250,7 +244,7 @@ int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group) {
     int rc = MPI_SUCCESS;
     co_comm *c = co_api_comm(comm, fn, &rc);
     if (!c) return rc;
-    if (!c->is_inter) return co_error(c, fn, MPI_ERR_COMM, "not an intercommunicator");
+    if ((rc = inter_only(c, fn))) return rc;
     if (!group) return co_error(c, fn, MPI_ERR_ARG, "group is NULL");
     *group = co_group_handle_out(c->remote);
     if (*group == MPI_GROUP_NULL) return co_error(c, fn, MPI_ERR_NO_MEM, "out of group handles");
@@ -268,12 +262,12 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
     int rc = MPI_SUCCESS;
     co_comm *l = co_api_comm(local_comm, fn, &rc), *peer = NULL, *n;
     if (!l) return rc;
-    if ((rc = newcomm_arg(l, fn, newintercomm))) return rc;
+    if (!newintercomm) return co_error(l, fn, MPI_ERR_ARG, "newcomm is NULL");
     if (l->is_inter) return co_error(l, fn, MPI_ERR_COMM, "local_comm is an intercommunicator");
     if (local_leader < 0 || local_leader >= l->size)
         return co_error(l, fn, MPI_ERR_RANK, "invalid local_leader %d (local_comm size %d)",
                         local_leader, l->size);
-    if (tag < 0) return co_error(l, fn, MPI_ERR_TAG, "invalid tag %d", tag);
+    if ((rc = co_api_tag(l, fn, tag, 0))) return rc;
     if (l->rank == local_leader) { /* peer_comm and remote_leader matter only here */
         if (!(peer = co_api_comm(peer_comm, fn, &rc))) return rc;
         if (remote_leader < 0 || remote_leader >= peer->npeers)
@@ -284,7 +278,7 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
                             remote_leader);
     }
     rc = co_intercomm_create(l, local_leader, peer, remote_leader, tag, fn, &n);
-    *newintercomm = comm_out(n);
+    *newintercomm = co_api_comm_out(n);
     return rc;
 }
 
@@ -293,12 +287,11 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) {
     static const char fn[] = "MPI_Intercomm_merge";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_comm *c = co_api_comm(intercomm, fn, &rc), *n;
+    co_comm *c = parent_arg(intercomm, fn, newintracomm, 1, &rc), *n;
     if (!c) return rc;
-    if ((rc = newcomm_arg(c, fn, newintracomm))) return rc;
-    if (!c->is_inter) return co_error(c, fn, MPI_ERR_COMM, "not an intercommunicator");
+    if ((rc = inter_only(c, fn))) return rc;
     rc = co_intercomm_merge(c, high, fn, &n);
-    *newintracomm = comm_out(n);
+    *newintracomm = co_api_comm_out(n);
     return rc;
 }
 
@@ -312,7 +305,7 @@ static int predefined_keyval(int keyval) {
 /* The predefined attributes; values are addresses of ints, as the standard requires. */
 static int comm_get_attr(const char *fn, MPI_Comm comm, int comm_keyval, void *attribute_val,
                          int *flag) {
-    static int tag_ub = INT_MAX, wtime_global = 0, host = MPI_PROC_NULL, io = MPI_ANY_SOURCE;
+    static int tag_ub = CO_TAG_UB, wtime_global = 0, host = MPI_PROC_NULL, io = MPI_ANY_SOURCE;
     static int universe, appnum = 0, lastcode = MPI_ERR_LASTCODE;
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;

@@ -4,15 +4,6 @@
 
 #include <stdlib.h>
 
-static co_group *api_group(MPI_Group h, const char *fn, int *rc) {
-    co_group *g = co_group_get(h);
-    if (!g)
-        *rc = co_error(NULL, fn, MPI_ERR_GROUP,
-                       h == MPI_GROUP_NULL ? "group is MPI_GROUP_NULL"
-                                           : "invalid group (freed or never created)");
-    return g;
-}
-
 /* Hand a freshly built group (n members in world[]) to the user; world is freed. */
 static int group_out(const char *fn, int *world, int n, MPI_Group *out) {
     if (n == 0) {
@@ -40,7 +31,7 @@ int PMPI_Group_size(MPI_Group group, int *size) {
     static const char fn[] = "MPI_Group_size";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_group *g = api_group(group, fn, &rc);
+    co_group *g = co_api_group(NULL, fn, group, &rc);
     if (!g) return rc;
     if (!size) return co_error(NULL, fn, MPI_ERR_ARG, "size is NULL");
     *size = g->size;
@@ -52,7 +43,7 @@ int PMPI_Group_rank(MPI_Group group, int *rank) {
     static const char fn[] = "MPI_Group_rank";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_group *g = api_group(group, fn, &rc);
+    co_group *g = co_api_group(NULL, fn, group, &rc);
     if (!g) return rc;
     if (!rank) return co_error(NULL, fn, MPI_ERR_ARG, "rank is NULL");
     *rank = g->rank;
@@ -65,9 +56,9 @@ int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_
     static const char fn[] = "MPI_Group_translate_ranks";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_group *a = api_group(group1, fn, &rc), *b;
+    co_group *a = co_api_group(NULL, fn, group1, &rc), *b;
     if (!a) return rc;
-    if (!(b = api_group(group2, fn, &rc))) return rc;
+    if (!(b = co_api_group(NULL, fn, group2, &rc))) return rc;
     if (n < 0) return co_error(NULL, fn, MPI_ERR_ARG, "negative n %d", n);
     if (n > 0 && (!ranks1 || !ranks2)) return co_error(NULL, fn, MPI_ERR_ARG, "ranks is NULL");
     for (int i = 0; i < n; i++)
@@ -93,9 +84,9 @@ int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result) {
     static const char fn[] = "MPI_Group_compare";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_group *a = api_group(group1, fn, &rc), *b;
+    co_group *a = co_api_group(NULL, fn, group1, &rc), *b;
     if (!a) return rc;
-    if (!(b = api_group(group2, fn, &rc))) return rc;
+    if (!(b = co_api_group(NULL, fn, group2, &rc))) return rc;
     if (!result) return co_error(NULL, fn, MPI_ERR_ARG, "result is NULL");
     *result = co_group_compare(a, b);
     return MPI_SUCCESS;
@@ -105,9 +96,9 @@ enum { SET_UNION, SET_INTERSECTION, SET_DIFFERENCE };
 
 static int set_op(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup, int op, const char *fn) {
     int rc = MPI_SUCCESS;
-    co_group *a = api_group(group1, fn, &rc), *b;
+    co_group *a = co_api_group(NULL, fn, group1, &rc), *b;
     if (!a) return rc;
-    if (!(b = api_group(group2, fn, &rc))) return rc;
+    if (!(b = co_api_group(NULL, fn, group2, &rc))) return rc;
     if (!newgroup) return co_error(NULL, fn, MPI_ERR_ARG, "newgroup is NULL");
     int *in_b = co_group_rank_table(b);
     if (!in_b) return co_error(NULL, fn, MPI_ERR_NO_MEM, "out of memory");
@@ -165,7 +156,7 @@ static int check_ranks(co_group *g, int n, const int ranks[], char *seen, const 
 static int incl_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup, int excl,
                      const char *fn) {
     int rc = MPI_SUCCESS;
-    co_group *g = api_group(group, fn, &rc);
+    co_group *g = co_api_group(NULL, fn, group, &rc);
     if (!g) return rc;
     if (!newgroup) return co_error(NULL, fn, MPI_ERR_ARG, "newgroup is NULL");
     char *seen = calloc((size_t)g->size + 1, 1);
@@ -241,7 +232,7 @@ static int expand_ranges(co_group *g, int n, int ranges[][3], int **out, int *co
 static int range_incl_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup, int excl,
                            const char *fn) {
     int rc = MPI_SUCCESS;
-    co_group *g = api_group(group, fn, &rc);
+    co_group *g = co_api_group(NULL, fn, group, &rc);
     if (!g) return rc;
     if (!newgroup) return co_error(NULL, fn, MPI_ERR_ARG, "newgroup is NULL");
     int *r = NULL, k = 0;
@@ -279,7 +270,7 @@ int PMPI_Group_free(MPI_Group *group) {
     CO_ENTER(fn);
     if (!group) return co_error(NULL, fn, MPI_ERR_ARG, "group is NULL");
     int rc = MPI_SUCCESS;
-    co_group *g = api_group(*group, fn, &rc);
+    co_group *g = co_api_group(NULL, fn, *group, &rc);
     if (!g) return rc;
     co_group_release(g); /* MPI_GROUP_EMPTY is predefined and stays */
     *group = MPI_GROUP_NULL;

@@ -16,7 +16,7 @@ static co_info *arg_info(const char *fn, MPI_Info h, int writable, int *rc) {
                                           : "invalid info object (freed or never created)");
         return NULL;
     }
-    if (writable && in->predefined) {
+    if (writable && h == MPI_INFO_ENV) {
         *rc = co_error(NULL, fn, MPI_ERR_INFO, "MPI_INFO_ENV cannot be changed or freed");
         return NULL;
     }

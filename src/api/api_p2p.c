@@ -7,13 +7,19 @@
 /* Checks shared by every send and receive; returns the datatype or NULL with *rc set. */
 static co_dtype *check_xfer(co_comm *c, const char *fn, const void *buf, int count,
                             MPI_Datatype type, int peer, int tag, int is_recv, int *rc) {
-    if ((*rc = co_api_count(c, fn, count))) return NULL;
-    co_dtype *dt = co_api_dtype(c, fn, type, count, rc);
+    co_dtype *dt = co_api_data(c, fn, buf, count, type, rc);
     if (!dt) return NULL;
-    if ((*rc = co_api_buf(c, fn, buf, count, dt))) return NULL;
     if ((*rc = co_api_rank(c, fn, peer, is_recv))) return NULL;
     if ((*rc = co_api_tag(c, fn, tag, is_recv))) return NULL;
     return dt;
+}
+
+/* A small contiguous standard send straight into the queue, when it fits: 1 if it went. */
+static int sent_eagerly(const void *buf, int count, const co_dtype *dt, int dest, int tag,
+                        co_comm *c, int mode) {
+    return mode == CO_MODE_STD && dt->contig && dest != MPI_PROC_NULL &&
+           co_send_eager_fast((const char *)buf + dt->true_lb, (size_t)count * dt->size, c, dest,
+                              tag);
 }
 
 static int isend_common(const char *fn, const void *buf, int count, MPI_Datatype type, int dest,
@@ -25,9 +31,7 @@ static int isend_common(const char *fn, const void *buf, int count, MPI_Datatype
     co_dtype *dt = check_xfer(c, fn, buf, count, type, dest, tag, 0, &rc);
     if (!dt) return rc;
     if (!request) return co_error(c, fn, MPI_ERR_REQUEST, "request pointer is NULL");
-    if (mode == CO_MODE_STD && dt->contig && dest != MPI_PROC_NULL &&
-        co_send_eager_fast((const char *)buf + dt->true_lb, (size_t)count * dt->size, c, dest,
-                           tag)) {
+    if (sent_eagerly(buf, count, dt, dest, tag, c, mode)) {
         *request = co_st.p2p->done_send->handle;
         return MPI_SUCCESS;
     }
@@ -46,9 +50,7 @@ static int send_common(const char *fn, const void *buf, int count, MPI_Datatype 
     if (!c) return rc;
     co_dtype *dt = check_xfer(c, fn, buf, count, type, dest, tag, 0, &rc);
     if (!dt) return rc;
-    if (mode == CO_MODE_STD && dt->contig && dest != MPI_PROC_NULL &&
-        co_send_eager_fast((const char *)buf + dt->true_lb, (size_t)count * dt->size, c, dest, tag))
-        return MPI_SUCCESS;
+    if (sent_eagerly(buf, count, dt, dest, tag, c, mode)) return MPI_SUCCESS;
     co_req *r;
     if ((rc = co_isend(buf, (size_t)count, dt, dest, tag, c, c->ctx, mode, &r)))
         return co_error(c, fn, rc, "cannot start the send");
@@ -121,7 +123,7 @@ int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int
     if (rc) return rc;
     co_req *r = co_req_new(CO_REQ_SEND); /* already complete: the data has been copied */
     if (!r) return co_error(NULL, "MPI_Ibsend", MPI_ERR_NO_MEM, "out of requests");
-    r->comm = co_comm_get(comm);
+    co_req_set_comm(r, co_comm_get(comm));
     r->complete = 1;
     *request = r->handle;
     return MPI_SUCCESS;
@@ -671,7 +673,7 @@ static int mrecv_common(const char *fn, void *buf, int count, MPI_Datatype datat
                                 : "invalid message handle (already received, or never probed)");
         c = m->comm;
     }
-    co_dtype *dt = check_xfer(c, fn, buf, count, datatype, MPI_ANY_SOURCE, MPI_ANY_TAG, 1, &rc);
+    co_dtype *dt = co_api_data(c, fn, buf, count, datatype, &rc);
     if (!dt) return rc;
     co_req *r;
     if (m)
@@ -789,7 +791,7 @@ static int persistent_init(const char *fn, void *buf, int count, MPI_Datatype ty
     co_req *r = co_req_new(is_recv ? CO_REQ_PRECV : CO_REQ_PSEND);
     if (!r) return co_error(c, fn, MPI_ERR_NO_MEM, "out of requests");
     r->persistent = 1;
-    r->comm = c;
+    co_req_set_comm(r, c);
     r->buf = buf;
     r->count = (size_t)count;
     r->dt = dt;

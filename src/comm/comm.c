@@ -316,15 +316,10 @@ int co_comm_new_child(co_comm *parent, co_group *local, co_group *remote, uint64
     return MPI_SUCCESS;
 }
 
-/* Requests still refer to c (pending operations complete normally after MPI_Comm_free, and
- * their completion reads the communicator). */
+/* Requests or probed messages still refer to c (pending operations complete normally after
+ * MPI_Comm_free, and their completion reads the communicator): each holds a reference. */
 static int comm_in_use(const co_comm *c) {
-    const co_htab *t = &co_st.reqs;
-    for (uint32_t s = 1; s < t->next; s++) {
-        const co_req *r = t->chunks[s / CO_HTAB_CHUNK][s % CO_HTAB_CHUNK];
-        if (r && r->comm && (r->comm == c || r->comm == c->local_comm)) return 1;
-    }
-    return 0;
+    return c->refcount > 1 || (c->local_comm && c->local_comm->refcount > 1);
 }
 
 /* Freed communicators whose requests have all gone are destroyed now. */
@@ -418,7 +413,7 @@ void co_comm_fini(void) {
     if (co_st.self) co_attr_delete_all(co_st.self);
     co_htab *t = &co_st.comms;
     for (uint32_t s = 1; s < t->next; s++) {
-        co_comm *c = t->chunks[s / CO_HTAB_CHUNK][s % CO_HTAB_CHUNK];
+        co_comm *c = co_htab_at(t, s);
         if (c) {
             c->handle = 0;
             co_attr_delete_all(c);
@@ -428,7 +423,7 @@ void co_comm_fini(void) {
     co_htab_destroy(t);
     t = &co_st.groups;
     for (uint32_t s = 1; s < t->next; s++) {
-        co_group *g = t->chunks[s / CO_HTAB_CHUNK][s % CO_HTAB_CHUNK];
+        co_group *g = co_htab_at(t, s);
         if (g) {
             free(g->world);
             free(g);
@@ -436,7 +431,7 @@ void co_comm_fini(void) {
     }
     co_htab_destroy(t);
     t = &co_st.errhs;
-    for (uint32_t s = 1; s < t->next; s++) free(t->chunks[s / CO_HTAB_CHUNK][s % CO_HTAB_CHUNK]);
+    for (uint32_t s = 1; s < t->next; s++) free(co_htab_at(t, s));
     co_htab_destroy(t);
     co_st.world = co_st.self = NULL;
     if (CM) {

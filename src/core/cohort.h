@@ -49,17 +49,20 @@ void co_htab_set(co_htab *t, unsigned slot, void *obj); /* predefined objects */
 void *co_htab_get(const co_htab *t, int handle);        /* NULL if stale or invalid */
 void co_htab_remove(co_htab *t, int handle);
 void co_htab_destroy(co_htab *t);
+/* The object in slot `slot` (below t->next), or NULL: for walking a whole table. */
+static inline void *co_htab_at(const co_htab *t, uint32_t slot) {
+    return t->chunks[slot / CO_HTAB_CHUNK][slot % CO_HTAB_CHUNK];
+}
 
 /* Info objects (info.c). */
 typedef struct co_info {
     int handle;
-    int predefined; /* MPI_INFO_ENV: read-only */
     int n, cap;
     char **keys, **vals;
 } co_info;
 int co_info_init(void);
 void co_info_fini(void);
-co_info *co_info_create(void); /* NULL when out of memory or handles */
+co_info *co_info_create(void); /* empty; NULL when out of memory or handles */
 co_info *co_info_get(MPI_Info h);
 const char *co_info_lookup(const co_info *in, const char *key);
 int co_info_set(co_info *in, const char *key, const char *value);
@@ -97,7 +100,7 @@ struct co_attr;
 
 struct co_comm {
     int handle;
-    int refcount;
+    int refcount;   /* 1 for the handle, plus one per request or probed message using it */
     int rank, size; /* in the local group */
     int is_inter;
     co_group *local;
@@ -110,7 +113,6 @@ struct co_comm {
     char name[MPI_MAX_OBJECT_NAME];
     struct co_topo *topo;
     struct co_idpool *pool;
-    co_comm *parent;
     uint32_t coll_seq;
     struct co_coll_comm *coll;
     struct co_attr *attrs;

@@ -26,7 +26,7 @@ void co_htab_set(co_htab *t, unsigned slot, void *obj) {
         if (htab_grow(t)) co_fatal("out of memory growing a handle table");
     t->chunks[slot / CO_HTAB_CHUNK][slot % CO_HTAB_CHUNK] = obj;
     if (slot >= t->next) t->next = slot + 1;
-    t->live++;
+    if (obj) t->live++; /* a NULL reserves the slot (a predefined handle with no object) */
 }
 
 int co_htab_insert(co_htab *t, void *obj) {

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static co_info *info_alloc(void) {
+co_info *co_info_create(void) {
     co_info *in = calloc(1, sizeof(*in));
     if (!in) return NULL;
     in->handle = co_htab_insert(&co_st.infos, in);
@@ -16,10 +16,6 @@ static co_info *info_alloc(void) {
         return NULL;
     }
     return in;
-}
-
-co_info *co_info_create(void) {
-    return info_alloc();
 }
 
 co_info *co_info_get(MPI_Info h) {
@@ -80,7 +76,7 @@ int co_info_delete(co_info *in, const char *key) {
 }
 
 co_info *co_info_dup(const co_info *in) {
-    co_info *d = info_alloc();
+    co_info *d = co_info_create();
     if (!d) return NULL;
     for (int i = 0; i < in->n; i++)
         if (co_info_set(d, in->keys[i], in->vals[i])) {
@@ -138,7 +134,6 @@ int co_info_init(void) {
     co_info *env = calloc(1, sizeof(*env));
     if (!env) return MPI_ERR_NO_MEM;
     env->handle = MPI_INFO_ENV;
-    env->predefined = 1;
     co_htab_set(&co_st.infos, CO_HANDLE_SLOT(MPI_INFO_ENV), env);
     return info_env(env);
 }
@@ -146,7 +141,7 @@ int co_info_init(void) {
 void co_info_fini(void) {
     co_htab *t = &co_st.infos;
     for (uint32_t s = 1; s < t->next; s++) {
-        co_info *in = t->chunks[s / CO_HTAB_CHUNK][s % CO_HTAB_CHUNK];
+        co_info *in = co_htab_at(t, s);
         if (in) info_destroy(in);
     }
     co_htab_destroy(t);

@@ -185,7 +185,7 @@ static void dt_free(co_dtype *dt) {
 void co_dtype_fini(void) {
     co_htab *t = &co_st.dtypes;
     for (uint32_t s = 1; s < t->next; s++) {
-        co_dtype *dt = t->chunks[s / CO_HTAB_CHUNK][s % CO_HTAB_CHUNK];
+        co_dtype *dt = co_htab_at(t, s);
         if (dt) dt_free(dt);
     }
     co_htab_destroy(t);

@@ -224,7 +224,7 @@ int co_op_init(void) {
 
 void co_op_fini(void) {
     co_htab *t = &co_st.ops;
-    for (uint32_t s = 1; s < t->next; s++) free(t->chunks[s / CO_HTAB_CHUNK][s % CO_HTAB_CHUNK]);
+    for (uint32_t s = 1; s < t->next; s++) free(co_htab_at(t, s));
     co_htab_destroy(t);
 }
 

@@ -31,6 +31,7 @@ co_req *co_req_new(int kind) {
 
 void co_req_free(co_req *r) {
     if (r->dt) co_dt_release(r->dt);
+    if (r->comm) r->comm->refcount--;
     free(r->tmp);
     co_htab_remove(&co_st.reqs, r->handle);
     r->handle = 0;
@@ -745,7 +746,7 @@ int co_isend(const void *buf, size_t count, co_dtype *dt, int dest, int tag, co_
              uint64_t ctx, int mode, co_req **out) {
     co_req *r = co_req_new(CO_REQ_SEND);
     if (!r) return MPI_ERR_NO_MEM;
-    r->comm = comm;
+    co_req_set_comm(r, comm);
     r->buf = (void *)buf;
     r->count = count;
     r->dt = dt;
@@ -760,6 +761,38 @@ int co_isend(const void *buf, size_t count, co_dtype *dt, int dest, int tag, co_
 
 /* ---- Receiving: posting -----------------------------------------------------------------------
  */
+
+/* r takes unexpected message u (already out of the queue). */
+static void recv_take(co_req *r, co_umsg *u) {
+    r->matched = 1;
+    deliver_umsg(r, u);
+    umsg_free(u);
+}
+
+/* A receive request on comm, not yet started; NULL when out of requests. */
+static co_req *recv_req(void *buf, size_t count, co_dtype *dt, int src, int tag, co_comm *comm,
+                        uint64_t ctx) {
+    co_req *r = co_req_new(CO_REQ_RECV);
+    if (!r) return NULL;
+    co_req_set_comm(r, comm);
+    r->buf = buf;
+    r->count = count;
+    r->dt = dt;
+    co_dt_retain(dt);
+    r->peer = src;
+    r->tag = tag;
+    r->ctx = ctx;
+    return r;
+}
+
+/* The first unexpected message matching (src, tag) on ctx, after one progress pass if none
+ * is there yet; *prev for unexp_unlink. */
+static co_umsg *unexp_probe(uint64_t ctx, int src, int tag, co_umsg **prev) {
+    co_umsg *u = unexp_find(ctx, src, tag, prev);
+    if (u) return u;
+    co_progress();
+    return unexp_find(ctx, src, tag, prev);
+}
 
 int co_recv_start(co_req *r) {
     r->complete = 0;
@@ -776,9 +809,7 @@ int co_recv_start(co_req *r) {
     co_umsg *u = unexp_find(r->ctx, r->peer, r->tag, &prev);
     if (u) {
         unexp_unlink(u, prev);
-        r->matched = 1;
-        deliver_umsg(r, u);
-        umsg_free(u);
+        recv_take(r, u);
         return MPI_SUCCESS;
     }
     posted_append(r);
@@ -787,16 +818,8 @@ int co_recv_start(co_req *r) {
 
 int co_irecv(void *buf, size_t count, co_dtype *dt, int src, int tag, co_comm *comm, uint64_t ctx,
              co_req **out) {
-    co_req *r = co_req_new(CO_REQ_RECV);
+    co_req *r = recv_req(buf, count, dt, src, tag, comm, ctx);
     if (!r) return MPI_ERR_NO_MEM;
-    r->comm = comm;
-    r->buf = buf;
-    r->count = count;
-    r->dt = dt;
-    co_dt_retain(dt);
-    r->peer = src;
-    r->tag = tag;
-    r->ctx = ctx;
     *out = r;
     return co_recv_start(r);
 }
@@ -808,11 +831,8 @@ int co_iprobe(int src, int tag, co_comm *comm, uint64_t ctx, int *flag, co_statu
         *st = (co_status){.source = MPI_PROC_NULL, .tag = MPI_ANY_TAG};
         return MPI_SUCCESS;
     }
-    co_umsg *u = unexp_find(ctx, src, tag, NULL);
-    if (!u) {
-        co_progress();
-        u = unexp_find(ctx, src, tag, NULL);
-    }
+    co_umsg *prev;
+    co_umsg *u = unexp_probe(ctx, src, tag, &prev);
     *flag = u != NULL;
     if (u) *st = (co_status){.source = u->src, .tag = u->tag, .bytes = u->bytes};
     return MPI_SUCCESS;
@@ -821,11 +841,7 @@ int co_iprobe(int src, int tag, co_comm *comm, uint64_t ctx, int *flag, co_statu
 int co_improbe(int src, int tag, co_comm *comm, uint64_t ctx, co_msg **out, co_status *st) {
     *out = NULL;
     co_umsg *prev;
-    co_umsg *u = unexp_find(ctx, src, tag, &prev);
-    if (!u) {
-        co_progress();
-        u = unexp_find(ctx, src, tag, &prev);
-    }
+    co_umsg *u = unexp_probe(ctx, src, tag, &prev);
     if (!u) return MPI_SUCCESS;
     co_msg *m = malloc(sizeof(*m));
     if (!m) return MPI_ERR_NO_MEM;
@@ -836,6 +852,7 @@ int co_improbe(int src, int tag, co_comm *comm, uint64_t ctx, co_msg **out, co_s
     }
     unexp_unlink(u, prev);
     m->comm = comm;
+    comm->refcount++; /* handed on to the receive (co_imrecv) */
     m->u = u;
     *st = (co_status){.source = u->src, .tag = u->tag, .bytes = u->bytes};
     *out = m;
@@ -843,24 +860,15 @@ int co_improbe(int src, int tag, co_comm *comm, uint64_t ctx, co_msg **out, co_s
 }
 
 int co_imrecv(void *buf, size_t count, co_dtype *dt, co_msg *m, co_req **out) {
-    co_req *r = co_req_new(CO_REQ_RECV);
-    if (!r) return MPI_ERR_NO_MEM;
     co_umsg *u = m->u;
-    r->comm = m->comm;
-    r->buf = buf;
-    r->count = count;
-    r->dt = dt;
-    co_dt_retain(dt);
-    r->peer = u->src;
-    r->tag = u->tag;
-    r->ctx = u->ctx;
+    co_req *r = recv_req(buf, count, dt, u->src, u->tag, m->comm, u->ctx);
+    if (!r) return MPI_ERR_NO_MEM;
+    m->comm->refcount--; /* the request holds it now */
     r->active = 1;
-    r->matched = 1;
     *out = r;
     co_htab_remove(&co_st.msgs, m->handle);
     free(m);
-    deliver_umsg(r, u);
-    umsg_free(u);
+    recv_take(r, u);
     return MPI_SUCCESS;
 }
 
@@ -1043,7 +1051,6 @@ int co_p2p_init(void) {
     co_st.reqs.kind = COHORT_KIND_REQUEST;
     co_st.msgs.kind = COHORT_KIND_MESSAGE;
     co_htab_set(&co_st.msgs, 1, NULL); /* slot 1 is MPI_MESSAGE_NO_PROC, never an object */
-    co_st.msgs.live = 0;
     if (co_shm_init(&P->shm, co_st.seg, co_st.world_rank, co_st.cfg.cma)) return MPI_ERR_NO_MEM;
     P->eager_limit = co_st.seg->hdr->eager_limit;
     /* Fragments of the pipelined copy: a quarter of the queue's payload space keeps several in
@@ -1074,7 +1081,7 @@ void co_p2p_fini(void) {
         umsg_free(u);
     }
     for (uint32_t s = 2; s < co_st.msgs.next; s++) { /* probed, never received */
-        co_msg *m = co_st.msgs.chunks[s / CO_HTAB_CHUNK][s % CO_HTAB_CHUNK];
+        co_msg *m = co_htab_at(&co_st.msgs, s);
         if (m) {
             umsg_free(m->u);
             free(m);
@@ -1087,7 +1094,7 @@ void co_p2p_fini(void) {
         free(u);
     }
     for (uint32_t s = 1; s < co_st.reqs.next; s++) {
-        co_req *r = co_st.reqs.chunks[s / CO_HTAB_CHUNK][s % CO_HTAB_CHUNK];
+        co_req *r = co_htab_at(&co_st.reqs, s);
         if (r) {
             free(r->tmp);
             free(r);

@@ -86,6 +86,11 @@ struct co_p2p_state {
 
 co_req *co_req_new(int kind);
 void co_req_free(co_req *r);
+/* A request uses c until it is freed (MPI_Comm_free waits for that to destroy c). */
+static inline void co_req_set_comm(co_req *r, co_comm *c) {
+    r->comm = c;
+    if (c) c->refcount++;
+}
 void co_req_complete(co_req *r);
 static inline co_req *co_req_get(MPI_Request h) {
     return co_htab_get(&co_st.reqs, h);
