@@ -41,7 +41,7 @@ int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int p
     rc = co_comm_first_n(c, (int)prod, fn, &n);
     if (rc) return rc;
     if (n && !(n->topo = co_topo_cart_new(ndims, dims, periods))) co_fatal("out of memory");
-    *comm_cart = n ? n->handle : MPI_COMM_NULL;
+    *comm_cart = co_api_comm_out(n);
     return MPI_SUCCESS;
 }
 
@@ -107,8 +107,8 @@ int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank) {
         return co_error(c, fn, MPI_ERR_ARG, "coords or rank is NULL");
     int r = co_cart_rank(c->topo, coords);
     if (r < 0) {
-        int i = 0;
-        while (coords[i] >= 0 && coords[i] < c->topo->dims[i]) i++;
+        int i = 0; /* the first non-periodic dimension whose coordinate is off the grid */
+        while (c->topo->periods[i] || (coords[i] >= 0 && coords[i] < c->topo->dims[i])) i++;
         return co_error(c, fn, MPI_ERR_ARG,
                         "coords[%d] = %d is outside the non-periodic dimension of size %d", i,
                         coords[i], c->topo->dims[i]);
