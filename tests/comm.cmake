@@ -2,14 +2,7 @@
 # pools.
 
 # The pool state machine, ID sets and maps, with simulated processes (cmocka).
-pkg_check_modules(CMOCKA QUIET cmocka)
-if(CMOCKA_FOUND)
-  add_executable(u_comm_idpool unit/comm_idpool.c)
-  target_link_libraries(u_comm_idpool PRIVATE cohort_static ${CMOCKA_LIBRARIES})
-  target_compile_options(u_comm_idpool PRIVATE -Wall -Wextra -Werror)
-  set_target_properties(u_comm_idpool PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
-  add_test(NAME unit.comm_idpool COMMAND u_comm_idpool)
-endif()
+cohort_unit_test(comm_idpool)
 
 # Every call against expected results, bad arguments included.
 cohort_mpi_test(comm_group NP 1 2 4 8)

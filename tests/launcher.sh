@@ -14,16 +14,14 @@ fail() { echo "FAIL [$SCENARIO]: $*"; echo "--- stdout"; cat "$out/stdout"; echo
 snapshot() { ls -A /dev/shm; ls -A /tmp | grep -v -e '^cc......\.' -e '^cohort-[a-z]*-test\.' -e '^ctest'; }
 snapshot | sort > "$out/before"
 
-# run NP [mpiexec options --] args...: runs the job, records status, output and time
+# run NP [mpiexec options --] args...: runs the job, records its status and output
 run() {
   local np=$1; shift
   local opts=()
   while [ $# -gt 0 ] && [ "$1" != "--" ]; do opts+=("$1"); shift; done
   shift
-  local t0=$(date +%s%N)
   "$MPIEXEC" -n "$np" "${opts[@]}" "$PROG" "$@" > "$out/stdout" 2> "$out/stderr" < "${STDIN:-/dev/null}"
   status=$?
-  elapsed_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 }
 
 expect_status() { [ "$status" -eq "$1" ] || fail "exit status $status, expected $1"; }
@@ -95,6 +93,7 @@ interrupted)
   "$MPIEXEC" -n 2 "$PROG" hang > "$out/stdout" 2> "$out/stderr" &
   mp=$!
   for i in $(seq 600); do [ "$(grep -c '^pid' "$out/stdout")" -eq 2 ] && break; sleep 0.05; done
+  [ "$(grep -c '^pid' "$out/stdout")" -eq 2 ] || fail "ranks did not start"
   kill -TERM $mp
   wait $mp
   status=$?

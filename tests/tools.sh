@@ -115,11 +115,24 @@ check_exports() { # build or install tree
   done
 }
 
+# The installation layout: every file a user relies on is there. $2 names the tree in messages.
+check_layout() { # tree what
+  for f in bin/mpicc bin/mpicxx bin/mpiexec bin/cohort include/mpi.h include/mpix.h \
+           lib/libcohort.so lib/libcohort.a lib/pkgconfig/cohort.pc lib/cmake/Cohort/CohortConfig.cmake; do
+    [ -e "$1/$f" ] || fail "$2 lacks $f"
+  done
+}
+
+# The three ways a project finds the library: pkg-config, FindMPI through mpicc, find_package.
+check_consumers() { # tree
+  pkgconfig_build "$1"
+  cmake_project "$work/findmpi" findmpi "$1"
+  cmake_project "$work/package" package "$1"
+}
+
 case "$SCENARIO" in
 packaging)
-  pkgconfig_build "$BUILD"
-  cmake_project "$work/findmpi" findmpi "$BUILD"
-  cmake_project "$work/package" package "$BUILD"
+  check_consumers "$BUILD"
   ;;
 wrappers)
   check_wrappers "$BUILD/bin"
@@ -134,24 +147,16 @@ wrappers)
   COHORT_CC=clang "$BUILD/bin/mpicc" -show x.c | grep -q "^clang " || fail "COHORT_CC not honoured"
   ;;
 layout)
-  for f in bin/mpicc bin/mpicxx bin/mpiexec bin/cohort include/mpi.h include/mpix.h \
-           lib/libcohort.so lib/libcohort.a lib/pkgconfig/cohort.pc lib/cmake/Cohort/CohortConfig.cmake; do
-    [ -e "$BUILD/$f" ] || fail "build tree lacks $f"
-  done
+  check_layout "$BUILD" "build tree"
   check_exports "$BUILD"
   ;;
 install)
   make -C "$SRC" --no-print-directory install BUILD="$BUILD" PREFIX="$work/prefix" > "$work/install.log" 2>&1 \
     || { cat "$work/install.log"; fail "make install"; }
-  for f in bin/mpicc bin/mpicxx bin/mpiexec bin/cohort include/mpi.h include/mpix.h \
-           lib/libcohort.so lib/libcohort.a lib/pkgconfig/cohort.pc lib/cmake/Cohort/CohortConfig.cmake; do
-    [ -e "$work/prefix/$f" ] || fail "installation lacks $f"
-  done
+  check_layout "$work/prefix" "installation"
   check_wrappers "$work/prefix/bin"
   "$work/prefix/bin/mpicc" -show x.c | grep -q -- "-I$work/prefix/include" || fail "installed mpicc points elsewhere"
-  pkgconfig_build "$work/prefix"
-  cmake_project "$work/findmpi" findmpi "$work/prefix"
-  cmake_project "$work/package" package "$work/prefix"
+  check_consumers "$work/prefix"
   ;;
 info)
   out=$("$BUILD/bin/cohort" info) || fail "cohort info failed"
@@ -182,7 +187,9 @@ clang)
 format)
   command -v clang-format > /dev/null || fail "clang-format is not installed"
   cd "$SRC" || exit 1
-  bad=$(git ls-files '*.c' '*.h' 2>/dev/null | while read -r f; do
+  files=$(find src include tools tests bench examples -name '*.[ch]' 2>/dev/null)
+  [ -n "$files" ] || fail "no C sources found under $SRC"
+  bad=$(echo "$files" | while read -r f; do
           clang-format --dry-run -Werror "$f" > /dev/null 2>&1 || echo "$f"; done)
   [ -z "$bad" ] || fail "not clang-formatted: $bad"
   ;;

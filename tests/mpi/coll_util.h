@@ -1,6 +1,6 @@
-/* Shared by the collective tests: the communicators to run on, derived types when the
- * library provides the constructors, and deterministic data so that every rank can compute
- * the expected result of any collective by itself. */
+/* Shared by the collective tests: the communicators to run on, a derived type, and
+ * deterministic data so that every rank can compute the expected result of any collective
+ * by itself. */
 #ifndef COLL_UTIL_H
 #define COLL_UTIL_H
 
@@ -8,38 +8,24 @@
 
 #include <stdint.h>
 
-/* Functions of other areas that may not be in the library yet: weak references, tested for
- * NULL before use, so these tests run now and cover more once those areas land. */
-#pragma weak MPI_Type_vector
-#pragma weak MPI_Type_contiguous
-#pragma weak MPI_Type_create_struct
-#pragma weak MPI_Type_create_resized
-#pragma weak MPI_Type_commit
-#pragma weak MPI_Type_free
-#pragma weak MPI_Comm_dup
-#pragma weak MPI_Comm_split
-#pragma weak MPI_Comm_free
-
 #define MAXCOMMS 6
 
-/* The communicators a test runs on: WORLD, SELF, and when communicator creation exists a
- * dup of WORLD, the two halves of a split with reversed key order, and a split leaving
- * out rank 0 (odd sizes from even ones). Returns how many; `owned` marks which to free. */
+/* The communicators a test runs on: WORLD, SELF, a dup of WORLD, the two halves of a split
+ * with reversed key order, and a split leaving out rank 0 (odd sizes from even ones).
+ * Returns how many; `owned` marks which to free. */
 static inline int cu_comms(MPI_Comm *comms, int *owned) {
     int n = 0, rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     comms[n] = MPI_COMM_WORLD, owned[n++] = 0;
     comms[n] = MPI_COMM_SELF, owned[n++] = 0;
-    if (MPI_Comm_dup && MPI_Comm_split && MPI_Comm_free) {
-        CHECK_RC(MPI_Comm_dup(MPI_COMM_WORLD, &comms[n]));
-        owned[n++] = 1;
-        CHECK_RC(MPI_Comm_split(MPI_COMM_WORLD, rank % 2, size - rank, &comms[n]));
-        owned[n++] = 1;
-        MPI_Comm c;
-        CHECK_RC(MPI_Comm_split(MPI_COMM_WORLD, rank == 0 ? MPI_UNDEFINED : 0, rank, &c));
-        if (c != MPI_COMM_NULL) comms[n] = c, owned[n++] = 1;
-    }
+    CHECK_RC(MPI_Comm_dup(MPI_COMM_WORLD, &comms[n]));
+    owned[n++] = 1;
+    CHECK_RC(MPI_Comm_split(MPI_COMM_WORLD, rank % 2, size - rank, &comms[n]));
+    owned[n++] = 1;
+    MPI_Comm c;
+    CHECK_RC(MPI_Comm_split(MPI_COMM_WORLD, rank == 0 ? MPI_UNDEFINED : 0, rank, &c));
+    if (c != MPI_COMM_NULL) comms[n] = c, owned[n++] = 1;
     for (int i = 0; i < n; i++) MPI_Comm_set_errhandler(comms[i], MPI_ERRORS_RETURN);
     return n;
 }
@@ -56,9 +42,8 @@ static inline int cu_val(int r, size_t i, int salt) {
 }
 
 /* Strided vector of doubles: 2 of every 3 doubles (a gap after each pair), 3 pairs per
- * element; NULL if derived types are not available. */
+ * element. */
 static inline MPI_Datatype cu_vector_type(void) {
-    if (!MPI_Type_vector || !MPI_Type_commit) return MPI_DATATYPE_NULL;
     MPI_Datatype t;
     CHECK_RC(MPI_Type_vector(3, 2, 3, MPI_DOUBLE, &t));
     CHECK_RC(MPI_Type_commit(&t));
@@ -66,7 +51,7 @@ static inline MPI_Datatype cu_vector_type(void) {
 }
 
 static inline void cu_type_free(MPI_Datatype *t) {
-    if (*t != MPI_DATATYPE_NULL && MPI_Type_free) MPI_Type_free(t);
+    if (*t != MPI_DATATYPE_NULL) MPI_Type_free(t);
 }
 
 #endif

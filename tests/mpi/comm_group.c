@@ -124,7 +124,10 @@ int main(int argc, char **argv) {
     CHECK_RC(MPI_Comm_split(MPI_COMM_WORLD, rank % 2, 0, &half));
     CHECK_RC(MPI_Comm_group(half, &g2));
     CHECK_RC(MPI_Group_compare(g2, rank % 2 ? wg : g, &res));
-    if (rank % 2 == 0) CHECK(res == MPI_IDENT, "group of the even half = evens (%d)", res);
+    if (rank % 2 == 0)
+        CHECK(res == MPI_IDENT, "group of the even half = evens (%d)", res);
+    else /* an odd rank exists only with 2 or more ranks, so the odd half is not everyone */
+        CHECK(res == MPI_UNEQUAL, "group of the odd half vs the world group (%d)", res);
     MPI_Group_free(&g2);
     MPI_Comm_free(&half);
 

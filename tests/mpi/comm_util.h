@@ -14,12 +14,9 @@ static inline uint64_t cu_id(MPI_Comm c) {
     return id;
 }
 
-/* Every member reports the same ID (min == max over the communicator; intercommunicators
- * are checked by their tests, across the two sides, with point-to-point). */
+/* Every member of intracommunicator c reports the same ID (min == max over c;
+ * comm_inter.c checks intercommunicators across both sides). */
 static inline void cu_check_same_id(MPI_Comm c) {
-    int inter;
-    MPI_Comm_test_inter(c, &inter);
-    if (inter) return;
     unsigned long long id = cu_id(c), lo, hi;
     CHECK_RC(MPI_Allreduce(&id, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, c));
     CHECK_RC(MPI_Allreduce(&id, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, c));
@@ -89,6 +86,15 @@ static inline void cu_settle_extra(const uint64_t expect[MPIX_ID_STATS], uint64_
 
 static inline void cu_settle_to(const uint64_t expect[MPIX_ID_STATS]) {
     cu_settle_extra(expect, 0);
+}
+
+/* Everything a test made is gone: only WORLD's and SELF's handles are left, and only the
+ * world master (rank 0) holds a lease, WORLD's (waits for the last free notices). */
+static inline void cu_expect_clean(void) {
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    uint64_t expect[MPIX_ID_STATS] = {2, 0, rank == 0};
+    cu_settle_extra(expect, UINT64_MAX); /* pools: any number */
 }
 
 #endif /* COMM_UTIL_H */

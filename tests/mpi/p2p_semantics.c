@@ -291,8 +291,6 @@ static void probes(void) {
     int flag = 1;
     CHECK_RC(MPI_Iprobe(MPI_ANY_SOURCE, 41, MPI_COMM_WORLD, &flag, &st));
     CHECK(!flag, "Iprobe found a message that was never sent");
-    int elems;
-    MPI_Get_elements(&st, MPI_DOUBLE, &elems);
     free(out);
     free(in);
 }
@@ -339,6 +337,10 @@ static void persistent(void) {
     /* an inactive persistent request completes at once with an empty status */
     MPI_Status st;
     CHECK_RC(MPI_Wait(&r[0], &st));
+    int n = -1;
+    MPI_Get_count(&st, MPI_INT, &n);
+    CHECK(st.MPI_SOURCE == MPI_ANY_SOURCE && st.MPI_TAG == MPI_ANY_TAG && n == 0,
+          "inactive request: status source %d tag %d count %d", st.MPI_SOURCE, st.MPI_TAG, n);
     CHECK_RC(MPI_Request_free(&r[0]));
     CHECK_RC(MPI_Request_free(&r[1]));
 }
@@ -392,7 +394,7 @@ static void flood(void) {
 }
 
 /* A large send whose sender stays away from MPI for a while after starting it: the receiver
- * must be able to do the whole copy alone; and a receive into a shorter buffer. */
+ * must be able to do the whole copy alone; then one sent with a blocking MPI_Send. */
 static void busy_sender(void) {
     if (size < 2 || rank > 1) return;
     int n = 1 << 20;

@@ -78,7 +78,6 @@ int main(int argc, char **argv) {
         SCALAR_CASE(MPI_LONG, long);
         SCALAR_CASE(MPI_UNSIGNED_LONG, unsigned long);
         SCALAR_CASE(MPI_LONG_LONG_INT, long long);
-        SCALAR_CASE(MPI_LONG_LONG, long long);
         SCALAR_CASE(MPI_UNSIGNED_LONG_LONG, unsigned long long);
         SCALAR_CASE(MPI_FLOAT, float);
         SCALAR_CASE(MPI_DOUBLE, double);
@@ -93,7 +92,6 @@ int main(int argc, char **argv) {
         SCALAR_CASE(MPI_UINT16_T, uint16_t);
         SCALAR_CASE(MPI_UINT32_T, uint32_t);
         SCALAR_CASE(MPI_UINT64_T, uint64_t);
-        SCALAR_CASE(MPI_C_COMPLEX, float _Complex);
         SCALAR_CASE(MPI_C_FLOAT_COMPLEX, float _Complex);
         SCALAR_CASE(MPI_C_DOUBLE_COMPLEX, double _Complex);
         SCALAR_CASE(MPI_C_LONG_DOUBLE_COMPLEX, long double _Complex);
@@ -109,8 +107,8 @@ int main(int argc, char **argv) {
         PAIR_CASE(MPI_LONG_DOUBLE_INT, p_ldouble_int);
     }
     /* a pair type received as a partial element: Get_count is UNDEFINED, Get_elements 1 */
-    if (size >= 1) {
-        p_double_int s = {1.5, 3}, r;
+    {
+        p_double_int r;
         double d = 2.5;
         CHECK_RC(MPI_Sendrecv(&d, 1, MPI_DOUBLE, rank, 3, &r, 1, MPI_DOUBLE_INT, rank, 3,
                               MPI_COMM_WORLD, &st));
@@ -119,7 +117,6 @@ int main(int argc, char **argv) {
         MPI_Get_elements(&st, MPI_DOUBLE_INT, &e);
         CHECK(c == MPI_UNDEFINED && e == 1 && r.v == 2.5, "partial pair: count %d elements %d", c,
               e);
-        (void)s;
     }
     MPI_Finalize();
     return 0;

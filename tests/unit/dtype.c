@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "dtype/dtype.h"
+#include "../../src/dtype/dtype.h"
 
 static co_dtype *D(MPI_Datatype h) {
     return co_dt_get(h);
