@@ -421,26 +421,27 @@ static void rdv_send_release(co_req *s) {
 /* Drive every large message in flight: copy our share, notice the end. */
 static int rdv_progress(void) {
     int n = 0;
-    co_req *r = P->rdv_recvs;
-    while (r) {
-        co_req *next = r->next;
+    for (co_req **pp = &P->rdv_recvs; *pp;) { /* unlinks through pp: no second search */
+        co_req *r = *pp;
         co_rdv *d = r->rdv;
         if (atomic_load_explicit(&d->state, memory_order_acquire) != RDV_ABORT)
             n += rdv_share(d, r, 0, 0) > 0;
         uint32_t st = atomic_load_explicit(&d->state, memory_order_acquire);
-        if (st == RDV_ABORT) {
-            list_remove(&P->rdv_recvs, r);
-            P->nrdv--;
-            recv_stream(r);
-            n++;
-        } else if (atomic_load_explicit(&d->done, memory_order_acquire) >= d->limit) {
-            atomic_store_explicit(&d->state, RDV_RECV_DONE, memory_order_release);
-            list_remove(&P->rdv_recvs, r);
-            P->nrdv--;
-            co_req_complete(r);
-            n++;
+        int aborted = st == RDV_ABORT;
+        if (!aborted && atomic_load_explicit(&d->done, memory_order_acquire) < d->limit) {
+            pp = &r->next;
+            continue;
         }
-        r = next;
+        *pp = r->next;
+        r->next = NULL;
+        P->nrdv--;
+        n++;
+        if (aborted) {
+            recv_stream(r);
+        } else {
+            atomic_store_explicit(&d->state, RDV_RECV_DONE, memory_order_release);
+            co_req_complete(r);
+        }
     }
     co_req *s = P->rdv_sends;
     while (s) {

@@ -51,7 +51,7 @@ void co_shm_fini(co_shm *s) {
  * pipelined copy) takes long, and its producer is likely waiting for the room. */
 static int poll_one(co_shm *s, int src, co_shm_handler h, int budget) {
     co_shm_in *in = &s->in[src];
-    int n = 0;
+    int n = 0, unpublished = 0;
     while (n < budget) {
         co_cell *c = &in->cells[in->head & s->cell_mask];
         if (atomic_load_explicit(&c->seq, memory_order_acquire) != in->head + 1) break;
@@ -70,12 +70,13 @@ static int poll_one(co_shm *s, int src, co_shm_handler h, int budget) {
         in->head++;
         in->data_head = data_end;
         n++;
+        unpublished = !large;
         if (large) {
             atomic_store_explicit(&in->ctl->data_head, in->data_head, memory_order_release);
             atomic_store_explicit(&in->ctl->head, in->head, memory_order_release);
         }
     }
-    if (n) {
+    if (unpublished) { /* what the loop consumed since its last store */
         atomic_store_explicit(&in->ctl->data_head, in->data_head, memory_order_release);
         atomic_store_explicit(&in->ctl->head, in->head, memory_order_release);
     }
