@@ -1,12 +1,14 @@
 /* Collective entry points and reduction operator objects: argument checks, then src/coll.
  * Every check that can be made locally is made before any communication, so that a bad
- * argument given on every rank fails on every rank alike. Mismatches between ranks that
- * only show in the data (a rank sending more than its peer receives) are reported as
- * MPI_ERR_TRUNCATE where an algorithm can see them. Intercommunicators are refused with
- * MPI_ERR_COMM: their collectives are not implemented. */
+ * argument given on every rank fails on every rank alike. Calls whose arguments disagree
+ * between ranks are reported by the algorithms (MPI_ERR_TRUNCATE, MPI_ERR_COUNT) or, when
+ * the ranks would wait for each other forever, by the watch every call runs under (run(),
+ * and coll.h, "Mismatched calls"). Intercommunicators are refused with MPI_ERR_COMM: their
+ * collectives are not implemented. */
 #include "api.h"
 #include "../coll/coll.h"
 
+#include <setjmp.h>
 #include <stdlib.h>
 
 /* A live operator handle, else MPI_ERR_OP. */
@@ -141,6 +143,66 @@ static int done(co_comm *c, const char *fn, int rc) {
     return co_error(c, fn, rc, "collective operation failed");
 }
 
+/* A collective call's arguments, for run(). */
+typedef struct call_args {
+    int kind, root; /* root -1 for unrooted collectives */
+    const void *sbuf;
+    void *rbuf;
+    size_t scount, rcount;
+    co_dtype *sdt, *rdt;
+    const int *scounts, *sdispls, *rcounts, *rdispls;
+    co_op *op;
+} call_args;
+
+static int body(co_comm *c, const call_args *a) {
+    switch (a->kind) {
+    case CO_COLL_BARRIER: return co_barrier(c);
+    case CO_COLL_BCAST: return co_bcast(a->rbuf, a->rcount, a->rdt, a->root, c);
+    case CO_COLL_REDUCE: return co_reduce(a->sbuf, a->rbuf, a->rcount, a->rdt, a->op, a->root, c);
+    case CO_COLL_ALLREDUCE: return co_allreduce(a->sbuf, a->rbuf, a->rcount, a->rdt, a->op, c);
+    case CO_COLL_SCAN: return co_scan(a->sbuf, a->rbuf, a->rcount, a->rdt, a->op, c);
+    case CO_COLL_EXSCAN: return co_exscan(a->sbuf, a->rbuf, a->rcount, a->rdt, a->op, c);
+    case CO_COLL_GATHER:
+        return co_gather(a->sbuf, a->scount, a->sdt, a->rbuf, a->rcount, a->rdt, a->root, c);
+    case CO_COLL_GATHERV:
+        return co_gatherv(a->sbuf, a->scount, a->sdt, a->rbuf, a->rcounts, a->rdispls, a->rdt,
+                          a->root, c);
+    case CO_COLL_SCATTER:
+        return co_scatter(a->sbuf, a->scount, a->sdt, a->rbuf, a->rcount, a->rdt, a->root, c);
+    case CO_COLL_SCATTERV:
+        return co_scatterv(a->sbuf, a->scounts, a->sdispls, a->sdt, a->rbuf, a->rcount, a->rdt,
+                           a->root, c);
+    case CO_COLL_ALLGATHER:
+        return co_allgather(a->sbuf, a->scount, a->sdt, a->rbuf, a->rcount, a->rdt, c);
+    case CO_COLL_ALLGATHERV:
+        return co_allgatherv(a->sbuf, a->scount, a->sdt, a->rbuf, a->rcounts, a->rdispls, a->rdt,
+                             c);
+    case CO_COLL_ALLTOALL:
+        return co_alltoall(a->sbuf, a->scount, a->sdt, a->rbuf, a->rcount, a->rdt, c);
+    case CO_COLL_ALLTOALLV:
+        return co_alltoallv(a->sbuf, a->scounts, a->sdispls, a->sdt, a->rbuf, a->rcounts,
+                            a->rdispls, a->rdt, c);
+    case CO_COLL_REDUCE_SCATTER:
+        return co_reduce_scatter(a->sbuf, a->rbuf, a->rcounts, a->rdt, a->op, c);
+    default: return co_reduce_scatter_block(a->sbuf, a->rbuf, a->rcount, a->rdt, a->op, c);
+    }
+}
+
+/* Runs a collective call watched for calls that disagree between ranks (coll.h, "Mismatched
+ * calls"); `bytes` is what every rank must agree on (0 for the v-variants). */
+static int run(co_comm *c, const char *fn, uint64_t bytes, const call_args *a) {
+    co_coll_call k;
+    int rc = co_coll_enter(&k, c, a->kind, a->root, bytes);
+    if (rc)
+        return co_error(c, fn, rc, "an earlier collective on this communicator failed: %s",
+                        c->coll->broken_msg);
+    if (setjmp(k.escape)) return co_error(k.c, fn, k.cls, "%s", k.msg);
+    rc = body(c, a);
+    co_coll_leave();
+    if (rc == MPI_ERR_TRUNCATE || rc == MPI_ERR_COUNT) c->quarantined = 1; /* ranks disagree */
+    return done(c, fn, rc);
+}
+
 CO_WEAK(MPI_Barrier, PMPI_Barrier);
 int PMPI_Barrier(MPI_Comm comm) {
     static const char fn[] = "MPI_Barrier";
@@ -148,7 +210,7 @@ int PMPI_Barrier(MPI_Comm comm) {
     int rc = MPI_SUCCESS;
     co_comm *c = intra(comm, fn, &rc);
     if (!c) return rc;
-    return done(c, fn, co_barrier(c));
+    return run(c, fn, 0, &(call_args){.kind = CO_COLL_BARRIER, .root = -1});
 }
 
 CO_WEAK(MPI_Bcast, PMPI_Bcast);
@@ -161,7 +223,12 @@ int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
     co_dtype *dt = co_api_data(c, fn, buffer, count, datatype, &rc);
     if (!dt) return rc;
     if ((rc = check_root(c, fn, root)) || (rc = not_in_place(c, fn, buffer, "buffer"))) return rc;
-    return done(c, fn, co_bcast(buffer, (size_t)count, dt, root, c));
+    return run(c, fn, (uint64_t)count * dt->size,
+               &(call_args){.kind = CO_COLL_BCAST,
+                            .root = root,
+                            .rbuf = buffer,
+                            .rcount = (size_t)count,
+                            .rdt = dt});
 }
 
 /* Reduce, Allreduce, Scan, Exscan: one count, one type, one operator. */
@@ -185,14 +252,15 @@ static int reduce_common(const char *fn, const void *sendbuf, void *recvbuf, int
     if (sendbuf != MPI_IN_PLACE && (rc = co_api_buf(c, fn, sendbuf, count, dt))) return rc;
     if (receives && (rc = co_api_buf(c, fn, recvbuf, count, dt))) return rc;
     if (receives && (rc = distinct(c, fn, sendbuf, recvbuf, count, dt))) return rc;
-    size_t n = (size_t)count;
-    switch (which) {
-    case R_REDUCE: rc = co_reduce(sendbuf, recvbuf, n, dt, o, root, c); break;
-    case R_ALLREDUCE: rc = co_allreduce(sendbuf, recvbuf, n, dt, o, c); break;
-    case R_SCAN: rc = co_scan(sendbuf, recvbuf, n, dt, o, c); break;
-    default: rc = co_exscan(sendbuf, recvbuf, n, dt, o, c); break;
-    }
-    return done(c, fn, rc);
+    static const int kinds[] = {CO_COLL_REDUCE, CO_COLL_ALLREDUCE, CO_COLL_SCAN, CO_COLL_EXSCAN};
+    return run(c, fn, (uint64_t)count * dt->size,
+               &(call_args){.kind = kinds[which],
+                            .root = which == R_REDUCE ? root : -1,
+                            .sbuf = sendbuf,
+                            .rbuf = recvbuf,
+                            .rcount = (size_t)count,
+                            .rdt = dt,
+                            .op = o});
 }
 
 CO_WEAK(MPI_Reduce, PMPI_Reduce);
@@ -235,9 +303,16 @@ int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
         if (!(rdt = co_api_data(c, fn, recvbuf, recvcount, recvtype, &rc))) return rc;
         if (sdt && (rc = check_fit(c, fn, sendcount, sdt, recvcount, rdt))) return rc;
     }
-    return done(c, fn,
-                co_gather(sendbuf, (size_t)(sdt ? sendcount : 0), sdt ? sdt : byte, recvbuf,
-                          (size_t)(rdt ? recvcount : 0), rdt ? rdt : byte, root, c));
+    uint64_t bytes = at_root ? (uint64_t)recvcount * rdt->size : (uint64_t)sendcount * sdt->size;
+    return run(c, fn, bytes,
+               &(call_args){.kind = CO_COLL_GATHER,
+                            .root = root,
+                            .sbuf = sendbuf,
+                            .scount = (size_t)(sdt ? sendcount : 0),
+                            .sdt = sdt ? sdt : byte,
+                            .rbuf = recvbuf,
+                            .rcount = (size_t)(rdt ? recvcount : 0),
+                            .rdt = rdt ? rdt : byte});
 }
 
 CO_WEAK(MPI_Gatherv, PMPI_Gatherv);
@@ -258,9 +333,16 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
             return rc;
         if (sdt && (rc = check_fit(c, fn, sendcount, sdt, recvcounts[root], rdt))) return rc;
     }
-    return done(c, fn,
-                co_gatherv(sendbuf, (size_t)(sdt ? sendcount : 0), sdt ? sdt : byte, recvbuf,
-                           recvcounts, displs, rdt ? rdt : byte, root, c));
+    return run(c, fn, 0,
+               &(call_args){.kind = CO_COLL_GATHERV,
+                            .root = root,
+                            .sbuf = sendbuf,
+                            .scount = (size_t)(sdt ? sendcount : 0),
+                            .sdt = sdt ? sdt : byte,
+                            .rbuf = recvbuf,
+                            .rcounts = recvcounts,
+                            .rdispls = displs,
+                            .rdt = rdt ? rdt : byte});
 }
 
 CO_WEAK(MPI_Scatter, PMPI_Scatter);
@@ -278,9 +360,16 @@ int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
         if (!(sdt = co_api_data(c, fn, sendbuf, sendcount, sendtype, &rc))) return rc;
         if (rdt && (rc = check_fit(c, fn, sendcount, sdt, recvcount, rdt))) return rc;
     }
-    return done(c, fn,
-                co_scatter(sendbuf, (size_t)(sdt ? sendcount : 0), sdt ? sdt : byte, recvbuf,
-                           (size_t)(rdt ? recvcount : 0), rdt ? rdt : byte, root, c));
+    uint64_t bytes = at_root ? (uint64_t)sendcount * sdt->size : (uint64_t)recvcount * rdt->size;
+    return run(c, fn, bytes,
+               &(call_args){.kind = CO_COLL_SCATTER,
+                            .root = root,
+                            .sbuf = sendbuf,
+                            .scount = (size_t)(sdt ? sendcount : 0),
+                            .sdt = sdt ? sdt : byte,
+                            .rbuf = recvbuf,
+                            .rcount = (size_t)(rdt ? recvcount : 0),
+                            .rdt = rdt ? rdt : byte});
 }
 
 CO_WEAK(MPI_Scatterv, PMPI_Scatterv);
@@ -301,9 +390,16 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[
             return rc;
         if (rdt && (rc = check_fit(c, fn, sendcounts[root], sdt, recvcount, rdt))) return rc;
     }
-    return done(c, fn,
-                co_scatterv(sendbuf, sendcounts, displs, sdt ? sdt : byte, recvbuf,
-                            (size_t)(rdt ? recvcount : 0), rdt ? rdt : byte, root, c));
+    return run(c, fn, 0,
+               &(call_args){.kind = CO_COLL_SCATTERV,
+                            .root = root,
+                            .sbuf = sendbuf,
+                            .scounts = sendcounts,
+                            .sdispls = displs,
+                            .sdt = sdt ? sdt : byte,
+                            .rbuf = recvbuf,
+                            .rcount = (size_t)(rdt ? recvcount : 0),
+                            .rdt = rdt ? rdt : byte});
 }
 
 CO_WEAK(MPI_Allgather, PMPI_Allgather);
@@ -316,9 +412,15 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
     co_comm *c = every_rank(fn, comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                             &sdt, &rdt, &rc);
     if (!c) return rc;
-    return done(c, fn,
-                co_allgather(sendbuf, (size_t)(sdt ? sendcount : 0), sdt ? sdt : byte, recvbuf,
-                             (size_t)recvcount, rdt, c));
+    return run(c, fn, (uint64_t)recvcount * rdt->size,
+               &(call_args){.kind = CO_COLL_ALLGATHER,
+                            .root = -1,
+                            .sbuf = sendbuf,
+                            .scount = (size_t)(sdt ? sendcount : 0),
+                            .sdt = sdt ? sdt : byte,
+                            .rbuf = recvbuf,
+                            .rcount = (size_t)recvcount,
+                            .rdt = rdt});
 }
 
 CO_WEAK(MPI_Allgatherv, PMPI_Allgatherv);
@@ -338,9 +440,16 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
         if (!(sdt = co_api_data(c, fn, sendbuf, sendcount, sendtype, &rc))) return rc;
         if ((rc = check_fit(c, fn, sendcount, sdt, recvcounts[c->rank], rdt))) return rc;
     }
-    return done(c, fn,
-                co_allgatherv(sendbuf, (size_t)(sdt ? sendcount : 0), sdt ? sdt : byte, recvbuf,
-                              recvcounts, displs, rdt, c));
+    return run(c, fn, 0,
+               &(call_args){.kind = CO_COLL_ALLGATHERV,
+                            .root = -1,
+                            .sbuf = sendbuf,
+                            .scount = (size_t)(sdt ? sendcount : 0),
+                            .sdt = sdt ? sdt : byte,
+                            .rbuf = recvbuf,
+                            .rcounts = recvcounts,
+                            .rdispls = displs,
+                            .rdt = rdt});
 }
 
 CO_WEAK(MPI_Alltoall, PMPI_Alltoall);
@@ -353,9 +462,15 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     co_comm *c = every_rank(fn, comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                             &sdt, &rdt, &rc);
     if (!c) return rc;
-    return done(c, fn,
-                co_alltoall(sendbuf, (size_t)(sdt ? sendcount : 0), sdt ? sdt : byte, recvbuf,
-                            (size_t)recvcount, rdt, c));
+    return run(c, fn, (uint64_t)recvcount * rdt->size,
+               &(call_args){.kind = CO_COLL_ALLTOALL,
+                            .root = -1,
+                            .sbuf = sendbuf,
+                            .scount = (size_t)(sdt ? sendcount : 0),
+                            .sdt = sdt ? sdt : byte,
+                            .rbuf = recvbuf,
+                            .rcount = (size_t)recvcount,
+                            .rdt = rdt});
 }
 
 CO_WEAK(MPI_Alltoallv, PMPI_Alltoallv);
@@ -377,9 +492,17 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
             return rc;
         if ((rc = check_fit(c, fn, sendcounts[c->rank], sdt, recvcounts[c->rank], rdt))) return rc;
     }
-    return done(c, fn,
-                co_alltoallv(sendbuf, sendcounts, sdispls, sdt ? sdt : byte, recvbuf, recvcounts,
-                             rdispls, rdt, c));
+    return run(c, fn, 0,
+               &(call_args){.kind = CO_COLL_ALLTOALLV,
+                            .root = -1,
+                            .sbuf = sendbuf,
+                            .scounts = sendcounts,
+                            .sdispls = sdispls,
+                            .sdt = sdt ? sdt : byte,
+                            .rbuf = recvbuf,
+                            .rcounts = recvcounts,
+                            .rdispls = rdispls,
+                            .rdt = rdt});
 }
 
 CO_WEAK(MPI_Reduce_scatter, PMPI_Reduce_scatter);
@@ -405,7 +528,14 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
                          dt)))
         return rc;
     if ((rc = distinct(c, fn, sendbuf, recvbuf, total, dt))) return rc;
-    return done(c, fn, co_reduce_scatter(sendbuf, recvbuf, recvcounts, dt, o, c));
+    return run(c, fn, (uint64_t)total * dt->size,
+               &(call_args){.kind = CO_COLL_REDUCE_SCATTER,
+                            .root = -1,
+                            .sbuf = sendbuf,
+                            .rbuf = recvbuf,
+                            .rcounts = recvcounts,
+                            .rdt = dt,
+                            .op = o});
 }
 
 CO_WEAK(MPI_Reduce_scatter_block, PMPI_Reduce_scatter_block);
@@ -430,7 +560,14 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
     if ((rc = co_api_buf(c, fn, recvbuf, sendbuf == MPI_IN_PLACE ? total : recvcount, dt)))
         return rc;
     if ((rc = distinct(c, fn, sendbuf, recvbuf, total, dt))) return rc;
-    return done(c, fn, co_reduce_scatter_block(sendbuf, recvbuf, (size_t)recvcount, dt, o, c));
+    return run(c, fn, (uint64_t)recvcount * dt->size,
+               &(call_args){.kind = CO_COLL_REDUCE_SCATTER_BLOCK,
+                            .root = -1,
+                            .sbuf = sendbuf,
+                            .rbuf = recvbuf,
+                            .rcount = (size_t)recvcount,
+                            .rdt = dt,
+                            .op = o});
 }
 
 CO_WEAK(MPI_Reduce_local, PMPI_Reduce_local);

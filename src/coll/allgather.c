@@ -89,7 +89,7 @@ static int allgather_shm(const void *sbuf, size_t scount, co_dtype *sdt, void *r
         CO_CSHM_EACH_READY(s, &it, b, h + 1, q) {
             uint64_t qb;
             const char *qd = co_cshm_read(s, q, b, h + 1, &qb);
-            if (qb > bb) rc = MPI_ERR_TRUNCATE;
+            if (!rc) rc = co_coll_sizes(qb, bb);
             co_dt_unpack(rdt, rcount, (char *)rbuf + rext * (size_t)q, off, qd, len);
         }
         co_cshm_iter_fini(&it);
@@ -119,7 +119,7 @@ int co_allgather(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, siz
         if (co_cma_fits(c->coll->shm, n)) {
             int stack[128], *displs, *counts = co_coll_uniform(n, rcount, stack, &displs);
             int rc = co_cma_allgatherv(sbuf, scount, sdt, rbuf, counts, displs, rdt, c);
-            if (counts != stack) free(counts);
+            if (counts != stack) co_coll_free(counts);
             return rc;
         }
         return allgather_ring(sbuf, scount, sdt, rbuf, rcount, rdt, c);

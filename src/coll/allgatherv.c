@@ -102,7 +102,7 @@ static int allgatherv_shm(const void *sbuf, size_t scount, co_dtype *sdt, void *
             size_t qb = (size_t)rcounts[q] * rdt->size;
             uint64_t wb;
             const char *qd = co_cshm_read(s, q, b, h + 1, &wb);
-            if (wb > qb) rc = MPI_ERR_TRUNCATE;
+            if (!rc) rc = co_coll_sizes(wb, qb);
             co_dt_unpack(rdt, (size_t)rcounts[q], BLK(q), off, qd, CO_MIN(C, qb - off));
         }
         co_cshm_iter_fini(&it);

@@ -72,7 +72,7 @@ static int allreduce_ring(const void *sbuf, void *rbuf, size_t count, co_dtype *
                           co_comm *c) {
     int n = c->size, me = c->rank, rc;
     const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-    size_t *cnt = malloc(2 * (size_t)n * sizeof(size_t));
+    size_t *cnt = co_coll_alloc(2 * (size_t)n * sizeof(size_t));
     if (!cnt) return MPI_ERR_NO_MEM;
     size_t *dsp = cnt + n;
     co_coll_blocks(count, n, cnt, dsp);
@@ -85,7 +85,7 @@ static int allreduce_ring(const void *sbuf, void *rbuf, size_t count, co_dtype *
                             co_coll_ctx(c), NULL);
         if (r && !rc) rc = r;
     }
-    free(cnt);
+    co_coll_free(cnt);
     return rc;
 }
 

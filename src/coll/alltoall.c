@@ -39,7 +39,7 @@ static int a2a_linear(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf
                       co_dtype *rdt, co_comm *c) {
     int n = c->size, me = c->rank;
     size_t sext = (size_t)co_dt_extent(sdt) * scount, rext = (size_t)co_dt_extent(rdt) * rcount;
-    co_req **reqs = calloc(2 * (size_t)n, sizeof(*reqs));
+    co_req **reqs = co_coll_zalloc(2 * (size_t)n, sizeof(*reqs));
     if (!reqs) return MPI_ERR_NO_MEM;
     int rc = MPI_SUCCESS;
     for (int k = 1; k < n; k++) {
@@ -59,7 +59,7 @@ static int a2a_linear(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf
     if (r && !rc) rc = r;
     r = co_coll_waitall(2 * n, reqs);
     if (r && !rc) rc = r;
-    free(reqs);
+    co_coll_free(reqs);
     return rc;
 }
 
@@ -122,7 +122,7 @@ static int a2a_shm(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, s
         CO_CSHM_EACH_READY(s, &it, b, h + 1, q) {
             uint64_t qb;
             const char *qd = co_cshm_read(s, q, b, h + 1, &qb);
-            if (qb > bb) rc = MPI_ERR_TRUNCATE;
+            if (!rc) rc = co_coll_sizes(qb, bb);
             co_dt_unpack(rdt, rcount, (char *)rbuf + rext * (size_t)q, off, qd + (size_t)me * Cd,
                          len);
         }
@@ -165,8 +165,8 @@ int co_alltoall(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size
                 int *sc = co_coll_uniform(n, scount, st, &sd),
                     *rcn = co_coll_uniform(n, rcount, rt, &rd);
                 rc = co_cma_alltoallv(sbuf, sc, sd, sdt, rbuf, rcn, rd, rdt, c);
-                if (sc != st) free(sc);
-                if (rcn != rt) free(rcn);
+                if (sc != st) co_coll_free(sc);
+                if (rcn != rt) co_coll_free(rcn);
                 break;
             }
             rc = a2a_pairwise(sbuf, scount, sdt, rbuf, rcount, rdt, c);

@@ -42,7 +42,7 @@ int co_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, co_dt
     }
     rc = co_coll_copy(SB(me), (size_t)scounts[me], sdt, RB(me), (size_t)rcounts[me], rdt);
     if (alg == CO_ALLTOALLV_LINEAR) {
-        co_req **reqs = calloc(2 * (size_t)n, sizeof(*reqs));
+        co_req **reqs = co_coll_zalloc(2 * (size_t)n, sizeof(*reqs));
         if (!reqs) {
             co_coll_free(copyb);
             return MPI_ERR_NO_MEM;
@@ -61,7 +61,7 @@ int co_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, co_dt
         }
         int r = co_coll_waitall(2 * n, reqs);
         if (r && !rc) rc = r;
-        free(reqs);
+        co_coll_free(reqs);
     } else {
         for (int k = 1; k < n; k++) {
             int to = (me + k) % n, from = (me - k + n) % n;

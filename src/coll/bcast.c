@@ -134,7 +134,7 @@ static int bcast_shm(void *buf, size_t count, co_dtype *dt, int root, co_comm *c
     }
     uint64_t total;
     co_cshm_read(s, root, (unsigned)(g % CO_CSHM_NBUF), g + 1, &total);
-    if (total > bytes) rc = MPI_ERR_TRUNCATE;
+    rc = co_coll_sizes(total, bytes);
     size_t P = piece_size(total, co_cshm_cap(s)), nch = (total + P - 1) / P;
     size_t have = CO_MIN(total, bytes);
     for (size_t j = 0; j < nch; j++) {
@@ -181,7 +181,7 @@ static int bcast_cma(void *buf, size_t count, co_dtype *dt, int root, co_comm *c
         size_t total = atomic_load_explicit(&s->ctl[root].bytes, memory_order_relaxed);
         const char *remote =
             (const char *)(uintptr_t)atomic_load_explicit(&s->ctl[root].addr, memory_order_relaxed);
-        if (total > bytes) rc = MPI_ERR_TRUNCATE;
+        rc = co_coll_sizes(total, bytes);
         size_t n_in = CO_MIN(total, bytes);
         if (n == 2) split = CO_MIN(total / 2, bytes);
         if (n_in > split) co_cma_read(s->pids[root], w + split, remote + split, n_in - split);

@@ -39,8 +39,11 @@ typedef struct scratch {
 static char *scratch_alloc(scratch *t, size_t bytes) {
     if (t->n == t->cap) {
         t->cap = t->cap ? 2 * t->cap : 8;
-        t->p = realloc(t->p, (size_t)t->cap * sizeof(*t->p));
-        if (!t->p) co_fatal("out of memory");
+        char **p = co_coll_alloc((size_t)t->cap * sizeof(*t->p));
+        if (!p) co_fatal("out of memory");
+        if (t->n) memcpy(p, t->p, (size_t)t->n * sizeof(*t->p));
+        co_coll_free(t->p);
+        t->p = p;
     }
     char *m = co_coll_alloc(bytes);
     if (!m) co_fatal("out of memory");
@@ -49,7 +52,7 @@ static char *scratch_alloc(scratch *t, size_t bytes) {
 
 static void scratch_free(scratch *t) {
     for (int i = 0; i < t->n; i++) co_coll_free(t->p[i]);
-    free(t->p);
+    co_coll_free(t->p);
 }
 
 /* Describe (buf, count, dt) in entry e: inline at pay + *used if small and there is room,
@@ -80,7 +83,7 @@ static int offer(const co_cshm *s, char *pay, size_t *used, ent *e, const void *
 static int take(const co_cshm *s, int q, const char *qpay, const ent *e, void *buf, size_t count,
                 co_dtype *dt) {
     size_t want = count * dt->size, n = CO_MIN(e->bytes, want);
-    int rc = e->bytes > want ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+    int rc = co_coll_sizes(e->bytes, want);
     if (!n) return rc;
     if (e->inl) {
         co_dt_unpack(dt, count, buf, 0, qpay + e->inl - 1, n);
@@ -217,7 +220,7 @@ int co_cma_scatterv(const void *sbuf, const int *scounts, const int *displs, co_
             co_cshm_publish(s, b, g + 1, 0, g + 2);
             size_t x = coop_split(e->bytes, cap, (int)root_copies);
             size_t nb = CO_MIN(e->bytes, cap);
-            if (e->bytes > cap) rc = MPI_ERR_TRUNCATE;
+            if (!rc) rc = co_coll_sizes(e->bytes, cap);
             if (nb > x)
                 co_cma_read(s->pids[root], (char *)(uintptr_t)mine->addr + x,
                             (const char *)(uintptr_t)e->addr + x, nb - x);
@@ -325,7 +328,7 @@ int co_cma_gatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, c
         const char *qp = co_cshm_data(s, q, b);
         const ent *e = (const ent *)qp;
         size_t want = tab[q].bytes;
-        if (e->bytes > want && !rc) rc = MPI_ERR_TRUNCATE;
+        if (!rc) rc = co_coll_sizes(e->bytes, want);
         if (e->inl) {
             co_dt_unpack(rdt, (size_t)rcounts[q], BLOCK(rbuf, displs[q], rdt), 0, qp + e->inl - 1,
                          CO_MIN(e->bytes, want));

@@ -20,13 +20,37 @@ typedef struct addrs {
     uint64_t out; /* my receive buffer, same convention */
 } addrs;
 
-static addrs publish_addrs(co_cshm *s, uint64_t g, const void *in, void *out, const co_dtype *dt) {
+/* What a rank publishes with its addresses, which every reader checks before it touches
+ * its memory: which engine entry (and root) it runs and the size of its operand. */
+enum { OP_RS = 1, OP_REDUCE, OP_SCAN, OP_EXSCAN_PAIR };
+#define SIG_BYTES ((1ull << 48) - 1)
+static uint64_t sig(int op, int root, size_t bytes) {
+    return (uint64_t)bytes | (uint64_t)op << 60 | (uint64_t)((unsigned)(root + 1) & 0xfff) << 48;
+}
+
+static addrs publish_addrs(co_cshm *s, uint64_t g, const void *in, void *out, const co_dtype *dt,
+                           uint64_t bytes) {
     unsigned b = (unsigned)(g % CO_CSHM_NBUF);
     addrs *a = (addrs *)co_cshm_acquire(s, b);
     a->in = (uint64_t)(uintptr_t)((const char *)in + dt->true_lb);
     a->out = out ? (uint64_t)(uintptr_t)((char *)out + dt->true_lb) : 0;
-    co_cshm_publish(s, b, g + 1, 0, g + 2);
+    co_cshm_publish(s, b, g + 1, bytes, g + 2);
     return *a;
+}
+
+/* MPI_SUCCESS if ranks lo..hi all published what I did (sig()); else the ranks' calls
+ * disagree, and nothing of theirs may be read or written. */
+static int same_sizes(const co_cshm *s, uint64_t g, int lo, int hi, uint64_t mine) {
+    for (int q = lo; q <= hi; q++) {
+        if (q == s->me) continue;
+        uint64_t qs;
+        co_cshm_read(s, q, (unsigned)(g % CO_CSHM_NBUF), g + 1, &qs);
+        int rc = (qs & ~SIG_BYTES) != (mine & ~SIG_BYTES)
+                     ? MPI_ERR_OTHER
+                     : co_coll_sizes(qs & SIG_BYTES, mine & SIG_BYTES);
+        if (rc) return rc;
+    }
+    return MPI_SUCCESS;
 }
 
 static addrs peer_addrs(const co_cshm *s, int q, uint64_t g) {
@@ -82,11 +106,12 @@ static int fold(co_cshm *s, uint64_t g, const void *in, int lo, int hi, size_t e
 
 int co_rs_cma(const void *in, void *out, const size_t *cnt, const size_t *dsp, size_t count,
               co_dtype *dt, co_op *op, co_comm *c) {
-    (void)count;
     co_cshm *s = c->coll->shm;
     uint64_t g = s->seq;
-    publish_addrs(s, g, in, NULL, dt);
-    int rc = fold(s, g, in, 0, s->n - 1, dsp[s->me], cnt[s->me], out, dt, op);
+    uint64_t mine = sig(OP_RS, -1, count * dt->size);
+    publish_addrs(s, g, in, NULL, dt, mine);
+    int rc = same_sizes(s, g, 0, s->n - 1, mine);
+    if (!rc) rc = fold(s, g, in, 0, s->n - 1, dsp[s->me], cnt[s->me], out, dt, op);
     co_cshm_post(s, g + 2);
     co_cshm_wait_all(s, g + 2);
     s->seq = g + 2;
@@ -122,25 +147,27 @@ int co_reduce_cma(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_o
     int n = s->n, me = s->me, rc;
     const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     size_t stack[64];
-    size_t *cnt = n <= 32 ? stack : malloc(2 * (size_t)n * sizeof(size_t));
+    size_t *cnt = n <= 32 ? stack : co_coll_alloc(2 * (size_t)n * sizeof(size_t));
     if (!cnt) co_fatal("out of memory");
     size_t *dsp = cnt + n;
     blocks(count, n, root, cnt, dsp);
     uint64_t g = s->seq;
     int all = root < 0, has_out = all || me == root;
-    publish_addrs(s, g, in, has_out ? rbuf : NULL, dt);
+    uint64_t mine = sig(OP_REDUCE, root, count * dt->size);
+    publish_addrs(s, g, in, has_out ? rbuf : NULL, dt, mine);
     void *ob = NULL;
     void *out = has_out ? co_coll_elem(rbuf, dsp[me], dt) : co_coll_tmpbuf(dt, cnt[me], &ob);
     if (!out) co_fatal("out of memory in a reduction");
-    rc = fold(s, g, in, 0, n - 1, dsp[me], cnt[me], out, dt, op);
-    if (!all && me != root && cnt[me]) { /* my block into the root's buffer */
+    rc = same_sizes(s, g, 0, n - 1, mine);
+    if (!rc) rc = fold(s, g, in, 0, n - 1, dsp[me], cnt[me], out, dt, op);
+    if (!rc && !all && me != root && cnt[me]) { /* my block into the root's buffer */
         uint64_t dst = peer_addrs(s, root, g).out + dsp[me] * (uint64_t)co_dt_extent(dt);
         co_cma_write(s->pids[root], (char *)out + dt->true_lb, (void *)(uintptr_t)dst,
                      cnt[me] * dt->size);
     }
     co_cshm_post(s, g + 2);
     if (all) { /* everyone copies every other reduced block */
-        for (int j = 1; j < n; j++) {
+        for (int j = 1; j < n && !rc; j++) {
             int q = (me + j) % n;
             if (!cnt[q]) continue;
             co_cshm_wait(s, q, g + 2);
@@ -155,7 +182,7 @@ int co_reduce_cma(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_o
         s->seq = g + 2;
     }
     co_coll_free(ob);
-    if (cnt != stack) free(cnt);
+    if (cnt != stack) co_coll_free(cnt);
     return rc;
 }
 
@@ -164,10 +191,14 @@ int co_reduce_cma(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_o
 static int exscan_pair(const void *in, void *rbuf, size_t count, co_dtype *dt, co_cshm *s) {
     uint64_t g = s->seq;
     int me = s->me, p = 1 - me;
-    publish_addrs(s, g, in, rbuf, dt);
+    uint64_t mine = sig(OP_EXSCAN_PAIR, -1, count * dt->size);
+    publish_addrs(s, g, in, rbuf, dt, mine);
     addrs a = peer_addrs(s, p, g);
     size_t h = count / 2, ext = (size_t)co_dt_extent(dt);
-    if (me == 0 && h)
+    int rc = same_sizes(s, g, p, p, mine);
+    if (rc)
+        ;
+    else if (me == 0 && h)
         co_cma_write(s->pids[p], (const char *)in + dt->true_lb, (void *)(uintptr_t)a.out,
                      h * dt->size);
     else if (me == 1 && count > h)
@@ -176,7 +207,7 @@ static int exscan_pair(const void *in, void *rbuf, size_t count, co_dtype *dt, c
     co_cshm_post(s, g + 2);
     co_cshm_wait(s, p, g + 2);
     s->seq = g + 2;
-    return MPI_SUCCESS;
+    return rc;
 }
 
 int co_scan_cma(const void *in, void *rbuf, size_t count, co_dtype *dt, co_op *op, co_comm *c,
@@ -184,13 +215,15 @@ int co_scan_cma(const void *in, void *rbuf, size_t count, co_dtype *dt, co_op *o
     co_cshm *s = c->coll->shm;
     if (excl && s->n == 2 && dt->contig) return exscan_pair(in, rbuf, count, dt, s);
     uint64_t g = s->seq;
-    publish_addrs(s, g, in, NULL, dt);
+    uint64_t mine = sig(OP_SCAN, -1, count * dt->size);
+    publish_addrs(s, g, in, NULL, dt, mine);
     int top = excl ? s->me - 1 : s->me;
     /* in place, the peers read my operand from rbuf until they post g+2 */
     void *tb = NULL;
     void *out = in == rbuf && top >= 0 ? co_coll_tmpbuf(dt, count, &tb) : rbuf;
     if (!out) co_fatal("out of memory in a scan");
-    int rc = fold(s, g, in, 0, top, 0, count, out, dt, op);
+    int rc = same_sizes(s, g, 0, top, mine);
+    if (!rc) rc = fold(s, g, in, 0, top, 0, count, out, dt, op);
     co_cshm_post(s, g + 2);
     co_cshm_wait_all(s, g + 2);
     if (out != rbuf) co_coll_copy_same(out, rbuf, count, dt);

@@ -4,6 +4,8 @@
  * and combine helpers the per-collective files share. */
 #include "coll.h"
 
+#include <setjmp.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -271,17 +273,166 @@ void co_coll_comm_free(co_comm *c) {
     c->coll = NULL;
 }
 
+/* ---- Mismatched calls (see coll.h) ------------------------------------------------------------
+ */
+
+int co_coll_enter(co_coll_call *k, co_comm *c, int kind, int root, uint64_t bytes) {
+    co_coll_comm *cc = co_coll_comm_of(c);
+    k->c = c;
+    if (CO_UNLIKELY(cc->broken)) return cc->broken;
+    uint64_t n = ++cc->calls, what = (uint64_t)kind << 32 | (uint32_t)root;
+    uint64_t chain = (cc->hist[(n - 1) % CO_COLL_HIST].chain ^ what) * 0x9e3779b97f4a7c15ull;
+    chain = (chain ^ bytes ^ chain >> 29) * 0xbf58476d1ce4e5b9ull;
+    cc->hist[n % CO_COLL_HIST] = (co_coll_sig){n, what, bytes, chain};
+    S->cur = NULL;
+    if (c->size == 1) return MPI_SUCCESS;
+    co_cshm *s = cc->shm_state > 0 ? cc->shm : co_cshm_get(c); /* collective on first use */
+    if (!s) return MPI_SUCCESS; /* no segment: nowhere to publish, so not watched */
+    co_cshm_ctl *me = &s->ctl[s->me];
+    atomic_store_explicit(&me->call, 0, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    atomic_store_explicit(&me->what, what, memory_order_relaxed);
+    atomic_store_explicit(&me->sig_bytes, bytes, memory_order_relaxed);
+    atomic_store_explicit(&me->chain, chain, memory_order_relaxed);
+    atomic_store_explicit(&me->call, n, memory_order_release);
+    S->cur = k;
+    return MPI_SUCCESS;
+}
+
+void co_coll_leave(void) {
+    S->cur = NULL;
+}
+
+int co_coll_final_barrier(co_comm *world) {
+    co_coll_call k;
+    int rc = co_coll_enter(&k, world, CO_COLL_BARRIER, -1, 0);
+    if (rc) return rc;
+    if (setjmp(k.escape)) return k.cls;
+    rc = co_barrier(world);
+    co_coll_leave();
+    return rc;
+}
+
+static void free_blocks(void);
+
+static void describe(char *out, size_t len, const co_coll_sig *g) {
+    int kind = (int)(g->what >> 32), root = (int)(uint32_t)g->what;
+    const char *name = kind < CO_COLL_KINDS ? registry[kind].name : "?";
+    if (root >= 0)
+        snprintf(out, len, "%s (root %d, %llu bytes)", name, root, (unsigned long long)g->bytes);
+    else
+        snprintf(out, len, "%s (%llu bytes)", name, (unsigned long long)g->bytes);
+}
+
+/* Abandons the call in progress: the communicator is broken from now on (here and, through
+ * the published word, for every peer that waits on it). */
+CO_NORETURN static void abandon(co_coll_call *k, int cls) {
+    co_comm *c = k->c;
+    co_coll_comm *cc = c->coll;
+    cc->broken = cls;
+    c->quarantined = c->coll_broken = 1;
+    memcpy(cc->broken_msg, k->msg, sizeof(cc->broken_msg));
+    atomic_store_explicit(&cc->shm->ctl[c->rank].broken, cc->calls << 32 | (uint32_t)cls,
+                          memory_order_release);
+    co_p2p_abandon(co_coll_ctx(c));
+    free_blocks(); /* the abandoned call's scratch memory */
+    k->cls = cls;
+    S->cur = NULL;
+    longjmp(k->escape, 1);
+}
+
+void co_coll_fail(int cls, const char *fmt, ...) {
+    co_coll_call *k = S ? S->cur : NULL;
+    if (!k) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(k->msg, sizeof(k->msg), fmt, ap);
+    va_end(ap);
+    abandon(k, cls);
+}
+
+/* A peer's published signature; 0 if it was being rewritten. */
+static int peer_sig(const co_cshm_ctl *t, co_coll_sig *g) {
+    g->call = atomic_load_explicit(&t->call, memory_order_acquire);
+    g->what = atomic_load_explicit(&t->what, memory_order_relaxed);
+    g->bytes = atomic_load_explicit(&t->sig_bytes, memory_order_relaxed);
+    g->chain = atomic_load_explicit(&t->chain, memory_order_relaxed);
+    atomic_thread_fence(memory_order_acquire);
+    return g->call && atomic_load_explicit(&t->call, memory_order_relaxed) == g->call;
+}
+
+/* Installed as co_st.wait_check: run by a rank that has waited long. A peer in the same call
+ * (or behind, in a call this rank remembers) with another signature means the calls
+ * disagree; a peer that is ahead makes the comparison itself if it comes to wait. */
+static void wait_check(void) {
+    co_coll_call *k = S ? S->cur : NULL;
+    if (!k) return;
+    co_comm *c = k->c;
+    co_coll_comm *cc = c->coll;
+    const co_cshm *s = cc->shm;
+    for (int q = 0; q < c->size; q++) {
+        if (q == c->rank) continue;
+        uint64_t b = atomic_load_explicit(&s->ctl[q].broken, memory_order_acquire);
+        if (b) {
+            snprintf(k->msg, sizeof(k->msg),
+                     "rank %d found that the ranks' arguments to collective call %llu on this "
+                     "communicator disagree",
+                     q, (unsigned long long)(b >> 32));
+            abandon(k, (int)(uint32_t)b);
+        }
+        co_coll_sig g;
+        if (!peer_sig(&s->ctl[q], &g) || g.call > cc->calls || cc->calls - g.call >= CO_COLL_HIST)
+            continue;
+        const co_coll_sig *mine = &cc->hist[g.call % CO_COLL_HIST];
+        if (mine->what == g.what && mine->bytes == g.bytes) {
+            if (mine->chain == g.chain) continue;
+            snprintf(k->msg, sizeof(k->msg),
+                     "rank %d and this rank disagree on an earlier collective call on this "
+                     "communicator (different collectives or counts, which went unnoticed then)",
+                     q);
+            abandon(k, MPI_ERR_OTHER);
+        }
+        char theirs[96], ours[96];
+        describe(theirs, sizeof(theirs), &g);
+        describe(ours, sizeof(ours), mine);
+        snprintf(k->msg, sizeof(k->msg),
+                 "collective call %llu on this communicator: rank %d called %s, this rank %s",
+                 (unsigned long long)g.call, q, theirs, ours);
+        int cls = (g.what >> 32) != (mine->what >> 32) ? MPI_ERR_OTHER
+                  : g.what != mine->what               ? MPI_ERR_ROOT
+                  : g.bytes > mine->bytes              ? MPI_ERR_TRUNCATE
+                                                       : MPI_ERR_COUNT;
+        abandon(k, cls);
+    }
+}
+
 /* ---- Helpers --------------------------------------------------------------------------------- */
 
 #define CACHE_MIN (64 * 1024)        /* smaller blocks come from malloc as they are */
 #define CACHE_MAX (16 * 1024 * 1024) /* larger ones are not kept (at most 6 x 16 MiB held) */
 
-/* Large blocks carry their size in a 64-byte prefix, so co_coll_free knows where they go. */
+/* Every block has a 64-byte prefix: its size (0: not for the cache), so co_coll_free knows
+ * where it goes, and links in the list of blocks handed out, which a collective abandoned
+ * midway (coll.h, "Mismatched calls") leaves for co_coll_release_all. */
 typedef struct blockhdr {
     size_t bytes;
     size_t magic;
-    char pad[48];
+    struct blockhdr *prev, *next;
+    char pad[32];
 } blockhdr;
+static blockhdr *out_blocks;
+
+static void free_blocks(void) {
+    while (out_blocks) co_coll_free(out_blocks + 1);
+}
+
+static void *hand_out(blockhdr *h) {
+    h->prev = NULL;
+    h->next = out_blocks;
+    if (out_blocks) out_blocks->prev = h;
+    out_blocks = h;
+    return h + 1;
+}
 #define BLOCK_MAGIC 0x636f6c6c626c6bull
 
 void *co_coll_alloc(size_t bytes) {
@@ -290,7 +441,7 @@ void *co_coll_alloc(size_t bytes) {
         if (!h) return NULL;
         h->bytes = 0;
         h->magic = BLOCK_MAGIC;
-        return h + 1;
+        return hand_out(h);
     }
     int best = -1;
     for (int i = 0; i < CO_COLL_CACHE; i++)
@@ -307,13 +458,24 @@ void *co_coll_alloc(size_t bytes) {
         h->bytes = bytes;
         h->magic = BLOCK_MAGIC;
     }
-    return h + 1;
+    return hand_out(h);
+}
+
+void *co_coll_zalloc(size_t n, size_t size) {
+    void *p = co_coll_alloc(n * size);
+    if (p) memset(p, 0, n * size);
+    return p;
 }
 
 void co_coll_free(void *p) {
     if (!p) return;
     blockhdr *h = (blockhdr *)p - 1;
     if (h->magic != BLOCK_MAGIC) co_fatal("co_coll_free of a block it did not allocate");
+    if (h->prev)
+        h->prev->next = h->next;
+    else
+        out_blocks = h->next;
+    if (h->next) h->next->prev = h->prev;
     if (!h->bytes || h->bytes > CACHE_MAX || !S) {
         free(h);
         return;
@@ -437,7 +599,7 @@ void co_coll_blocks(size_t count, int n, size_t *cnt, size_t *dsp) {
 }
 
 int *co_coll_uniform(int n, size_t count, int *stack, int **displs) {
-    int *c = n <= 64 ? stack : malloc(2 * (size_t)n * sizeof(int));
+    int *c = n <= 64 ? stack : co_coll_alloc(2 * (size_t)n * sizeof(int));
     if (!c) co_fatal("out of memory");
     for (int i = 0; i < n; i++) {
         c[i] = (int)count;
@@ -457,6 +619,7 @@ int co_coll_init(void) {
     S = calloc(1, sizeof(*S));
     if (!S) return MPI_ERR_NO_MEM;
     co_st.coll_comm_free = co_coll_comm_free;
+    co_st.wait_check = wait_check;
     char err[512];
     if (co_coll_check_config(&co_st.cfg, err, sizeof(err))) {
         co_log(CO_LOG_ERROR, "%s", err);

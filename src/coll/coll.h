@@ -12,6 +12,7 @@
 #include "../p2p/p2p.h"
 #include "../xport/shm_heap.h"
 
+#include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -142,11 +143,47 @@ extern const co_coll_alg co_barrier_algs[], co_bcast_algs[], co_reduce_algs[], c
 /* ---- Per-communicator and per-process state ------------------------------------------------ */
 struct co_cshm;
 
+/* What a collective call's ranks must agree on (see "Mismatched calls" below). */
+typedef struct co_coll_sig {
+    uint64_t call;  /* number of the call on its communicator, from 1 */
+    uint64_t what;  /* kind << 32 | (uint32_t)root (root -1 for unrooted collectives) */
+    uint64_t bytes; /* bytes per block (the vector for reductions; 0 for the v-variants) */
+    uint64_t chain; /* hash of every signature so far: differs once any call disagreed */
+} co_coll_sig;
+#define CO_COLL_HIST 64 /* own signatures remembered per communicator */
+
 typedef struct co_coll_comm {
-    uint64_t barrier_epoch; /* counter barriers entered on this communicator */
-    struct co_cshm *shm;    /* shared-memory segment, NULL until first needed */
-    int shm_state;          /* 0: not yet tried, 1: ready, -1: unavailable */
+    uint64_t barrier_epoch;         /* counter barriers entered on this communicator */
+    struct co_cshm *shm;            /* shared-memory segment, NULL until first needed */
+    int shm_state;                  /* 0: not yet tried, 1: ready, -1: unavailable */
+    int broken;                     /* error class of a disagreement found on it, 0 if none */
+    uint64_t calls;                 /* collective calls made on it */
+    co_coll_sig hist[CO_COLL_HIST]; /* this rank's last calls, by call % CO_COLL_HIST */
+    char broken_msg[400];
 } co_coll_comm;
+
+/* ---- Mismatched calls ------------------------------------------------------------------------
+ * Every MPI collective call runs between co_coll_enter and co_coll_leave. Entering, a rank
+ * numbers the call on its communicator and publishes the call's signature (collective, root,
+ * bytes per block) in its control block. A rank that has waited long inside the call (every
+ * CO_WAIT_CHECK_PASSES idle passes) compares its signatures with what its peers published:
+ * ranks whose arguments disagree (counts, roots, or different collectives) may have chosen
+ * different algorithms and would wait for each other forever. When it finds a disagreement,
+ * or a peer that found one, it abandons the call (longjmp to the entry point, which returns
+ * the error), and the communicator is broken: later collectives on it fail at once. */
+typedef struct co_coll_call {
+    co_comm *c;
+    int cls;       /* the error class, when the call was abandoned */
+    char msg[400]; /* and its message */
+    jmp_buf escape;
+} co_coll_call;
+
+/* MPI_SUCCESS, or the class of the disagreement that broke `c` (its message in c->coll). */
+int co_coll_enter(co_coll_call *k, co_comm *c, int kind, int root, uint64_t bytes);
+void co_coll_leave(void);
+/* Abandons the collective call in progress with error class `cls` (the ranks' calls were
+ * found to disagree); returns only if no watched call is in progress. */
+void co_coll_fail(int cls, const char *fmt, ...) CO_PRINTF(2, 3);
 
 /* A region of a rank's heap slice freed by its communicator but possibly still in use by
  * members that have not freed theirs yet. */
@@ -169,6 +206,7 @@ typedef struct co_coll_state {
     co_shm_heap heap; /* allocator of this rank's heap slice */
     co_cshm_zombie *zombies;
     co_coll_block cache[CO_COLL_CACHE]; /* large scratch blocks kept for reuse */
+    co_coll_call *cur; /* the collective call in progress (watched for mismatches), or NULL */
 } co_coll_state;
 
 co_coll_comm *co_coll_comm_of(co_comm *c);
@@ -189,10 +227,17 @@ int co_coll_pick(co_comm *c, int kind, size_t bytes, const co_op *op, const co_d
  * page fault per 4 KiB on first touch, which for a 1 MiB reduction is more than the
  * reduction itself. co_coll_free takes what co_coll_alloc and co_coll_tmpbuf return. */
 void *co_coll_alloc(size_t bytes);
+void *co_coll_zalloc(size_t n, size_t size); /* zeroed, like calloc */
 void co_coll_free(void *p);
 /* A scratch buffer able to hold `count` elements of `dt` laid out as dt says; *base is what
  * to release (co_coll_free), the return value is what to pass as the buffer. */
 void *co_coll_tmpbuf(co_dtype *dt, size_t count, void **base);
+
+/* A peer's block of `got` bytes where this rank expects `want`: MPI_ERR_TRUNCATE if it is
+ * larger, MPI_ERR_COUNT if it is smaller (the ranks' counts disagree), else MPI_SUCCESS. */
+static inline int co_coll_sizes(uint64_t got, uint64_t want) {
+    return got > want ? MPI_ERR_TRUNCATE : got < want ? MPI_ERR_COUNT : MPI_SUCCESS;
+}
 
 /* Typed local copy (sendbuf to recvbuf within one rank): MPI_ERR_TRUNCATE if the source
  * holds more bytes than the destination can take. */
@@ -237,6 +282,11 @@ typedef struct co_cshm_ctl {
     char pad0[24];
     _Atomic uint64_t counter; /* counter barrier: one add per arriving peer */
     char pad1[56];
+    /* the signature of this rank's latest collective call (co_coll_enter): `call` is 0
+     * while the others are written; peers read it only after a long wait */
+    _Atomic uint64_t call, what, sig_bytes, chain;
+    _Atomic uint64_t broken; /* call << 32 | class of a disagreement this rank found */
+    char pad2[24];
 } co_cshm_ctl;
 
 typedef struct co_cshm_hdr {
@@ -312,14 +362,14 @@ typedef struct co_cshm_iter {
     int cursor;
 } co_cshm_iter;
 static inline void co_cshm_iter_init(co_cshm_iter *it, const co_cshm *s) {
-    it->done = s->n <= 128 ? it->stack : malloc((size_t)s->n);
+    it->done = s->n <= 128 ? it->stack : co_coll_alloc((size_t)s->n);
     if (!it->done) co_fatal("out of memory");
     memset(it->done, 0, (size_t)s->n);
     it->done[s->me] = 1;
     it->cursor = s->me + 1 < s->n ? s->me + 1 : 0;
 }
 static inline void co_cshm_iter_fini(co_cshm_iter *it) {
-    if (it->done != it->stack) free(it->done);
+    if (it->done != it->stack) co_coll_free(it->done);
 }
 /* for each peer q whose buffer b holds `step`, in the order they become ready */
 #define CO_CSHM_EACH_READY(s, it, b, step, q)                                                      \

@@ -30,7 +30,7 @@ static void idle_pass(co_backoff *b) {
     if (co_progress())
         co_backoff_reset(b);
     else if (co_st.oversubscribed && b->idle >= 2)
-        sched_yield();
+        co_backoff_yield(b);
     else
         co_backoff_idle(b);
 }
@@ -96,6 +96,12 @@ const char *co_cshm_read(const co_cshm *s, int q, unsigned b, uint64_t step, uin
 }
 
 static void cma_fail(const char *what, pid_t pid, int err) {
+    /* inside a collective call, a bad address means the ranks' calls disagree: the call is
+     * abandoned (coll.c); elsewhere it is an internal error */
+    co_coll_fail(MPI_ERR_OTHER,
+                 "%s of process %d failed (%s): the ranks' calls of this collective disagree "
+                 "(different collectives, roots or counts)",
+                 what, (int)pid, strerror(err));
     co_fatal("%s of process %d failed (%s); set COHORT_CMA=0 to avoid single-copy transfers", what,
              (int)pid, strerror(err));
 }

@@ -20,7 +20,7 @@ static int gather_linear(const void *sbuf, size_t scount, co_dtype *sdt, void *r
     int n = c->size, me = c->rank, rc = MPI_SUCCESS;
     if (me != root) return co_send(sbuf, scount, sdt, root, CO_TAG_GATHER, c, co_coll_ctx(c));
     co_req *stack[16];
-    co_req **reqs = n <= 16 ? stack : calloc((size_t)n, sizeof(*reqs));
+    co_req **reqs = n <= 16 ? stack : co_coll_zalloc((size_t)n, sizeof(*reqs));
     if (!reqs) return MPI_ERR_NO_MEM;
     size_t ext = (size_t)co_dt_extent(rdt) * rcount;
     for (int i = 0; i < n; i++) {
@@ -36,7 +36,7 @@ static int gather_linear(const void *sbuf, size_t scount, co_dtype *sdt, void *r
     }
     int r = co_coll_waitall(n, reqs);
     if (r && !rc) rc = r;
-    if (reqs != stack) free(reqs);
+    if (reqs != stack) co_coll_free(reqs);
     return rc;
 }
 
@@ -107,7 +107,7 @@ static int gather_shm(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf
         CO_CSHM_EACH_READY(s, &it, b, h + 1, q) {
             uint64_t qb;
             const char *d = co_cshm_read(s, q, b, h + 1, &qb);
-            if (qb > bb) rc = MPI_ERR_TRUNCATE;
+            if (!rc) rc = co_coll_sizes(qb, bb);
             co_dt_unpack(rdt, rcount, (char *)rbuf + rext * (size_t)q, off, d, len);
         }
         co_cshm_iter_fini(&it);
@@ -137,7 +137,7 @@ int co_gather(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size_t
         if (co_cma_fits(c->coll->shm, c->size)) {
             int stack[128], *displs, *counts = co_coll_uniform(c->size, rcount, stack, &displs);
             int rc = co_cma_gatherv(sbuf, scount, sdt, rbuf, counts, displs, rdt, root, c);
-            if (counts != stack) free(counts);
+            if (counts != stack) co_coll_free(counts);
             return rc;
         }
         return gather_linear(sbuf, scount, sdt, rbuf, rcount, rdt, root, c);

@@ -29,7 +29,7 @@ int co_gatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, const
         rc = co_coll_copy(sbuf, scount, sdt, (char *)rbuf + (MPI_Aint)displs[me] * ext,
                           (size_t)rcounts[me], rdt);
     if (n == 1) return rc;
-    co_req **reqs = calloc((size_t)n, sizeof(*reqs));
+    co_req **reqs = co_coll_zalloc((size_t)n, sizeof(*reqs));
     if (!reqs) return MPI_ERR_NO_MEM;
     for (int i = 0; i < n; i++) {
         if (i == me || rcounts[i] == 0 || rdt->size == 0) continue;
@@ -44,6 +44,6 @@ int co_gatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, const
     }
     int r = co_coll_waitall(n, reqs);
     if (r && !rc) rc = r;
-    free(reqs);
+    co_coll_free(reqs);
     return rc;
 }

@@ -76,7 +76,7 @@ static int reduce_scatter_gather(const void *sbuf, void *rbuf, size_t count, co_
                                  co_op *op, int root, co_comm *c) {
     int n = c->size, me = c->rank, rc = MPI_SUCCESS;
     const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-    size_t *cnt = malloc(2 * (size_t)n * sizeof(size_t));
+    size_t *cnt = co_coll_alloc(2 * (size_t)n * sizeof(size_t));
     if (!cnt) return MPI_ERR_NO_MEM;
     size_t *dsp = cnt + n;
     co_coll_blocks(count, n, cnt, dsp);
@@ -85,7 +85,7 @@ static int reduce_scatter_gather(const void *sbuf, void *rbuf, size_t count, co_
     if (!out) co_fatal("out of memory in a reduction");
     rc = co_rs_ring(in, out, cnt, dsp, count, dt, op, c);
     if (me == root) {
-        co_req **reqs = calloc((size_t)n, sizeof(*reqs));
+        co_req **reqs = co_coll_zalloc((size_t)n, sizeof(*reqs));
         if (!reqs) co_fatal("out of memory");
         for (int i = 0; i < n; i++) {
             if (i == me || !cnt[i]) continue;
@@ -95,13 +95,13 @@ static int reduce_scatter_gather(const void *sbuf, void *rbuf, size_t count, co_
         }
         int r = co_coll_waitall(n, reqs);
         if (r && !rc) rc = r;
-        free(reqs);
+        co_coll_free(reqs);
     } else if (cnt[me]) {
         int r = co_send(out, cnt[me], dt, root, CO_TAG_REDUCE, c, co_coll_ctx(c));
         if (r && !rc) rc = r;
     }
     co_coll_free(outb);
-    free(cnt);
+    co_coll_free(cnt);
     return rc;
 }
 

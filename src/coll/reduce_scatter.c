@@ -69,7 +69,7 @@ int co_rs_shm(const void *in, void *out, const size_t *cnt, const size_t *dsp, s
     size_t per = cap < tex ? 0 : (cap - tex) / (size_t)ext + 1;
     if (per == 0) co_fatal("shared-memory reduction chosen for an element larger than a buffer");
     const void *stack[16];
-    const void **src = n <= 16 ? stack : malloc((size_t)n * sizeof(*src));
+    const void **src = n <= 16 ? stack : co_coll_alloc((size_t)n * sizeof(*src));
     if (!src) co_fatal("out of memory");
     uint64_t g = s->seq;
     size_t rounds = (count + per - 1) / per;
@@ -83,17 +83,24 @@ int co_rs_shm(const void *in, void *out, const size_t *cnt, const size_t *dsp, s
         co_cshm_publish(s, b, h + 1, co_coll_span(dt, m), h + 2);
         size_t lo = CO_MAX(mlo, e0), hi = CO_MIN(mhi, e0 + m);
         if (hi > lo) {
-            for (int q = 0; q < n; q++)
-                src[q] = q == me ? co_coll_elem(in, lo, dt)
-                                 : co_cshm_read(s, q, b, h + 1, NULL) - dt->true_lb +
-                                       (MPI_Aint)(lo - e0) * ext;
-            int r = co_coll_reduce_n(op, dt, hi - lo, src, n, co_coll_elem(out, lo - mlo, dt));
+            for (int q = 0; q < n; q++) {
+                if (q == me) {
+                    src[q] = co_coll_elem(in, lo, dt);
+                    continue;
+                }
+                uint64_t qb;
+                src[q] =
+                    co_cshm_read(s, q, b, h + 1, &qb) - dt->true_lb + (MPI_Aint)(lo - e0) * ext;
+                if (!rc) rc = co_coll_sizes(qb, co_coll_span(dt, m));
+            }
+            int r = rc ? rc
+                       : co_coll_reduce_n(op, dt, hi - lo, src, n, co_coll_elem(out, lo - mlo, dt));
             if (r && !rc) rc = r;
         }
         co_cshm_post(s, h + 2);
     }
     s->seq = g + 2 * rounds;
-    if (src != stack) free(src);
+    if (src != stack) co_coll_free(src);
     return rc;
 }
 
@@ -124,7 +131,7 @@ int co_rs_run(const void *sbuf, void *rbuf, const size_t *cnt, const size_t *dsp
         void *full = me == 0 ? co_coll_tmpbuf(dt, count, &tb) : NULL;
         if (me == 0 && !full) return MPI_ERR_NO_MEM;
         rc = co_reduce(in, full, count, dt, op, 0, c);
-        int *ic = malloc(2 * (size_t)n * sizeof(int));
+        int *ic = co_coll_alloc(2 * (size_t)n * sizeof(int));
         if (!ic) co_fatal("out of memory");
         for (int i = 0; i < n; i++) {
             ic[i] = (int)cnt[i];
@@ -132,7 +139,7 @@ int co_rs_run(const void *sbuf, void *rbuf, const size_t *cnt, const size_t *dsp
         }
         int r = co_scatterv(full, ic, ic + n, dt, rbuf, cnt[me], dt, 0, c);
         if (r && !rc) rc = r;
-        free(ic);
+        co_coll_free(ic);
         co_coll_free(tb);
         break;
     }
@@ -145,7 +152,7 @@ int co_rs_run(const void *sbuf, void *rbuf, const size_t *cnt, const size_t *dsp
 int co_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, co_dtype *dt, co_op *op,
                       co_comm *c) {
     int n = c->size;
-    size_t *cnt = malloc(2 * (size_t)n * sizeof(size_t));
+    size_t *cnt = co_coll_alloc(2 * (size_t)n * sizeof(size_t));
     if (!cnt) return MPI_ERR_NO_MEM;
     size_t *dsp = cnt + n, total = 0;
     for (int i = 0; i < n; i++) {
@@ -154,6 +161,6 @@ int co_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, co_dtype
         total += cnt[i];
     }
     int rc = co_rs_run(sbuf, rbuf, cnt, dsp, total, dt, op, c, CO_COLL_REDUCE_SCATTER);
-    free(cnt);
+    co_coll_free(cnt);
     return rc;
 }

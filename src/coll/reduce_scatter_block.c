@@ -7,7 +7,7 @@
 int co_reduce_scatter_block(const void *sbuf, void *rbuf, size_t rcount, co_dtype *dt, co_op *op,
                             co_comm *c) {
     int n = c->size;
-    size_t *cnt = malloc(2 * (size_t)n * sizeof(size_t));
+    size_t *cnt = co_coll_alloc(2 * (size_t)n * sizeof(size_t));
     if (!cnt) return MPI_ERR_NO_MEM;
     size_t *dsp = cnt + n;
     for (int i = 0; i < n; i++) {
@@ -16,6 +16,6 @@ int co_reduce_scatter_block(const void *sbuf, void *rbuf, size_t rcount, co_dtyp
     }
     int rc = co_rs_run(sbuf, rbuf, cnt, dsp, rcount * (size_t)n, dt, op, c,
                        CO_COLL_REDUCE_SCATTER_BLOCK);
-    free(cnt);
+    co_coll_free(cnt);
     return rc;
 }

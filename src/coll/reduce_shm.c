@@ -20,7 +20,7 @@
 
 static const void **srcs_alloc(int n, const void **stack, int nstack) {
     if (n <= nstack) return stack;
-    const void **p = malloc((size_t)n * sizeof(*p));
+    const void **p = co_coll_alloc((size_t)n * sizeof(*p));
     if (!p) co_fatal("out of memory in a reduction");
     return p;
 }
@@ -54,13 +54,20 @@ int co_reduce_shm(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_o
             co_cshm_publish(s, b, g + 1, span, g + 2);
         }
         if (collect) {
-            for (int q = 0; q < n; q++)
-                src[q] = q == me ? in : img_elem(co_cshm_read(s, q, b, g + 1, NULL), 0, 0, dt);
-            rc = co_coll_reduce_n(op, dt, count, src, n, rbuf);
+            for (int q = 0; q < n; q++) {
+                if (q == me) {
+                    src[q] = in;
+                    continue;
+                }
+                uint64_t qb;
+                src[q] = img_elem(co_cshm_read(s, q, b, g + 1, &qb), 0, 0, dt);
+                if (!rc) rc = co_coll_sizes(qb, span);
+            }
+            if (!rc) rc = co_coll_reduce_n(op, dt, count, src, n, rbuf);
         }
         co_cshm_post(s, g + 2);
         s->seq = g + 2;
-        if (src != stack) free(src);
+        if (src != stack) co_coll_free(src);
         return rc;
     }
 
@@ -76,9 +83,15 @@ int co_reduce_shm(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_o
         size_t lo = e0 + m * (size_t)me / (size_t)n, hi = e0 + m * (size_t)(me + 1) / (size_t)n;
         char *res = co_cshm_acquire(s, br);
         if (hi > lo) {
-            for (int q = 0; q < n; q++)
-                src[q] = q == me ? co_coll_elem(in, lo, dt)
-                                 : img_elem(co_cshm_read(s, q, bi, h + 1, NULL), lo, e0, dt);
+            for (int q = 0; q < n; q++) {
+                if (q == me) {
+                    src[q] = co_coll_elem(in, lo, dt);
+                    continue;
+                }
+                uint64_t qb;
+                src[q] = img_elem(co_cshm_read(s, q, bi, h + 1, &qb), lo, e0, dt);
+                if (!rc) rc = co_coll_sizes(qb, co_coll_span(dt, m));
+            }
             int r = co_coll_reduce_n(op, dt, hi - lo, src, n, img_elem(res, lo, e0, dt));
             if (r && !rc) rc = r;
         }
@@ -96,6 +109,6 @@ int co_reduce_shm(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_o
         co_cshm_post(s, h + 3);
     }
     s->seq = g + 3 * rounds;
-    if (src != stack) free(src);
+    if (src != stack) co_coll_free(src);
     return rc;
 }

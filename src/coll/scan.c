@@ -98,7 +98,7 @@ static int scan_shm(const void *in, void *rbuf, size_t count, co_dtype *dt, co_o
     size_t per = cap < tex ? 0 : (cap - tex) / (size_t)ext + 1;
     if (per == 0) co_fatal("shared-memory scan chosen for an element larger than a buffer");
     const void *stack[16];
-    const void **src = n <= 16 ? stack : malloc((size_t)n * sizeof(*src));
+    const void **src = n <= 16 ? stack : co_coll_alloc((size_t)n * sizeof(*src));
     if (!src) co_fatal("out of memory");
     uint64_t g = s->seq;
     size_t rounds = (count + per - 1) / per;
@@ -112,17 +112,23 @@ static int scan_shm(const void *in, void *rbuf, size_t count, co_dtype *dt, co_o
             memcpy(d, (const char *)co_coll_elem(in, e0, dt) + dt->true_lb, co_coll_span(dt, m));
             co_cshm_publish(s, b, h + 1, co_coll_span(dt, m), h + 2);
         }
-        for (int q = 0; q <= top; q++)
-            src[q] = q == me ? co_coll_elem(in, e0, dt)
-                             : co_cshm_read(s, q, b, h + 1, NULL) - dt->true_lb;
-        if (top >= 0) {
+        for (int q = 0; q <= top; q++) {
+            if (q == me) {
+                src[q] = co_coll_elem(in, e0, dt);
+                continue;
+            }
+            uint64_t qb;
+            src[q] = co_cshm_read(s, q, b, h + 1, &qb) - dt->true_lb;
+            if (!rc) rc = co_coll_sizes(qb, co_coll_span(dt, m));
+        }
+        if (top >= 0 && !rc) {
             int r = co_coll_reduce_n(op, dt, m, src, top + 1, co_coll_elem(rbuf, e0, dt));
             if (r && !rc) rc = r;
         }
         co_cshm_post(s, h + 2);
     }
     s->seq = g + 2 * rounds;
-    if (src != stack) free(src);
+    if (src != stack) co_coll_free(src);
     return rc;
 }
 

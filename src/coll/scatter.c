@@ -22,7 +22,7 @@ static int scatter_linear(const void *sbuf, size_t scount, co_dtype *sdt, void *
     if (me != root)
         return co_recv(rbuf, rcount, rdt, root, CO_TAG_SCATTER, c, co_coll_ctx(c), NULL);
     co_req *stack[16];
-    co_req **reqs = n <= 16 ? stack : calloc((size_t)n, sizeof(*reqs));
+    co_req **reqs = n <= 16 ? stack : co_coll_zalloc((size_t)n, sizeof(*reqs));
     if (!reqs) return MPI_ERR_NO_MEM;
     size_t ext = (size_t)co_dt_extent(sdt) * scount;
     for (int k = 1; k <= n; k++) {
@@ -39,7 +39,7 @@ static int scatter_linear(const void *sbuf, size_t scount, co_dtype *sdt, void *
     }
     int r = co_coll_waitall(n, reqs);
     if (r && !rc) rc = r;
-    if (reqs != stack) free(reqs);
+    if (reqs != stack) co_coll_free(reqs);
     return rc;
 }
 
@@ -108,7 +108,7 @@ static int scatter_shm(const void *sbuf, size_t scount, co_dtype *sdt, void *rbu
         } else {
             uint64_t rb;
             const char *d = co_cshm_read(s, root, b, h + 1, &rb);
-            if (rb > bb) rc = MPI_ERR_TRUNCATE;
+            if (!rc) rc = co_coll_sizes(rb, bb);
             co_dt_unpack(rdt, rcount, rbuf, off, d + (size_t)me * Cb, len);
             co_cshm_post(s, h + 2);
         }
@@ -139,7 +139,7 @@ int co_scatter(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size_
         if (co_cma_fits(c->coll->shm, c->size)) {
             int stack[128], *displs, *counts = co_coll_uniform(c->size, scount, stack, &displs);
             int rc = co_cma_scatterv(sbuf, counts, displs, sdt, rbuf, rcount, rdt, root, c);
-            if (counts != stack) free(counts);
+            if (counts != stack) co_coll_free(counts);
             return rc;
         }
         /* fall through */

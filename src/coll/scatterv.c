@@ -23,7 +23,7 @@ int co_scatterv(const void *sbuf, const int *scounts, const int *displs, co_dtyp
         if (rcount * rdt->size == 0) return MPI_SUCCESS;
         return co_recv(rbuf, rcount, rdt, root, CO_TAG_SCATTER, c, co_coll_ctx(c), NULL);
     }
-    co_req **reqs = calloc((size_t)n, sizeof(*reqs));
+    co_req **reqs = co_coll_zalloc((size_t)n, sizeof(*reqs));
     if (!reqs) return MPI_ERR_NO_MEM;
     for (int k = 1; k < n; k++) {
         int i = (me + k) % n;
@@ -44,6 +44,6 @@ int co_scatterv(const void *sbuf, const int *scounts, const int *displs, co_dtyp
     }
     int r = co_coll_waitall(n, reqs);
     if (r && !rc) rc = r;
-    free(reqs);
+    co_coll_free(reqs);
     return rc;
 }

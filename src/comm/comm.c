@@ -66,6 +66,7 @@ int co_comm_register(co_comm *c) {
 
 void co_comm_destroy(co_comm *c) {
     if (co_st.coll_comm_free) co_st.coll_comm_free(c); /* its collective segment */
+    if (co_st.p2p) co_p2p_purge(c->ctx);
     if (c->handle) co_htab_remove(&co_st.comms, c->handle);
     if (c->local_comm) co_comm_destroy(c->local_comm);
     co_topo_free(c->topo);
@@ -274,6 +275,11 @@ static void release_protocol(co_comm *c) {
         stream_recv(c->id, &cur, &nxt);
         c->stream_pending = 0;
     }
+    if (c->quarantined) { /* no notice, no release: the ID stays taken */
+        if (c->pool) co_idpool_close(c->pool);
+        c->pool = NULL;
+        return;
+    }
     int master = co_comm_master_world(c);
     if (master == co_st.world_rank) {
         if (c->stream_next) co_idpool_put(c->pool, c->stream_next);
@@ -411,6 +417,12 @@ void co_comm_fini(void) {
     /* MPI_Finalize deletes MPI_COMM_SELF's attributes first, as the standard asks (libraries
      * hook their clean-up there). */
     if (co_st.self) co_attr_delete_all(co_st.self);
+    /* freed communicators kept alive by requests never completed: before the groups and
+     * error handlers they refer to */
+    if (CM) {
+        for (int i = 0; i < CM->nzombies; i++) co_comm_destroy(CM->zombies[i]);
+        CM->nzombies = 0;
+    }
     co_htab *t = &co_st.comms;
     for (uint32_t s = 1; s < t->next; s++) {
         co_comm *c = co_htab_at(t, s);
@@ -435,7 +447,6 @@ void co_comm_fini(void) {
     co_htab_destroy(t);
     co_st.world = co_st.self = NULL;
     if (CM) {
-        for (int i = 0; i < CM->nzombies; i++) co_comm_destroy(CM->zombies[i]);
         free(CM->zombies);
         co_idp_destroy(CM->idp);
         co_u64map *in = CM->inbox;

@@ -114,6 +114,10 @@ struct co_comm {
     struct co_topo *topo;
     struct co_idpool *pool;
     uint32_t coll_seq;
+    /* A collective on it found the ranks disagreeing: messages of it may still arrive, so
+     * its ID (hence its contexts) is never given to another communicator. */
+    int quarantined;
+    int coll_broken; /* and a collective call on it was abandoned (coll.h, "Mismatched calls") */
     struct co_coll_comm *coll;
     struct co_attr *attrs;
     /* communicator layer (src/comm): the ID stream and intercommunicator helpers */
@@ -249,6 +253,9 @@ typedef struct co_backoff {
     unsigned idle;
 } co_backoff;
 void co_backoff_idle(co_backoff *b); /* called after a pass that found nothing to do */
+/* An idle pass that yields at once (ranks outnumber cores), with the same periodic check. */
+void co_backoff_yield(co_backoff *b);
+#define CO_WAIT_CHECK_PASSES 1024u
 static inline void co_backoff_reset(co_backoff *b) {
     b->idle = 0;
 }
@@ -296,6 +303,9 @@ struct cohort_state {
     /* installed by src/coll: releases a communicator's collective state; the communicator
      * layer calls it (if set) when it destroys a communicator */
     void (*coll_comm_free)(co_comm *c);
+    /* installed by src/coll: called now and then (every CO_WAIT_CHECK_PASSES idle passes) by a
+     * rank that has waited long, to find ranks whose collective calls disagree */
+    void (*wait_check)(void);
 };
 
 extern struct cohort_state co_st;
@@ -316,6 +326,9 @@ void co_p2p_fini(void);
 void co_p2p_flush(void);
 int co_coll_init(void);
 void co_coll_fini(void);
-int co_barrier(co_comm *comm); /* src/coll: used by MPI_Finalize */
+int co_barrier(co_comm *comm);
+/* src/coll: MPI_Finalize's barrier, watched like a user's collective call (a rank that waits
+ * for a peer whose collectives broke down gets an error instead of waiting forever). */
+int co_coll_final_barrier(co_comm *world);
 
 #endif /* CO_COHORT_H */

@@ -7,12 +7,22 @@
 #include <sched.h>
 #include <time.h>
 
+static void long_wait(void) {
+    if (co_st.wait_check) co_st.wait_check();
+}
+
 void co_backoff_idle(co_backoff *b) {
     unsigned spin = (unsigned)co_st.cfg.spin_count;
     if (++b->idle < spin) {
         co_cpu_relax();
         return;
     }
+    if (CO_UNLIKELY(b->idle % CO_WAIT_CHECK_PASSES == 0)) long_wait();
+    sched_yield();
+}
+
+void co_backoff_yield(co_backoff *b) {
+    if (CO_UNLIKELY(++b->idle % CO_WAIT_CHECK_PASSES == 0)) long_wait();
     sched_yield();
 }
 

@@ -195,7 +195,11 @@ static void recv_set_status(co_req *r, int src, int tag, size_t bytes) {
     r->status.source = src;
     r->status.tag = tag;
     r->status.bytes = bytes > cap ? cap : bytes;
-    r->status.error = bytes > cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+    /* collective traffic (ctx|1) carries exactly what the receiver expects unless the ranks'
+     * counts disagree */
+    r->status.error = bytes > cap                   ? MPI_ERR_TRUNCATE
+                      : bytes < cap && (r->ctx & 1) ? MPI_ERR_COUNT
+                                                    : MPI_SUCCESS;
 }
 
 static void deliver_eager(co_req *r, int src, int tag, const void *data, size_t bytes) {
@@ -897,6 +901,33 @@ int co_req_cancel(co_req *r) {
     }
     /* Sends are not cancelled: once queued they may already be matched remotely. */
     return MPI_SUCCESS;
+}
+
+void co_p2p_purge(uint64_t ctx) {
+    co_umsg **pp = &P->unexp_head, *last = NULL;
+    while (*pp) {
+        co_umsg *u = *pp;
+        if ((u->ctx | 1) == (ctx | 1)) {
+            *pp = u->next;
+            umsg_free(u);
+        } else {
+            last = u;
+            pp = &u->next;
+        }
+    }
+    P->unexp_tail = last;
+}
+
+void co_p2p_abandon(uint64_t ctx) {
+    co_req *r = P->posted_head;
+    while (r) {
+        co_req *next = r->next;
+        if (r->ctx == ctx && !r->matched) {
+            co_req_cancel(r);
+            co_req_free(r);
+        }
+        r = next;
+    }
 }
 
 /* ---- Progress of queued work ------------------------------------------------------------------

@@ -96,7 +96,10 @@ static inline co_req *co_req_get(MPI_Request h) {
     return co_htab_get(&co_st.reqs, h);
 }
 
-/* Start a send or receive on `comm`; `ctx` is comm->ctx (point-to-point) or comm->ctx|1. */
+/* Start a send or receive on `comm`; `ctx` is comm->ctx (point-to-point) or comm->ctx|1.
+ * A receive on a collective context (ctx|1) expects exactly its count: a shorter message
+ * completes it with MPI_ERR_COUNT (the ranks' counts disagree), a longer one with
+ * MPI_ERR_TRUNCATE. */
 int co_isend(const void *buf, size_t count, co_dtype *dt, int dest, int tag, co_comm *comm,
              uint64_t ctx, int mode, co_req **out);
 int co_irecv(void *buf, size_t count, co_dtype *dt, int src, int tag, co_comm *comm, uint64_t ctx,
@@ -109,6 +112,12 @@ int co_send_start(co_req *r);
 int co_recv_start(co_req *r);
 int co_iprobe(int src, int tag, co_comm *comm, uint64_t ctx, int *flag, co_status *st);
 int co_req_cancel(co_req *r);
+/* Cancels and frees every posted receive on `ctx` not yet matched: what a collective that was
+ * abandoned (its ranks' calls disagreed) leaves behind. */
+void co_p2p_abandon(uint64_t ctx);
+/* Drops the messages that arrived on contexts ctx and ctx|1 and were never received: the
+ * communicator is gone (its context may be given to a new one, which must not see them). */
+void co_p2p_purge(uint64_t ctx);
 
 /* Matched probe. A message taken by co_improbe leaves the unexpected queue, so no other
  * receive can match it; it lives behind an MPI_Message handle until co_imrecv receives it. */

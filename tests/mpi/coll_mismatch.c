@@ -1,0 +1,114 @@
+/* Collective calls whose arguments disagree between ranks: one rank gives another count
+ * (slightly different, or different enough that the ranks would choose different
+ * algorithms), or calls another collective. Every case must end, never hang: a count
+ * disagreement with an error class (MPI_ERR_TRUNCATE, MPI_ERR_COUNT or MPI_ERR_OTHER) at
+ * one rank at least, and a rank that receives fewer bytes than its count must not report
+ * success. Each case runs on a fresh duplicate of MPI_COMM_WORLD (a disagreement may leave
+ * it unusable), whose next collectives must end too. Another collective on one rank is
+ * reported only if some rank comes to wait for it (there or in a later call), so that case
+ * only has to end. Runs under every algorithm variant (tests/coll.cmake). */
+#include "coll_util.h"
+
+#define BIG (1 << 17) /* ints: 512 KiB, above every size threshold of the selection table */
+
+enum { BCAST, REDUCE, ALLREDUCE, GATHER, SCATTER, ALLGATHER, ALLTOALL, RSB, SCAN, EXSCAN, NKIND };
+static const char *const names[NKIND] = {
+    "Bcast",   "Reduce",    "Allreduce", "Gather",
+    "Scatter", "Allgather", "Alltoall",  "Reduce_scatter_block",
+    "Scan",    "Exscan"};
+
+static int me, np;
+static int *sb, *rb;
+
+static int call(int kind, MPI_Comm c, int n) {
+    switch (kind) {
+    case BCAST: return MPI_Bcast(sb, n, MPI_INT, 0, c);
+    case REDUCE: return MPI_Reduce(sb, rb, n, MPI_INT, MPI_SUM, 0, c);
+    case ALLREDUCE: return MPI_Allreduce(sb, rb, n, MPI_INT, MPI_SUM, c);
+    case GATHER: return MPI_Gather(sb, n, MPI_INT, rb, n, MPI_INT, 0, c);
+    case SCATTER: return MPI_Scatter(sb, n, MPI_INT, rb, n, MPI_INT, 0, c);
+    case ALLGATHER: return MPI_Allgather(sb, n, MPI_INT, rb, n, MPI_INT, c);
+    case ALLTOALL: return MPI_Alltoall(sb, n, MPI_INT, rb, n, MPI_INT, c);
+    case RSB: return MPI_Reduce_scatter_block(sb, rb, n, MPI_INT, MPI_SUM, c);
+    case SCAN: return MPI_Scan(sb, rb, n, MPI_INT, MPI_SUM, c);
+    default: return MPI_Exscan(sb, rb, n, MPI_INT, MPI_SUM, c);
+    }
+}
+
+static int class_of(int rc) {
+    int cls = MPI_SUCCESS;
+    if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls);
+    return cls;
+}
+
+static int allowed(int cls) {
+    return cls == MPI_SUCCESS || cls == MPI_ERR_TRUNCATE || cls == MPI_ERR_COUNT ||
+           cls == MPI_ERR_OTHER;
+}
+
+/* Everyone calls `kind` with count n, except rank `odd`, which calls `odd_kind` with count
+ * odd_n. `short_side`: the rank that receives fewer bytes than its count says, or -1. */
+static void run_case(int kind, int n, int odd, int odd_kind, int odd_n, int short_side) {
+    int must_err = kind == odd_kind;
+    char what[160];
+    snprintf(what, sizeof(what), "%s count %d, rank %d: %s count %d", names[kind], n, odd,
+             names[odd_kind], odd_n);
+    MPI_Comm d;
+    if (getenv("MISMATCH_TRACE")) fprintf(stderr, "rank %d: %s\n", me, what);
+    CHECK_RC(MPI_Comm_dup(MPI_COMM_WORLD, &d));
+    int cls = class_of(me == odd ? call(odd_kind, d, odd_n) : call(kind, d, n));
+    CHECK(allowed(cls), "%s: error class %d", what, cls);
+    CHECK(me != short_side || cls != MPI_SUCCESS, "%s: a short receive reported success", what);
+    int err = cls != MPI_SUCCESS, any = 0;
+    CHECK_RC(MPI_Allreduce(&err, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+    CHECK(any || !must_err, "%s: no rank reported an error", what);
+    /* the communicator's next collectives end (with an error where it is broken) */
+    cls = class_of(MPI_Barrier(d));
+    CHECK(allowed(cls), "%s: barrier afterwards: error class %d", what, cls);
+    int one = 1, sum = 0;
+    cls = class_of(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, d));
+    CHECK(allowed(cls), "%s: allreduce afterwards: error class %d", what, cls);
+    CHECK(cls != MPI_SUCCESS || sum == np, "%s: allreduce afterwards: sum %d", what, sum);
+    CHECK_RC(MPI_Comm_free(&d));
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &np);
+    if (np < 2) {
+        MPI_Finalize();
+        return 0;
+    }
+    size_t cap = (size_t)BIG * 2 * (size_t)np;
+    sb = calloc(cap, sizeof(int));
+    rb = calloc(cap, sizeof(int));
+    CHECK(sb && rb, "out of memory");
+    int last = np - 1;
+    for (int k = 0; k < NKIND; k++) {
+        /* a non-root rank gives more, then less (small counts: same algorithm everywhere) */
+        run_case(k, 2, last, k, 4, -1);
+        run_case(k, 4, last, k, 2, (k == BCAST || k == SCATTER) ? last : -1);
+        /* counts different enough for different algorithms, both ways */
+        run_case(k, 16, last, k, BIG, -1);
+        run_case(k, BIG, last, k, 16, (k == BCAST || k == SCATTER) ? last : -1);
+        /* the root (rank 0) gives another count than everyone else */
+        run_case(k, 4, 0, k, 2, -1);
+        run_case(k, 16, 0, k, BIG, -1);
+        /* another collective */
+        run_case(k, 4, last, (k + 1) % NKIND, 4, -1);
+    }
+    int one = 1, sum = 0;
+    CHECK_RC(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    CHECK(sum == np, "sum %d", sum);
+    /* a disagreement on MPI_COMM_WORLD itself (algorithms that differ): MPI_Finalize must
+     * still end on every rank */
+    int cls = class_of(MPI_Bcast(sb, me == last ? BIG : 16, MPI_INT, 0, MPI_COMM_WORLD));
+    CHECK(allowed(cls), "Bcast on MPI_COMM_WORLD: error class %d", cls);
+    CHECK(me != last || cls != MPI_SUCCESS, "Bcast on MPI_COMM_WORLD: a short receive succeeded");
+    MPI_Finalize();
+    free(sb);
+    free(rb);
+    return 0;
+}
