@@ -154,6 +154,21 @@ typedef struct call_args {
     co_op *op;
 } call_args;
 
+/* A data-movement call's arguments; a side given as NULL (MPI_IN_PLACE, or a side only the
+ * root gives) travels as 0 bytes of MPI_BYTE. The v-variants add their arrays. */
+static call_args move_args(int kind, int root, const void *sbuf, int scount, co_dtype *sdt,
+                           void *rbuf, int rcount, co_dtype *rdt) {
+    co_dtype *byte = co_dt_get(MPI_BYTE);
+    return (call_args){.kind = kind,
+                       .root = root,
+                       .sbuf = sbuf,
+                       .scount = sdt ? (size_t)scount : 0,
+                       .sdt = sdt ? sdt : byte,
+                       .rbuf = rbuf,
+                       .rcount = rdt ? (size_t)rcount : 0,
+                       .rdt = rdt ? rdt : byte};
+}
+
 static int body(co_comm *c, const call_args *a) {
     switch (a->kind) {
     case CO_COLL_BARRIER: return co_barrier(c);
@@ -294,7 +309,7 @@ int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
     static const char fn[] = "MPI_Gather";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_dtype *sdt, *rdt = NULL, *byte = co_dt_get(MPI_BYTE);
+    co_dtype *sdt, *rdt = NULL;
     co_comm *c = rooted(fn, comm, root, sendbuf, sendcount, sendtype, &sdt, &rc);
     if (!c) return rc;
     int at_root = c->rank == root;
@@ -304,15 +319,8 @@ int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
         if (sdt && (rc = check_fit(c, fn, sendcount, sdt, recvcount, rdt))) return rc;
     }
     uint64_t bytes = at_root ? (uint64_t)recvcount * rdt->size : (uint64_t)sendcount * sdt->size;
-    return run(c, fn, bytes,
-               &(call_args){.kind = CO_COLL_GATHER,
-                            .root = root,
-                            .sbuf = sendbuf,
-                            .scount = (size_t)(sdt ? sendcount : 0),
-                            .sdt = sdt ? sdt : byte,
-                            .rbuf = recvbuf,
-                            .rcount = (size_t)(rdt ? recvcount : 0),
-                            .rdt = rdt ? rdt : byte});
+    call_args a = move_args(CO_COLL_GATHER, root, sendbuf, sendcount, sdt, recvbuf, recvcount, rdt);
+    return run(c, fn, bytes, &a);
 }
 
 CO_WEAK(MPI_Gatherv, PMPI_Gatherv);
@@ -322,7 +330,7 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     static const char fn[] = "MPI_Gatherv";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_dtype *sdt, *rdt = NULL, *byte = co_dt_get(MPI_BYTE);
+    co_dtype *sdt, *rdt = NULL;
     co_comm *c = rooted(fn, comm, root, sendbuf, sendcount, sendtype, &sdt, &rc);
     if (!c) return rc;
     int at_root = c->rank == root;
@@ -333,16 +341,10 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
             return rc;
         if (sdt && (rc = check_fit(c, fn, sendcount, sdt, recvcounts[root], rdt))) return rc;
     }
-    return run(c, fn, 0,
-               &(call_args){.kind = CO_COLL_GATHERV,
-                            .root = root,
-                            .sbuf = sendbuf,
-                            .scount = (size_t)(sdt ? sendcount : 0),
-                            .sdt = sdt ? sdt : byte,
-                            .rbuf = recvbuf,
-                            .rcounts = recvcounts,
-                            .rdispls = displs,
-                            .rdt = rdt ? rdt : byte});
+    call_args a = move_args(CO_COLL_GATHERV, root, sendbuf, sendcount, sdt, recvbuf, 0, rdt);
+    a.rcounts = recvcounts;
+    a.rdispls = displs;
+    return run(c, fn, 0, &a);
 }
 
 CO_WEAK(MPI_Scatter, PMPI_Scatter);
@@ -351,7 +353,7 @@ int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     static const char fn[] = "MPI_Scatter";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_dtype *rdt, *sdt = NULL, *byte = co_dt_get(MPI_BYTE);
+    co_dtype *rdt, *sdt = NULL;
     co_comm *c = rooted(fn, comm, root, recvbuf, recvcount, recvtype, &rdt, &rc);
     if (!c) return rc;
     int at_root = c->rank == root;
@@ -361,15 +363,9 @@ int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
         if (rdt && (rc = check_fit(c, fn, sendcount, sdt, recvcount, rdt))) return rc;
     }
     uint64_t bytes = at_root ? (uint64_t)sendcount * sdt->size : (uint64_t)recvcount * rdt->size;
-    return run(c, fn, bytes,
-               &(call_args){.kind = CO_COLL_SCATTER,
-                            .root = root,
-                            .sbuf = sendbuf,
-                            .scount = (size_t)(sdt ? sendcount : 0),
-                            .sdt = sdt ? sdt : byte,
-                            .rbuf = recvbuf,
-                            .rcount = (size_t)(rdt ? recvcount : 0),
-                            .rdt = rdt ? rdt : byte});
+    call_args a =
+        move_args(CO_COLL_SCATTER, root, sendbuf, sendcount, sdt, recvbuf, recvcount, rdt);
+    return run(c, fn, bytes, &a);
 }
 
 CO_WEAK(MPI_Scatterv, PMPI_Scatterv);
@@ -379,7 +375,7 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[
     static const char fn[] = "MPI_Scatterv";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_dtype *rdt, *sdt = NULL, *byte = co_dt_get(MPI_BYTE);
+    co_dtype *rdt, *sdt = NULL;
     co_comm *c = rooted(fn, comm, root, recvbuf, recvcount, recvtype, &rdt, &rc);
     if (!c) return rc;
     int at_root = c->rank == root;
@@ -390,16 +386,10 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[
             return rc;
         if (rdt && (rc = check_fit(c, fn, sendcounts[root], sdt, recvcount, rdt))) return rc;
     }
-    return run(c, fn, 0,
-               &(call_args){.kind = CO_COLL_SCATTERV,
-                            .root = root,
-                            .sbuf = sendbuf,
-                            .scounts = sendcounts,
-                            .sdispls = displs,
-                            .sdt = sdt ? sdt : byte,
-                            .rbuf = recvbuf,
-                            .rcount = (size_t)(rdt ? recvcount : 0),
-                            .rdt = rdt ? rdt : byte});
+    call_args a = move_args(CO_COLL_SCATTERV, root, sendbuf, 0, sdt, recvbuf, recvcount, rdt);
+    a.scounts = sendcounts;
+    a.sdispls = displs;
+    return run(c, fn, 0, &a);
 }
 
 CO_WEAK(MPI_Allgather, PMPI_Allgather);
@@ -408,19 +398,13 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
     static const char fn[] = "MPI_Allgather";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_dtype *sdt, *rdt, *byte = co_dt_get(MPI_BYTE);
+    co_dtype *sdt, *rdt;
     co_comm *c = every_rank(fn, comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                             &sdt, &rdt, &rc);
     if (!c) return rc;
-    return run(c, fn, (uint64_t)recvcount * rdt->size,
-               &(call_args){.kind = CO_COLL_ALLGATHER,
-                            .root = -1,
-                            .sbuf = sendbuf,
-                            .scount = (size_t)(sdt ? sendcount : 0),
-                            .sdt = sdt ? sdt : byte,
-                            .rbuf = recvbuf,
-                            .rcount = (size_t)recvcount,
-                            .rdt = rdt});
+    call_args a =
+        move_args(CO_COLL_ALLGATHER, -1, sendbuf, sendcount, sdt, recvbuf, recvcount, rdt);
+    return run(c, fn, (uint64_t)recvcount * rdt->size, &a);
 }
 
 CO_WEAK(MPI_Allgatherv, PMPI_Allgatherv);
@@ -432,7 +416,7 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
     int rc = MPI_SUCCESS;
     co_comm *c = intra(comm, fn, &rc);
     if (!c) return rc;
-    co_dtype *sdt = NULL, *rdt, *byte = co_dt_get(MPI_BYTE);
+    co_dtype *sdt = NULL, *rdt;
     if ((rc = not_in_place(c, fn, recvbuf, "receive buffer"))) return rc;
     if (!(rdt = vside(c, fn, recvbuf, recvcounts, displs, recvtype, "recvcounts", "displs", &rc)))
         return rc;
@@ -440,16 +424,10 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
         if (!(sdt = co_api_data(c, fn, sendbuf, sendcount, sendtype, &rc))) return rc;
         if ((rc = check_fit(c, fn, sendcount, sdt, recvcounts[c->rank], rdt))) return rc;
     }
-    return run(c, fn, 0,
-               &(call_args){.kind = CO_COLL_ALLGATHERV,
-                            .root = -1,
-                            .sbuf = sendbuf,
-                            .scount = (size_t)(sdt ? sendcount : 0),
-                            .sdt = sdt ? sdt : byte,
-                            .rbuf = recvbuf,
-                            .rcounts = recvcounts,
-                            .rdispls = displs,
-                            .rdt = rdt});
+    call_args a = move_args(CO_COLL_ALLGATHERV, -1, sendbuf, sendcount, sdt, recvbuf, 0, rdt);
+    a.rcounts = recvcounts;
+    a.rdispls = displs;
+    return run(c, fn, 0, &a);
 }
 
 CO_WEAK(MPI_Alltoall, PMPI_Alltoall);
@@ -458,19 +436,12 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     static const char fn[] = "MPI_Alltoall";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_dtype *sdt, *rdt, *byte = co_dt_get(MPI_BYTE);
+    co_dtype *sdt, *rdt;
     co_comm *c = every_rank(fn, comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                             &sdt, &rdt, &rc);
     if (!c) return rc;
-    return run(c, fn, (uint64_t)recvcount * rdt->size,
-               &(call_args){.kind = CO_COLL_ALLTOALL,
-                            .root = -1,
-                            .sbuf = sendbuf,
-                            .scount = (size_t)(sdt ? sendcount : 0),
-                            .sdt = sdt ? sdt : byte,
-                            .rbuf = recvbuf,
-                            .rcount = (size_t)recvcount,
-                            .rdt = rdt});
+    call_args a = move_args(CO_COLL_ALLTOALL, -1, sendbuf, sendcount, sdt, recvbuf, recvcount, rdt);
+    return run(c, fn, (uint64_t)recvcount * rdt->size, &a);
 }
 
 CO_WEAK(MPI_Alltoallv, PMPI_Alltoallv);
@@ -482,7 +453,7 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
     int rc = MPI_SUCCESS;
     co_comm *c = intra(comm, fn, &rc);
     if (!c) return rc;
-    co_dtype *sdt = NULL, *rdt, *byte = co_dt_get(MPI_BYTE);
+    co_dtype *sdt = NULL, *rdt;
     if ((rc = not_in_place(c, fn, recvbuf, "receive buffer"))) return rc;
     if (!(rdt = vside(c, fn, recvbuf, recvcounts, rdispls, recvtype, "recvcounts", "rdispls", &rc)))
         return rc;
@@ -492,17 +463,12 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
             return rc;
         if ((rc = check_fit(c, fn, sendcounts[c->rank], sdt, recvcounts[c->rank], rdt))) return rc;
     }
-    return run(c, fn, 0,
-               &(call_args){.kind = CO_COLL_ALLTOALLV,
-                            .root = -1,
-                            .sbuf = sendbuf,
-                            .scounts = sendcounts,
-                            .sdispls = sdispls,
-                            .sdt = sdt ? sdt : byte,
-                            .rbuf = recvbuf,
-                            .rcounts = recvcounts,
-                            .rdispls = rdispls,
-                            .rdt = rdt});
+    call_args a = move_args(CO_COLL_ALLTOALLV, -1, sendbuf, 0, sdt, recvbuf, 0, rdt);
+    a.scounts = sendcounts;
+    a.sdispls = sdispls;
+    a.rcounts = recvcounts;
+    a.rdispls = rdispls;
+    return run(c, fn, 0, &a);
 }
 
 CO_WEAK(MPI_Reduce_scatter, PMPI_Reduce_scatter);
