@@ -25,11 +25,11 @@ static uint64_t round_up(uint64_t v, uint64_t a) {
 }
 
 /* Ranks outnumber cores: the rank we wait for most likely waits for our core, so after two
- * idle passes give the CPU away rather than spin. */
+ * idle passes give the CPU away rather than spin (unless COHORT_SPIN_COUNT says otherwise). */
 static void idle_pass(co_backoff *b) {
     if (co_progress())
         co_backoff_reset(b);
-    else if (co_st.oversubscribed && b->idle >= 2)
+    else if (co_st.oversubscribed && co_st.spin_auto && b->idle >= 2)
         co_backoff_yield(b);
     else
         co_backoff_idle(b);

@@ -284,6 +284,7 @@ struct cohort_state {
     int world_rank, world_size;
     int local_cpus;     /* CPUs in this process's affinity mask */
     int oversubscribed; /* more ranks on this node than CPUs: yield early */
+    int spin_auto;      /* COHORT_SPIN_COUNT was left to its default */
     int launched;       /* started by mpiexec (not a singleton) */
     co_config cfg;
     struct co_seg *seg;

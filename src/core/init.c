@@ -65,7 +65,8 @@ int co_init(int *argc, char ***argv, int required, int *provided) {
     co_st.local_cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
     int job_cpus = env_int("COHORT_JOB_NCPUS", (int)sysconf(_SC_NPROCESSORS_ONLN));
     co_st.oversubscribed = co_st.world_size > (job_cpus > 0 ? job_cpus : 1);
-    if (co_st.cfg.spin_count <= 0) co_st.cfg.spin_count = co_st.oversubscribed ? 16 : 20000;
+    co_st.spin_auto = co_st.cfg.spin_count <= 0;
+    if (co_st.spin_auto) co_st.cfg.spin_count = co_st.oversubscribed ? 16 : 20000;
     if (gethostname(co_st.processor_name, sizeof(co_st.processor_name)) != 0)
         strcpy(co_st.processor_name, "localhost");
     co_st.processor_name[sizeof(co_st.processor_name) - 1] = 0;
