@@ -8,7 +8,6 @@
 #include "api.h"
 #include "../coll/coll.h"
 
-#include <setjmp.h>
 #include <stdlib.h>
 
 /* A live operator handle, else MPI_ERR_OP. */
@@ -211,7 +210,7 @@ static int run(co_comm *c, const char *fn, uint64_t bytes, const call_args *a) {
     if (rc)
         return co_error(c, fn, rc, "an earlier collective on this communicator failed: %s",
                         c->coll->broken_msg);
-    if (setjmp(k.escape)) return co_error(k.c, fn, k.cls, "%s", k.msg);
+    if (CO_SETJMP(k.escape)) return co_error(k.c, fn, k.cls, "%s", k.c->coll->broken_msg);
     rc = body(c, a);
     co_coll_leave();
     if (rc == MPI_ERR_TRUNCATE || rc == MPI_ERR_COUNT) c->quarantined = 1; /* ranks disagree */

@@ -4,7 +4,6 @@
  * and combine helpers the per-collective files share. */
 #include "coll.h"
 
-#include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -276,26 +275,15 @@ void co_coll_comm_free(co_comm *c) {
 /* ---- Mismatched calls (see coll.h) ------------------------------------------------------------
  */
 
-int co_coll_enter(co_coll_call *k, co_comm *c, int kind, int root, uint64_t bytes) {
+int co_coll_enter_slow(co_coll_call *k, co_comm *c, int kind, int root, uint64_t bytes) {
     co_coll_comm *cc = co_coll_comm_of(c);
     k->c = c;
-    if (CO_UNLIKELY(cc->broken)) return cc->broken;
-    uint64_t n = ++cc->calls, what = (uint64_t)kind << 32 | (uint32_t)root;
-    uint64_t chain = (cc->hist[(n - 1) % CO_COLL_HIST].chain ^ what) * 0x9e3779b97f4a7c15ull;
-    chain = (chain ^ bytes ^ chain >> 29) * 0xbf58476d1ce4e5b9ull;
-    cc->hist[n % CO_COLL_HIST] = (co_coll_sig){n, what, bytes, chain};
     S->cur = NULL;
-    if (c->size == 1) return MPI_SUCCESS;
-    co_cshm *s = cc->shm_state > 0 ? cc->shm : co_cshm_get(c); /* collective on first use */
-    if (!s) return MPI_SUCCESS; /* no segment: nowhere to publish, so not watched */
-    co_cshm_ctl *me = &s->ctl[s->me];
-    atomic_store_explicit(&me->call, 0, memory_order_relaxed);
-    atomic_thread_fence(memory_order_release);
-    atomic_store_explicit(&me->what, what, memory_order_relaxed);
-    atomic_store_explicit(&me->sig_bytes, bytes, memory_order_relaxed);
-    atomic_store_explicit(&me->chain, chain, memory_order_relaxed);
-    atomic_store_explicit(&me->call, n, memory_order_release);
-    S->cur = k;
+    if (CO_UNLIKELY(cc->broken)) return cc->broken;
+    /* the segment is set up by every rank at its first call on c (so collectively) */
+    if (c->size > 1 && cc->shm_state == 0 && co_cshm_get(c))
+        return co_coll_enter(k, c, kind, root, bytes);
+    co_coll_record(cc, kind, root, bytes); /* no segment: nowhere to publish, not watched */
     return MPI_SUCCESS;
 }
 
@@ -307,7 +295,7 @@ int co_coll_final_barrier(co_comm *world) {
     co_coll_call k;
     int rc = co_coll_enter(&k, world, CO_COLL_BARRIER, -1, 0);
     if (rc) return rc;
-    if (setjmp(k.escape)) return k.cls;
+    if (CO_SETJMP(k.escape)) return k.cls;
     rc = co_barrier(world);
     co_coll_leave();
     return rc;
@@ -331,14 +319,13 @@ CO_NORETURN static void abandon(co_coll_call *k, int cls) {
     co_coll_comm *cc = c->coll;
     cc->broken = cls;
     c->quarantined = c->coll_broken = 1;
-    memcpy(cc->broken_msg, k->msg, sizeof(cc->broken_msg));
-    atomic_store_explicit(&cc->shm->ctl[c->rank].broken, cc->calls << 32 | (uint32_t)cls,
+    atomic_store_explicit(&cc->shm->sig[c->rank].broken, cc->calls << 32 | (uint32_t)cls,
                           memory_order_release);
     co_p2p_abandon(co_coll_ctx(c));
     free_blocks(); /* the abandoned call's scratch memory */
     k->cls = cls;
     S->cur = NULL;
-    longjmp(k->escape, 1);
+    __builtin_longjmp(k->escape, 1);
 }
 
 void co_coll_fail(int cls, const char *fmt, ...) {
@@ -346,16 +333,16 @@ void co_coll_fail(int cls, const char *fmt, ...) {
     if (!k) return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(k->msg, sizeof(k->msg), fmt, ap);
+    vsnprintf(k->c->coll->broken_msg, sizeof(k->c->coll->broken_msg), fmt, ap);
     va_end(ap);
     abandon(k, cls);
 }
 
 /* A peer's published signature; 0 if it was being rewritten. */
-static int peer_sig(const co_cshm_ctl *t, co_coll_sig *g) {
+static int peer_sig(const co_cshm_sig *t, co_coll_sig *g) {
     g->call = atomic_load_explicit(&t->call, memory_order_acquire);
     g->what = atomic_load_explicit(&t->what, memory_order_relaxed);
-    g->bytes = atomic_load_explicit(&t->sig_bytes, memory_order_relaxed);
+    g->bytes = atomic_load_explicit(&t->bytes, memory_order_relaxed);
     g->chain = atomic_load_explicit(&t->chain, memory_order_relaxed);
     atomic_thread_fence(memory_order_acquire);
     return g->call && atomic_load_explicit(&t->call, memory_order_relaxed) == g->call;
@@ -372,21 +359,21 @@ static void wait_check(void) {
     const co_cshm *s = cc->shm;
     for (int q = 0; q < c->size; q++) {
         if (q == c->rank) continue;
-        uint64_t b = atomic_load_explicit(&s->ctl[q].broken, memory_order_acquire);
+        uint64_t b = atomic_load_explicit(&s->sig[q].broken, memory_order_acquire);
         if (b) {
-            snprintf(k->msg, sizeof(k->msg),
+            snprintf(cc->broken_msg, sizeof(cc->broken_msg),
                      "rank %d found that the ranks' arguments to collective call %llu on this "
                      "communicator disagree",
                      q, (unsigned long long)(b >> 32));
             abandon(k, (int)(uint32_t)b);
         }
         co_coll_sig g;
-        if (!peer_sig(&s->ctl[q], &g) || g.call > cc->calls || cc->calls - g.call >= CO_COLL_HIST)
+        if (!peer_sig(&s->sig[q], &g) || g.call > cc->calls || cc->calls - g.call >= CO_COLL_HIST)
             continue;
         const co_coll_sig *mine = &cc->hist[g.call % CO_COLL_HIST];
         if (mine->what == g.what && mine->bytes == g.bytes) {
             if (mine->chain == g.chain) continue;
-            snprintf(k->msg, sizeof(k->msg),
+            snprintf(cc->broken_msg, sizeof(cc->broken_msg),
                      "rank %d and this rank disagree on an earlier collective call on this "
                      "communicator (different collectives or counts, which went unnoticed then)",
                      q);
@@ -395,7 +382,7 @@ static void wait_check(void) {
         char theirs[96], ours[96];
         describe(theirs, sizeof(theirs), &g);
         describe(ours, sizeof(ours), mine);
-        snprintf(k->msg, sizeof(k->msg),
+        snprintf(cc->broken_msg, sizeof(cc->broken_msg),
                  "collective call %llu on this communicator: rank %d called %s, this rank %s",
                  (unsigned long long)g.call, q, theirs, ours);
         int cls = (g.what >> 32) != (mine->what >> 32) ? MPI_ERR_OTHER

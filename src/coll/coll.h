@@ -12,7 +12,6 @@
 #include "../p2p/p2p.h"
 #include "../xport/shm_heap.h"
 
-#include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -169,17 +168,20 @@ typedef struct co_coll_comm {
  * CO_WAIT_CHECK_PASSES idle passes) compares its signatures with what its peers published:
  * ranks whose arguments disagree (counts, roots, or different collectives) may have chosen
  * different algorithms and would wait for each other forever. When it finds a disagreement,
- * or a peer that found one, it abandons the call (longjmp to the entry point, which returns
+ * or a peer that found one, it abandons the call (a jump to the entry point, which returns
  * the error), and the communicator is broken: later collectives on it fail at once. */
 typedef struct co_coll_call {
     co_comm *c;
-    int cls;       /* the error class, when the call was abandoned */
-    char msg[400]; /* and its message */
-    jmp_buf escape;
+    int cls;         /* the error class, when the call was abandoned (message: broken_msg) */
+    void *escape[5]; /* for CO_SETJMP */
 } co_coll_call;
+/* The compiler's own setjmp (GCC and clang): it saves only what the jump needs, a few
+ * nanoseconds against libc setjmp's tens, which every collective call pays. The jump back
+ * (__builtin_longjmp) must come from another function. */
+#define CO_SETJMP(buf) __builtin_setjmp(buf)
 
-/* MPI_SUCCESS, or the class of the disagreement that broke `c` (its message in c->coll). */
-int co_coll_enter(co_coll_call *k, co_comm *c, int kind, int root, uint64_t bytes);
+/* co_coll_enter (below): MPI_SUCCESS, or the class of the disagreement that broke `c` (its
+ * message in c->coll->broken_msg). */
 void co_coll_leave(void);
 /* Abandons the collective call in progress with error class `cls` (the ranks' calls were
  * found to disagree); returns only if no watched call is in progress. */
@@ -282,12 +284,17 @@ typedef struct co_cshm_ctl {
     char pad0[24];
     _Atomic uint64_t counter; /* counter barrier: one add per arriving peer */
     char pad1[56];
-    /* the signature of this rank's latest collective call (co_coll_enter): `call` is 0
-     * while the others are written; peers read it only after a long wait */
-    _Atomic uint64_t call, what, sig_bytes, chain;
-    _Atomic uint64_t broken; /* call << 32 | class of a disagreement this rank found */
-    char pad2[24];
 } co_cshm_ctl;
+
+/* The signature of a rank's latest collective call (co_coll_enter): `call` is 0 while the
+ * others are written; peers read it only after a long wait. Each rank's sits alone in an
+ * aligned pair of cache lines, away from the lines peers poll and add to (a line that a
+ * prefetcher drags along with a hot neighbour would cost its owner a miss on every call). */
+typedef struct co_cshm_sig {
+    _Atomic uint64_t call, what, bytes, chain;
+    _Atomic uint64_t broken; /* call << 32 | class of a disagreement this rank found */
+    char pad[88];
+} co_cshm_sig;
 
 typedef struct co_cshm_hdr {
     _Atomic int32_t released; /* members that freed the communicator */
@@ -310,6 +317,7 @@ typedef struct co_cshm {
     int n, me;
     co_cshm_hdr *hdr;
     co_cshm_ctl *ctl; /* [n] */
+    co_cshm_sig *sig; /* [n] */
     char *data;       /* n * NBUF * chunk */
     size_t chunk;     /* bytes per buffer, header included */
     uint64_t seq;     /* steps used so far on this communicator (the same on every rank) */
@@ -445,5 +453,39 @@ int *co_coll_uniform(int n, size_t count, int *stack, int **displs);
 /* Shared-memory reduction engine for reduce (root >= 0) and allreduce (root < 0). */
 int co_reduce_shm(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_op *op, int root,
                   co_comm *c);
+
+/* ---- Entering a collective call (see "Mismatched calls") ---------------------------------- */
+/* Numbers the call on its communicator and remembers its signature; returns it. */
+static inline co_coll_sig co_coll_record(co_coll_comm *cc, int kind, int root, uint64_t bytes) {
+    uint64_t n = ++cc->calls, what = (uint64_t)kind << 32 | (uint32_t)root;
+    uint64_t chain = (cc->hist[(n - 1) % CO_COLL_HIST].chain ^ what) * 0x9e3779b97f4a7c15ull;
+    chain = (chain ^ bytes ^ chain >> 29) * 0xbf58476d1ce4e5b9ull;
+    co_coll_sig g = {n, what, bytes, chain};
+    cc->hist[n % CO_COLL_HIST] = g;
+    return g;
+}
+
+/* The first call on a communicator (sets up its segment), a broken one, or one without a
+ * segment. */
+int co_coll_enter_slow(co_coll_call *k, co_comm *c, int kind, int root, uint64_t bytes);
+
+/* Inline: every collective call pays for it (a few stores to a line only this rank
+ * writes). */
+static inline int co_coll_enter(co_coll_call *k, co_comm *c, int kind, int root, uint64_t bytes) {
+    co_coll_comm *cc = c->coll;
+    if (CO_UNLIKELY(!cc || cc->shm_state <= 0 || cc->broken))
+        return co_coll_enter_slow(k, c, kind, root, bytes);
+    k->c = c;
+    co_coll_sig g = co_coll_record(cc, kind, root, bytes);
+    co_cshm_sig *me = &cc->shm->sig[cc->shm->me];
+    atomic_store_explicit(&me->call, 0, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    atomic_store_explicit(&me->what, g.what, memory_order_relaxed);
+    atomic_store_explicit(&me->bytes, g.bytes, memory_order_relaxed);
+    atomic_store_explicit(&me->chain, g.chain, memory_order_relaxed);
+    atomic_store_explicit(&me->call, g.call, memory_order_release);
+    co_st.coll->cur = k;
+    return MPI_SUCCESS;
+}
 
 #endif /* CO_COLL_H */

@@ -133,7 +133,8 @@ static co_cshm *setup(co_comm *c) {
     co_coll_state *S = co_st.coll;
     int n = c->size;
     size_t chunk = round_up((uint64_t)CO_MAX(co_st.cfg.coll_shm_chunk, 4096), CO_CACHELINE);
-    size_t ctl_bytes = round_up(sizeof(co_cshm_hdr) + (size_t)n * sizeof(co_cshm_ctl), 4096);
+    size_t sig_at = round_up(sizeof(co_cshm_hdr) + (size_t)n * sizeof(co_cshm_ctl), 128);
+    size_t ctl_bytes = round_up(sig_at + (size_t)n * sizeof(co_cshm_sig), 4096);
     size_t bytes = ctl_bytes + (size_t)n * CO_CSHM_NBUF * chunk;
     int master = c->local->world[0];
     char *slice = co_seg_heap(co_st.seg, master);
@@ -173,6 +174,7 @@ static co_cshm *setup(co_comm *c) {
     char *base = slice + off;
     s->hdr = (co_cshm_hdr *)base;
     s->ctl = (co_cshm_ctl *)(base + sizeof(co_cshm_hdr));
+    s->sig = (co_cshm_sig *)(base + sig_at);
     s->data = base + ctl_bytes;
     s->pids[0] = co_st.seg->ranks[master].pid; /* rank 0 is past MPI_Init: it sent `off` */
     uint64_t ok = co_st.cfg.cma ? 1 : 2;
