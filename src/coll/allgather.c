@@ -11,7 +11,7 @@ const co_coll_alg co_allgather_algs[] = {
     {"bruck", 0, "ceil(log2 N) steps doubling the blocks held (small blocks)"},
     {"gather_bcast", 0, "gather to rank 0, then broadcast the whole result"},
     {"shm", CO_ALG_SHM, "each rank copies its block into its shared buffer; all copy out"},
-    {"cma", CO_ALG_CMA,
+    {"cma", CO_ALG_CMA | CO_ALG_TABLE,
      "large blocks copied straight between the processes (process_vm_readv/writev), small ones "
      "through the shared buffers"},
 };
@@ -115,14 +115,12 @@ int co_allgather(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, siz
     switch (co_coll_pick(c, CO_COLL_ALLGATHER, bb, NULL, NULL)) {
     case CO_ALLGATHER_BRUCK: return allgather_bruck(sbuf, scount, sdt, rbuf, rcount, rdt, c);
     case CO_ALLGATHER_SHM: return allgather_shm(sbuf, scount, sdt, rbuf, rcount, rdt, c);
-    case CO_ALLGATHER_CMA:
-        if (co_cma_fits(c->coll->shm, n)) {
-            int stack[128], *displs, *counts = co_coll_uniform(n, rcount, stack, &displs);
-            int rc = co_cma_allgatherv(sbuf, scount, sdt, rbuf, counts, displs, rdt, c);
-            if (counts != stack) co_coll_free(counts);
-            return rc;
-        }
-        return allgather_ring(sbuf, scount, sdt, rbuf, rcount, rdt, c);
+    case CO_ALLGATHER_CMA: {
+        int stack[128], *displs, *counts = co_coll_uniform(n, rcount, stack, &displs);
+        int rc = co_cma_allgatherv(sbuf, scount, sdt, rbuf, counts, displs, rdt, c);
+        if (counts != stack) co_coll_free(counts);
+        return rc;
+    }
     case CO_ALLGATHER_GATHER_BCAST: {
         size_t rext = (size_t)co_dt_extent(rdt) * rcount;
         const void *s = sbuf;

@@ -10,7 +10,7 @@ const co_coll_alg co_allgatherv_algs[] = {
     {"ring", 0, "N-1 steps; each passes one block to the right neighbour"},
     {"gatherv_bcast", 0, "gatherv to rank 0, then a broadcast of all blocks packed"},
     {"shm", CO_ALG_SHM, "each rank copies its block into its shared buffer; all copy out"},
-    {"cma", CO_ALG_CMA,
+    {"cma", CO_ALG_CMA | CO_ALG_TABLE,
      "large blocks copied straight between the processes (process_vm_readv/writev), small ones "
      "through the shared buffers"},
 };
@@ -133,9 +133,7 @@ int co_allgatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, co
     case CO_ALLGATHERV_GATHERV_BCAST:
         return allgatherv_gatherv_bcast(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c);
     case CO_ALLGATHERV_CMA:
-        if (co_cma_fits(c->coll->shm, n))
-            return co_cma_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c);
-        return allgatherv_ring(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c);
+        return co_cma_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c);
     case CO_ALLGATHERV_SHM: return allgatherv_shm(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c);
     default: return allgatherv_ring(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c);
     }

@@ -12,9 +12,9 @@ const co_coll_alg co_alltoall_algs[] = {
     {"pairwise", 0, "N-1 steps; in step k send to rank+k, receive from rank-k"},
     {"linear", 0, "every send and receive posted at once"},
     {"bruck", 0, "ceil(log2 N) steps on packed blocks (small blocks)"},
-    {"shm", CO_ALG_SHM,
+    {"shm", CO_ALG_SHM | CO_ALG_SLOTS,
      "each rank copies its outgoing blocks into its shared buffer; each copies its own out"},
-    {"cma", CO_ALG_CMA,
+    {"cma", CO_ALG_CMA | CO_ALG_TABLE,
      "large blocks copied straight between the processes (process_vm_readv/writev), small ones "
      "through the shared buffers"},
 };
@@ -159,24 +159,16 @@ int co_alltoall(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size
         switch (co_coll_pick(c, CO_COLL_ALLTOALL, bb, NULL, NULL)) {
         case CO_ALLTOALL_LINEAR: rc = a2a_linear(sbuf, scount, sdt, rbuf, rcount, rdt, c); break;
         case CO_ALLTOALL_BRUCK: rc = a2a_bruck(sbuf, scount, sdt, rbuf, rcount, rdt, c); break;
-        case CO_ALLTOALL_CMA:
-            if (co_cma_fits(c->coll->shm, n)) {
-                int st[128], rt[128], *sd, *rd;
-                int *sc = co_coll_uniform(n, scount, st, &sd),
-                    *rcn = co_coll_uniform(n, rcount, rt, &rd);
-                rc = co_cma_alltoallv(sbuf, sc, sd, sdt, rbuf, rcn, rd, rdt, c);
-                if (sc != st) co_coll_free(sc);
-                if (rcn != rt) co_coll_free(rcn);
-                break;
-            }
-            rc = a2a_pairwise(sbuf, scount, sdt, rbuf, rcount, rdt, c);
+        case CO_ALLTOALL_CMA: {
+            int st[128], rt[128], *sd, *rd;
+            int *sc = co_coll_uniform(n, scount, st, &sd),
+                *rcn = co_coll_uniform(n, rcount, rt, &rd);
+            rc = co_cma_alltoallv(sbuf, sc, sd, sdt, rbuf, rcn, rd, rdt, c);
+            if (sc != st) co_coll_free(sc);
+            if (rcn != rt) co_coll_free(rcn);
             break;
-        case CO_ALLTOALL_SHM:
-            if (co_cshm_cap(c->coll->shm) / (size_t)n >= 64) {
-                rc = a2a_shm(sbuf, scount, sdt, rbuf, rcount, rdt, c);
-                break;
-            }
-            /* fall through */
+        }
+        case CO_ALLTOALL_SHM: rc = a2a_shm(sbuf, scount, sdt, rbuf, rcount, rdt, c); break;
         default: rc = a2a_pairwise(sbuf, scount, sdt, rbuf, rcount, rdt, c); break;
         }
     }

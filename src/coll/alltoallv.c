@@ -8,7 +8,7 @@
 const co_coll_alg co_alltoallv_algs[] = {
     {"pairwise", 0, "N-1 steps; in step k send to rank+k, receive from rank-k"},
     {"linear", 0, "every send and receive posted at once"},
-    {"cma", CO_ALG_CMA,
+    {"cma", CO_ALG_CMA | CO_ALG_TABLE,
      "large blocks copied straight between the processes (process_vm_readv/writev), small ones "
      "through the shared buffers"},
 };
@@ -35,7 +35,7 @@ int co_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, co_dt
 #define SB(i) ((const char *)sbuf + (MPI_Aint)sdispls[i] * sext)
 #define RB(i) ((char *)rbuf + (MPI_Aint)rdispls[i] * rext)
     int alg = n > 1 ? co_coll_pick(c, CO_COLL_ALLTOALLV, 0, NULL, NULL) : 0;
-    if (alg == CO_ALLTOALLV_CMA && co_cma_fits(c->coll->shm, n)) {
+    if (alg == CO_ALLTOALLV_CMA) {
         rc = co_cma_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, c);
         co_coll_free(copyb);
         return rc;

@@ -201,7 +201,10 @@ static int usable(co_comm *c, int kind, int alg, const co_op *op, const co_dtype
     if ((need & CO_ALG_DENSE) && (!dt || !co_coll_dense(dt))) return 0;
     if (need & (CO_ALG_SHM | CO_ALG_CMA)) {
         if (!all_local(c) || !co_cshm_get(c)) return 0;
-        if ((need & CO_ALG_CMA) && !c->coll->shm->cma) return 0;
+        const co_cshm *s = c->coll->shm;
+        if ((need & CO_ALG_CMA) && !s->cma) return 0;
+        if ((need & CO_ALG_TABLE) && !co_cma_fits(s, c->size)) return 0;
+        if ((need & CO_ALG_SLOTS) && co_cshm_cap(s) / (size_t)c->size < 64) return 0;
     }
     return 1;
 }

@@ -64,6 +64,8 @@ enum {
     CO_ALG_COMMUTE = 2, /* a commutative operator */
     CO_ALG_DENSE = 4,   /* a datatype whose memory image is mostly data (see co_coll_dense) */
     CO_ALG_CMA = 8,     /* single copy between processes (process_vm_readv/writev) */
+    CO_ALG_TABLE = 16,  /* single copy's table of one entry per rank fits a buffer (co_cma_fits) */
+    CO_ALG_SLOTS = 32,  /* a buffer split into one slot per rank leaves each 64 bytes or more */
 };
 
 typedef struct co_coll_alg {

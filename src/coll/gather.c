@@ -10,7 +10,7 @@ const co_coll_alg co_gather_algs[] = {
     {"linear", 0, "the root posts a receive from every rank"},
     {"binomial", 0, "binomial tree; inner ranks forward their subtree's blocks packed"},
     {"shm", CO_ALG_SHM, "each rank copies its block into its shared buffer; the root copies out"},
-    {"cma", CO_ALG_CMA,
+    {"cma", CO_ALG_CMA | CO_ALG_TABLE,
      "large blocks written straight into the root's buffer (process_vm_writev, all senders at "
      "once), small ones through the shared buffers"},
 };
@@ -133,14 +133,12 @@ int co_gather(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size_t
     switch (co_coll_pick(c, CO_COLL_GATHER, bb, NULL, NULL)) {
     case CO_GATHER_BINOMIAL: return gather_binomial(sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
     case CO_GATHER_SHM: return gather_shm(sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
-    case CO_GATHER_CMA:
-        if (co_cma_fits(c->coll->shm, c->size)) {
-            int stack[128], *displs, *counts = co_coll_uniform(c->size, rcount, stack, &displs);
-            int rc = co_cma_gatherv(sbuf, scount, sdt, rbuf, counts, displs, rdt, root, c);
-            if (counts != stack) co_coll_free(counts);
-            return rc;
-        }
-        return gather_linear(sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
+    case CO_GATHER_CMA: {
+        int stack[128], *displs, *counts = co_coll_uniform(c->size, rcount, stack, &displs);
+        int rc = co_cma_gatherv(sbuf, scount, sdt, rbuf, counts, displs, rdt, root, c);
+        if (counts != stack) co_coll_free(counts);
+        return rc;
+    }
     default: return gather_linear(sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
     }
 }

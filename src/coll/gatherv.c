@@ -8,7 +8,7 @@
 const co_coll_alg co_gatherv_algs[] = {
     {"linear", 0, "the root posts a receive from every rank"},
     {"sequential", 0, "the root receives from one rank at a time, in rank order"},
-    {"cma", CO_ALG_CMA,
+    {"cma", CO_ALG_CMA | CO_ALG_TABLE,
      "large blocks written straight into the root's buffer (process_vm_writev, all senders at "
      "once), small ones through the shared buffers"},
 };
@@ -19,7 +19,7 @@ int co_gatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, const
     MPI_Aint ext = co_dt_extent(rdt);
     /* every rank must take the same path, so the choice depends on the size alone */
     int alg = n > 1 ? co_coll_pick(c, CO_COLL_GATHERV, 0, NULL, NULL) : 0;
-    if (alg == CO_GATHERV_CMA && co_cma_fits(c->coll->shm, n))
+    if (alg == CO_GATHERV_CMA)
         return co_cma_gatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, c);
     if (me != root) {
         if (scount * sdt->size == 0) return MPI_SUCCESS;

@@ -9,9 +9,9 @@
 const co_coll_alg co_scatter_algs[] = {
     {"linear", 0, "the root posts a send to every rank"},
     {"binomial", 0, "binomial tree; inner ranks forward their subtree's blocks packed"},
-    {"shm", CO_ALG_SHM,
+    {"shm", CO_ALG_SHM | CO_ALG_SLOTS,
      "the root copies the blocks into its shared buffers; each rank copies its own out"},
-    {"cma", CO_ALG_CMA,
+    {"cma", CO_ALG_CMA | CO_ALG_TABLE,
      "large blocks copied straight between the processes (process_vm_readv/writev), small ones "
      "through the shared buffers"},
 };
@@ -131,18 +131,13 @@ int co_scatter(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size_
     switch (co_coll_pick(c, CO_COLL_SCATTER, bb, NULL, NULL)) {
     case CO_SCATTER_BINOMIAL:
         return scatter_binomial(sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
-    case CO_SCATTER_SHM:
-        if (co_cshm_cap(c->coll->shm) / (size_t)c->size >= 64)
-            return scatter_shm(sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
-        return scatter_linear(sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
-    case CO_SCATTER_CMA:
-        if (co_cma_fits(c->coll->shm, c->size)) {
-            int stack[128], *displs, *counts = co_coll_uniform(c->size, scount, stack, &displs);
-            int rc = co_cma_scatterv(sbuf, counts, displs, sdt, rbuf, rcount, rdt, root, c);
-            if (counts != stack) co_coll_free(counts);
-            return rc;
-        }
-        /* fall through */
+    case CO_SCATTER_SHM: return scatter_shm(sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
+    case CO_SCATTER_CMA: {
+        int stack[128], *displs, *counts = co_coll_uniform(c->size, scount, stack, &displs);
+        int rc = co_cma_scatterv(sbuf, counts, displs, sdt, rbuf, rcount, rdt, root, c);
+        if (counts != stack) co_coll_free(counts);
+        return rc;
+    }
     default: return scatter_linear(sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
     }
 }

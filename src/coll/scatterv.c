@@ -7,7 +7,7 @@
 const co_coll_alg co_scatterv_algs[] = {
     {"linear", 0, "the root posts a send to every rank"},
     {"sequential", 0, "the root sends to one rank at a time, in rank order"},
-    {"cma", CO_ALG_CMA,
+    {"cma", CO_ALG_CMA | CO_ALG_TABLE,
      "large blocks copied straight between the processes (process_vm_readv/writev), small ones "
      "through the shared buffers"},
 };
@@ -17,7 +17,7 @@ int co_scatterv(const void *sbuf, const int *scounts, const int *displs, co_dtyp
     int n = c->size, me = c->rank, rc = MPI_SUCCESS;
     MPI_Aint ext = co_dt_extent(sdt);
     int alg = n > 1 ? co_coll_pick(c, CO_COLL_SCATTERV, 0, NULL, NULL) : 0;
-    if (alg == CO_SCATTERV_CMA && co_cma_fits(c->coll->shm, n))
+    if (alg == CO_SCATTERV_CMA)
         return co_cma_scatterv(sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, c);
     if (me != root) {
         if (rcount * rdt->size == 0) return MPI_SUCCESS;
