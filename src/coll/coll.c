@@ -205,6 +205,10 @@ static int usable(co_comm *c, int kind, int alg, const co_op *op, const co_dtype
         if ((need & CO_ALG_CMA) && !s->cma) return 0;
         if ((need & CO_ALG_TABLE) && !co_cma_fits(s, c->size)) return 0;
         if ((need & CO_ALG_SLOTS) && co_cshm_cap(s) / (size_t)c->size < 64) return 0;
+        /* the shared-memory reductions take at least one element per buffer */
+        if ((need & CO_ALG_DENSE) && (need & CO_ALG_SHM) &&
+            (size_t)(dt->true_ub - dt->true_lb) > co_cshm_cap(s))
+            return 0;
     }
     return 1;
 }

@@ -271,6 +271,16 @@ static inline void *co_coll_elem(const void *buf, size_t i, const co_dtype *dt) 
 int co_coll_reduce_n(const co_op *op, co_dtype *dt, size_t count, const void *const *src, int n,
                      void *out);
 
+/* An array for n operand pointers: `stack` (CO_COLL_SRCS entries) when that is enough, else
+ * scratch memory (co_coll_free it when it is not `stack`). */
+#define CO_COLL_SRCS 16
+static inline const void **co_coll_srcs(int n, const void **stack) {
+    if (n <= CO_COLL_SRCS) return stack;
+    const void **p = co_coll_alloc((size_t)n * sizeof(*p));
+    if (!p) co_fatal("out of memory in a reduction");
+    return p;
+}
+
 /* Blocking wait on a batch of requests; the first error wins. */
 int co_coll_waitall(int n, co_req **reqs);
 
@@ -351,6 +361,13 @@ static inline void co_cshm_wait(const co_cshm *s, int rank, uint64_t step) {
 void co_cshm_wait_all(const co_cshm *s, uint64_t step);
 static inline void co_cshm_post(co_cshm *s, uint64_t step) {
     atomic_store_explicit(&s->ctl[s->me].step, step, memory_order_release);
+}
+/* Elements of dt whose memory image fits one buffer: a round of the shared-memory reductions
+ * (selection keeps them from types with larger elements). */
+static inline size_t co_cshm_elems(const co_cshm *s, const co_dtype *dt) {
+    size_t tex = (size_t)(dt->true_ub - dt->true_lb), cap = co_cshm_cap(s);
+    if (cap < tex) co_fatal("shared-memory reduction chosen for an element larger than a buffer");
+    return (cap - tex) / (size_t)co_dt_extent(dt) + 1;
 }
 /* Own buffer b for writing, once every rank is past the step at which its last readers
  * finish; returns its payload area. */

@@ -65,12 +65,9 @@ int co_rs_shm(const void *in, void *out, const size_t *cnt, const size_t *dsp, s
     co_cshm *s = c->coll->shm;
     int n = s->n, me = s->me, rc = MPI_SUCCESS;
     MPI_Aint ext = co_dt_extent(dt);
-    size_t tex = (size_t)(dt->true_ub - dt->true_lb), cap = co_cshm_cap(s);
-    size_t per = cap < tex ? 0 : (cap - tex) / (size_t)ext + 1;
-    if (per == 0) co_fatal("shared-memory reduction chosen for an element larger than a buffer");
-    const void *stack[16];
-    const void **src = n <= 16 ? stack : co_coll_alloc((size_t)n * sizeof(*src));
-    if (!src) co_fatal("out of memory");
+    size_t per = co_cshm_elems(s, dt);
+    const void *stack[CO_COLL_SRCS];
+    const void **src = co_coll_srcs(n, stack);
     uint64_t g = s->seq;
     size_t rounds = (count + per - 1) / per;
     size_t mlo = dsp[me], mhi = dsp[me] + cnt[me];

@@ -18,13 +18,6 @@
  * work is divided. Measured: docs/collectives.md. */
 #define SMALL_BYTES 2048
 
-static const void **srcs_alloc(int n, const void **stack, int nstack) {
-    if (n <= nstack) return stack;
-    const void **p = co_coll_alloc((size_t)n * sizeof(*p));
-    if (!p) co_fatal("out of memory in a reduction");
-    return p;
-}
-
 /* Pointer to pass as the buffer of elements starting at e, within an image whose first
  * byte is element e0's first data byte. */
 static inline char *img_elem(const char *img, size_t e, size_t e0, const co_dtype *dt) {
@@ -36,13 +29,10 @@ int co_reduce_shm(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_o
     co_cshm *s = c->coll->shm;
     int n = s->n, me = s->me, all = root < 0, rc = MPI_SUCCESS;
     const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-    MPI_Aint ext = co_dt_extent(dt);
-    size_t tex = (size_t)(dt->true_ub - dt->true_lb), cap = co_cshm_cap(s);
-    size_t per = cap < tex ? 0 : (cap - tex) / (size_t)ext + 1;
-    if (per == 0) co_fatal("shared-memory reduction chosen for an element larger than a buffer");
+    size_t per = co_cshm_elems(s, dt);
     uint64_t g = s->seq;
-    const void *stack[16];
-    const void **src = srcs_alloc(n, stack, 16);
+    const void *stack[CO_COLL_SRCS];
+    const void **src = co_coll_srcs(n, stack);
     int collect = all || me == root;
 
     if (count * dt->size <= SMALL_BYTES && count <= per) {

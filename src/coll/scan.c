@@ -93,13 +93,9 @@ static int scan_shm(const void *in, void *rbuf, size_t count, co_dtype *dt, co_o
                     int excl) {
     co_cshm *s = c->coll->shm;
     int n = s->n, me = s->me, rc = MPI_SUCCESS;
-    MPI_Aint ext = co_dt_extent(dt);
-    size_t tex = (size_t)(dt->true_ub - dt->true_lb), cap = co_cshm_cap(s);
-    size_t per = cap < tex ? 0 : (cap - tex) / (size_t)ext + 1;
-    if (per == 0) co_fatal("shared-memory scan chosen for an element larger than a buffer");
-    const void *stack[16];
-    const void **src = n <= 16 ? stack : co_coll_alloc((size_t)n * sizeof(*src));
-    if (!src) co_fatal("out of memory");
+    size_t per = co_cshm_elems(s, dt);
+    const void *stack[CO_COLL_SRCS];
+    const void **src = co_coll_srcs(n, stack);
     uint64_t g = s->seq;
     size_t rounds = (count + per - 1) / per;
     int top = excl ? me - 1 : me; /* fold operands 0..top */
