@@ -139,6 +139,10 @@ static int done(co_comm *c, const char *fn, int rc) {
         return co_error(c, fn, rc,
                         "a rank sent more data than its receive buffer holds (counts or types "
                         "differ between processes)");
+    if (rc == MPI_ERR_COUNT)
+        return co_error(c, fn, rc,
+                        "this rank received less data than its count and type describe (counts "
+                        "or types differ between processes)");
     return co_error(c, fn, rc, "collective operation failed");
 }
 
