@@ -148,6 +148,8 @@ static int bcast_shm(void *buf, size_t count, co_dtype *dt, int root, co_comm *c
     return rc;
 }
 
+#define SPLIT_MIN (32 * 1024)
+
 /* Step g+1: addresses published. Step g+2: a reader has finished reading (and, with two
  * ranks, the root has finished writing into its peer). */
 static int bcast_cma(void *buf, size_t count, co_dtype *dt, int root, co_comm *c) {
@@ -162,10 +164,12 @@ static int bcast_cma(void *buf, size_t count, co_dtype *dt, int root, co_comm *c
     atomic_store_explicit(&mine->addr, (uint64_t)(uintptr_t)w, memory_order_relaxed);
     atomic_store_explicit(&mine->bytes, bytes, memory_order_relaxed);
     co_cshm_post(s, g + 1);
-    /* with two ranks the root writes the head, the peer reads the tail */
+    /* with two ranks the root writes the head, the peer reads the tail; up to 32 KiB the
+     * peer reads it all (the root's system call and handshake cost more than half the copy
+     * saves: 16 KiB took 1.07 µs instead of 1.34, 64 KiB 2.5 instead of 2.0) */
     size_t split = 0;
     if (me == root) {
-        if (n == 2) {
+        if (n == 2 && bytes > SPLIT_MIN) {
             int p = 1 - me;
             co_cshm_wait(s, p, g + 1);
             size_t pb = atomic_load_explicit(&s->ctl[p].bytes, memory_order_relaxed);
@@ -183,7 +187,7 @@ static int bcast_cma(void *buf, size_t count, co_dtype *dt, int root, co_comm *c
             (const char *)(uintptr_t)atomic_load_explicit(&s->ctl[root].addr, memory_order_relaxed);
         rc = co_coll_sizes(total, bytes);
         size_t n_in = CO_MIN(total, bytes);
-        if (n == 2) split = CO_MIN(total / 2, bytes);
+        if (n == 2 && total > SPLIT_MIN) split = CO_MIN(total / 2, bytes);
         if (n_in > split) co_cma_read(s->pids[root], w + split, remote + split, n_in - split);
         co_cshm_post(s, g + 2);
         co_cshm_wait(s, root, g + 2);

@@ -95,7 +95,7 @@ typedef struct rule {
 static const rule rules[] = {
     {CO_COLL_BARRIER, CO_BARRIER_COUNTER, 1, ANY, BIG},
 
-    {CO_COLL_BCAST, CO_BCAST_SHM, 1, 2, 8 * KB},
+    {CO_COLL_BCAST, CO_BCAST_SHM, 1, 2, 4 * KB},
     {CO_COLL_BCAST, CO_BCAST_CMA, 1, 2, BIG},
     {CO_COLL_BCAST, CO_BCAST_SHM, 1, 4, BIG},
     {CO_COLL_BCAST, CO_BCAST_SHM, 1, ANY, 256 * KB},
