@@ -148,8 +148,6 @@ static int bcast_shm(void *buf, size_t count, co_dtype *dt, int root, co_comm *c
     return rc;
 }
 
-#define SPLIT_MIN (32 * 1024)
-
 /* Step g+1: addresses published. Step g+2: a reader has finished reading (and, with two
  * ranks, the root has finished writing into its peer). */
 static int bcast_cma(void *buf, size_t count, co_dtype *dt, int root, co_comm *c) {
@@ -169,7 +167,7 @@ static int bcast_cma(void *buf, size_t count, co_dtype *dt, int root, co_comm *c
      * saves: 16 KiB took 1.07 µs instead of 1.34, 64 KiB 2.5 instead of 2.0) */
     size_t split = 0;
     if (me == root) {
-        if (n == 2 && bytes > SPLIT_MIN) {
+        if (n == 2 && bytes > CO_CMA_SPLIT_MIN) {
             int p = 1 - me;
             co_cshm_wait(s, p, g + 1);
             size_t pb = atomic_load_explicit(&s->ctl[p].bytes, memory_order_relaxed);
@@ -187,7 +185,7 @@ static int bcast_cma(void *buf, size_t count, co_dtype *dt, int root, co_comm *c
             (const char *)(uintptr_t)atomic_load_explicit(&s->ctl[root].addr, memory_order_relaxed);
         rc = co_coll_sizes(total, bytes);
         size_t n_in = CO_MIN(total, bytes);
-        if (n == 2 && total > SPLIT_MIN) split = CO_MIN(total / 2, bytes);
+        if (n == 2 && total > CO_CMA_SPLIT_MIN) split = CO_MIN(total / 2, bytes);
         if (n_in > split) co_cma_read(s->pids[root], w + split, remote + split, n_in - split);
         co_cshm_post(s, g + 2);
         co_cshm_wait(s, root, g + 2);

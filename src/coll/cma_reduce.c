@@ -187,14 +187,16 @@ int co_reduce_cma(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_o
 }
 
 /* Exscan on two ranks: rank 1's result is rank 0's operand, so rank 0 writes the first half
- * into rank 1's buffer while rank 1 reads the second. */
+ * into rank 1's buffer while rank 1 reads the second (up to CO_CMA_SPLIT_MIN rank 1 reads
+ * it all: 16 KiB took 1.15 µs instead of 1.4). */
 static int exscan_pair(const void *in, void *rbuf, size_t count, co_dtype *dt, co_cshm *s) {
     uint64_t g = s->seq;
     int me = s->me, p = 1 - me;
     uint64_t mine = sig(OP_EXSCAN_PAIR, -1, count * dt->size);
     publish_addrs(s, g, in, rbuf, dt, mine);
     addrs a = peer_addrs(s, p, g);
-    size_t h = count / 2, ext = (size_t)co_dt_extent(dt);
+    size_t h = count * dt->size <= CO_CMA_SPLIT_MIN ? 0 : count / 2;
+    size_t ext = (size_t)co_dt_extent(dt);
     int rc = same_sizes(s, g, p, p, mine);
     if (rc)
         ;

@@ -402,6 +402,11 @@ static inline void co_cshm_iter_fini(co_cshm_iter *it) {
 #define CO_CSHM_EACH_READY(s, it, b, step, q)                                                      \
     for (int q; ((q) = co_cshm_next((s), (b), (step), (it)->done, &(it)->cursor)) >= 0;)
 
+/* Two ranks sharing a single copy (one writes the head, the other reads the tail) gain only
+ * above this many bytes; below, one side copies it all (a system call and a handshake
+ * fewer). Measured for Bcast and Exscan: docs/collectives.md. */
+#define CO_CMA_SPLIT_MIN (32 * 1024)
+
 /* Single copy between processes; a failure (which the set-up probe makes unlikely) is fatal,
  * since the peer cannot be told mid-collective to take another path. */
 void co_cma_read(pid_t pid, void *local, const void *remote, size_t n);
