@@ -166,7 +166,7 @@ typedef struct co_coll_comm {
 /* ---- Mismatched calls ------------------------------------------------------------------------
  * Every MPI collective call runs between co_coll_enter and co_coll_leave. Entering, a rank
  * numbers the call on its communicator and publishes the call's signature (collective, root,
- * bytes per block) in its control block. A rank that has waited long inside the call (every
+ * bytes per block, running hash) in its slot of the segment (co_cshm_sig). A rank that has waited long inside the call (every
  * CO_WAIT_CHECK_PASSES idle passes) compares its signatures with what its peers published:
  * ranks whose arguments disagree (counts, roots, or different collectives) may have chosen
  * different algorithms and would wait for each other forever. When it finds a disagreement,
@@ -177,9 +177,9 @@ typedef struct co_coll_call {
     int cls;         /* the error class, when the call was abandoned (message: broken_msg) */
     void *escape[5]; /* for CO_SETJMP */
 } co_coll_call;
-/* The compiler's own setjmp (GCC and clang): it saves only what the jump needs, a few
- * nanoseconds against libc setjmp's tens, which every collective call pays. The jump back
- * (__builtin_longjmp) must come from another function. */
+/* The compiler's own setjmp (GCC and clang): it saves only what the jump needs, which every
+ * collective call pays, where libc's setjmp saves every register and mangles pointers. The
+ * jump back (__builtin_longjmp) must come from another function. */
 #define CO_SETJMP(buf) __builtin_setjmp(buf)
 
 /* co_coll_enter (below): MPI_SUCCESS, or the class of the disagreement that broke `c` (its
