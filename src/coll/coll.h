@@ -166,12 +166,12 @@ typedef struct co_coll_comm {
 /* ---- Mismatched calls ------------------------------------------------------------------------
  * Every MPI collective call runs between co_coll_enter and co_coll_leave. Entering, a rank
  * numbers the call on its communicator and publishes the call's signature (collective, root,
- * bytes per block, running hash) in its slot of the segment (co_cshm_sig). A rank that has waited long inside the call (every
- * CO_WAIT_CHECK_PASSES idle passes) compares its signatures with what its peers published:
- * ranks whose arguments disagree (counts, roots, or different collectives) may have chosen
- * different algorithms and would wait for each other forever. When it finds a disagreement,
- * or a peer that found one, it abandons the call (a jump to the entry point, which returns
- * the error), and the communicator is broken: later collectives on it fail at once. */
+ * bytes per block, running hash) in its slot of the segment (co_cshm_sig). A rank that has waited
+ * long inside the call (every CO_WAIT_CHECK_PASSES idle passes) compares its signatures with what
+ * its peers published: ranks whose arguments disagree (counts, roots, or different collectives) may
+ * have chosen different algorithms and would wait for each other forever. When it finds a
+ * disagreement, or a peer that found one, it abandons the call (a jump to the entry point, which
+ * returns the error), and the communicator is broken: later collectives on it fail at once. */
 typedef struct co_coll_call {
     co_comm *c;
     int cls;         /* the error class, when the call was abandoned (message: broken_msg) */
