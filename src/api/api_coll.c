@@ -172,7 +172,9 @@ static call_args move_args(int kind, int root, const void *sbuf, int scount, co_
                        .rdt = rdt ? rdt : byte};
 }
 
-static int body(co_comm *c, const call_args *a) {
+/* The collective itself (a co_coll_body: arg is the call_args). */
+static int body(co_comm *c, const void *arg) {
+    const call_args *a = arg;
     switch (a->kind) {
     case CO_COLL_BARRIER: return co_barrier(c);
     case CO_COLL_BCAST: return co_bcast(a->rbuf, a->rcount, a->rdt, a->root, c);
@@ -209,15 +211,12 @@ static int body(co_comm *c, const call_args *a) {
 /* Runs a collective call watched for calls that disagree between ranks (coll.h, "Mismatched
  * calls"); `bytes` is what every rank must agree on (0 for the v-variants). */
 static int run(co_comm *c, const char *fn, uint64_t bytes, const call_args *a) {
-    co_coll_call k;
-    int rc = co_coll_enter(&k, c, a->kind, a->root, bytes);
-    if (rc)
+    int failed;
+    int rc = co_coll_watched(c, a->kind, a->root, bytes, body, a, &failed);
+    if (failed == CO_CALL_BROKEN)
         return co_error(c, fn, rc, "an earlier collective on this communicator failed: %s",
                         c->coll->broken_msg);
-    if (CO_SETJMP(k.escape)) return co_error(k.c, fn, k.cls, "%s", k.c->coll->broken_msg);
-    rc = body(c, a);
-    co_coll_leave();
-    if (rc == MPI_ERR_TRUNCATE || rc == MPI_ERR_COUNT) c->quarantined = 1; /* ranks disagree */
+    if (failed) return co_error(c, fn, rc, "%s", c->coll->broken_msg);
     return done(c, fn, rc);
 }
 

@@ -282,30 +282,78 @@ void co_coll_comm_free(co_comm *c) {
 /* ---- Mismatched calls (see coll.h) ------------------------------------------------------------
  */
 
-int co_coll_enter_slow(co_coll_call *k, co_comm *c, int kind, int root, uint64_t bytes) {
-    co_coll_comm *cc = co_coll_comm_of(c);
+/* The call in progress: where to jump back to when it is abandoned. */
+typedef struct co_coll_call {
+    co_comm *c;
+    int cls;         /* the error class, when the call was abandoned (message: broken_msg) */
+    void *escape[5]; /* for __builtin_setjmp */
+} co_coll_call;
+
+/* Numbers the call on its communicator and remembers its signature; returns it. */
+static inline co_coll_sig record(co_coll_comm *cc, int kind, int root, uint64_t bytes) {
+    uint64_t n = ++cc->calls, what = (uint64_t)kind << 32 | (uint32_t)root;
+    uint64_t chain = (cc->hist[(n - 1) % CO_COLL_HIST].chain ^ what) * 0x9e3779b97f4a7c15ull;
+    chain = (chain ^ bytes ^ chain >> 29) * 0xbf58476d1ce4e5b9ull;
+    co_coll_sig g = {n, what, bytes, chain};
+    cc->hist[n % CO_COLL_HIST] = g;
+    return g;
+}
+
+/* Publishes the call's signature and makes it the watched one (a few stores to a line only
+ * this rank writes): every collective call pays for this. The first call on a communicator
+ * sets up its segment (every rank reaches it at the same call, so collectively); without a
+ * segment there is nowhere to publish and the call is not watched. MPI_SUCCESS, or the class
+ * of the disagreement that broke c earlier. */
+static inline int enter(co_coll_call *k, co_comm *c, int kind, int root, uint64_t bytes) {
+    co_coll_comm *cc = c->coll;
     k->c = c;
-    S->cur = NULL;
-    if (CO_UNLIKELY(cc->broken)) return cc->broken;
-    /* the segment is set up by every rank at its first call on c (so collectively) */
-    if (c->size > 1 && cc->shm_state == 0 && co_cshm_get(c))
-        return co_coll_enter(k, c, kind, root, bytes);
-    co_coll_record(cc, kind, root, bytes); /* no segment: nowhere to publish, not watched */
+    if (CO_UNLIKELY(!cc || cc->shm_state <= 0 || cc->broken)) {
+        cc = co_coll_comm_of(c);
+        if (cc->broken) return cc->broken;
+        if (c->size == 1 || !co_cshm_get(c)) {
+            record(cc, kind, root, bytes);
+            return MPI_SUCCESS;
+        }
+    }
+    co_coll_sig g = record(cc, kind, root, bytes);
+    co_cshm_sig *me = &cc->shm->sig[cc->shm->me];
+    atomic_store_explicit(&me->call, 0, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    atomic_store_explicit(&me->what, g.what, memory_order_relaxed);
+    atomic_store_explicit(&me->bytes, g.bytes, memory_order_relaxed);
+    atomic_store_explicit(&me->chain, g.chain, memory_order_relaxed);
+    atomic_store_explicit(&me->call, g.call, memory_order_release);
+    S->cur = k;
     return MPI_SUCCESS;
 }
 
-void co_coll_leave(void) {
+int co_coll_watched(co_comm *c, int kind, int root, uint64_t bytes, co_coll_body body,
+                    const void *arg, int *failed) {
+    co_coll_call k;
+    int rc = enter(&k, c, kind, root, bytes);
+    *failed = rc ? CO_CALL_BROKEN : CO_CALL_RAN;
+    if (rc) return rc;
+    /* The compiler's own setjmp (GCC and clang) saves only what the jump needs, where libc's
+     * saves every register and mangles pointers; abandon() jumps back. */
+    if (__builtin_setjmp(k.escape)) {
+        *failed = CO_CALL_ABANDONED;
+        return k.cls;
+    }
+    rc = body(c, arg);
     S->cur = NULL;
+    if (rc == MPI_ERR_TRUNCATE || rc == MPI_ERR_COUNT) c->quarantined = 1; /* ranks disagree */
+    return rc;
+}
+
+static int barrier_body(co_comm *c, const void *arg) {
+    (void)arg;
+    return co_barrier(c);
 }
 
 int co_coll_final_barrier(co_comm *world) {
-    co_coll_call k;
-    int rc = co_coll_enter(&k, world, CO_COLL_BARRIER, -1, 0);
-    if (rc) return rc;
-    if (CO_SETJMP(k.escape)) return k.cls;
-    rc = co_barrier(world);
-    co_coll_leave();
-    return rc;
+    int failed;
+    int rc = co_coll_watched(world, CO_COLL_BARRIER, -1, 0, barrier_body, NULL, &failed);
+    return failed ? MPI_SUCCESS : rc; /* a world whose collectives broke down has no barrier */
 }
 
 static void free_blocks(void);
@@ -325,7 +373,7 @@ CO_NORETURN static void abandon(co_coll_call *k, int cls) {
     co_comm *c = k->c;
     co_coll_comm *cc = c->coll;
     cc->broken = cls;
-    c->quarantined = c->coll_broken = 1;
+    c->quarantined = 1;
     atomic_store_explicit(&cc->shm->sig[c->rank].broken, cc->calls << 32 | (uint32_t)cls,
                           memory_order_release);
     co_p2p_abandon(co_coll_ctx(c));

@@ -164,27 +164,28 @@ typedef struct co_coll_comm {
 } co_coll_comm;
 
 /* ---- Mismatched calls ------------------------------------------------------------------------
- * Every MPI collective call runs between co_coll_enter and co_coll_leave. Entering, a rank
- * numbers the call on its communicator and publishes the call's signature (collective, root,
- * bytes per block, running hash) in its slot of the segment (co_cshm_sig). A rank that has waited
- * long inside the call (every CO_WAIT_CHECK_PASSES idle passes) compares its signatures with what
- * its peers published: ranks whose arguments disagree (counts, roots, or different collectives) may
- * have chosen different algorithms and would wait for each other forever. When it finds a
- * disagreement, or a peer that found one, it abandons the call (a jump to the entry point, which
- * returns the error), and the communicator is broken: later collectives on it fail at once. */
-typedef struct co_coll_call {
-    co_comm *c;
-    int cls;         /* the error class, when the call was abandoned (message: broken_msg) */
-    void *escape[5]; /* for CO_SETJMP */
-} co_coll_call;
-/* The compiler's own setjmp (GCC and clang): it saves only what the jump needs, which every
- * collective call pays, where libc's setjmp saves every register and mangles pointers. The
- * jump back (__builtin_longjmp) must come from another function. */
-#define CO_SETJMP(buf) __builtin_setjmp(buf)
+ * Every MPI collective call runs through co_coll_watched. Entering, a rank numbers the call on
+ * its communicator and publishes the call's signature (collective, root, bytes per block,
+ * running hash) in its slot of the segment (co_cshm_sig). A rank that has waited long inside
+ * the call (every CO_WAIT_CHECK_PASSES idle passes) compares its signatures with what its
+ * peers published: ranks whose arguments disagree (counts, roots, or different collectives)
+ * may have chosen different algorithms and would wait for each other forever. When it finds a
+ * disagreement, or a peer that found one, it abandons the call (a jump back into
+ * co_coll_watched, which returns the error), and the communicator is broken: later
+ * collectives on it fail at once. */
+struct co_coll_call;
 
-/* co_coll_enter (below): MPI_SUCCESS, or the class of the disagreement that broke `c` (its
- * message in c->coll->broken_msg). */
-void co_coll_leave(void);
+/* How a watched call ended without running to its end (co_coll_watched's *failed). */
+enum { CO_CALL_RAN = 0, CO_CALL_BROKEN, CO_CALL_ABANDONED };
+typedef int (*co_coll_body)(co_comm *c, const void *arg);
+/* Runs body(c, arg) as collective call (kind, root, bytes) on c, watched for disagreements
+ * between ranks; `bytes` is what every rank must agree on (0 for the v-variants). Returns
+ * body's result, or the error class of a disagreement: *failed says which (CO_CALL_BROKEN: c
+ * broke in an earlier call; CO_CALL_ABANDONED: in this one), the message is in
+ * c->coll->broken_msg. A call that reports MPI_ERR_TRUNCATE or MPI_ERR_COUNT (the ranks'
+ * counts disagree) quarantines c's ID. */
+int co_coll_watched(co_comm *c, int kind, int root, uint64_t bytes, co_coll_body body,
+                    const void *arg, int *failed);
 /* Abandons the collective call in progress with error class `cls` (the ranks' calls were
  * found to disagree); returns only if no watched call is in progress. */
 void co_coll_fail(int cls, const char *fmt, ...) CO_PRINTF(2, 3);
@@ -210,7 +211,7 @@ typedef struct co_coll_state {
     co_shm_heap heap; /* allocator of this rank's heap slice */
     co_cshm_zombie *zombies;
     co_coll_block cache[CO_COLL_CACHE]; /* large scratch blocks kept for reuse */
-    co_coll_call *cur; /* the collective call in progress (watched for mismatches), or NULL */
+    struct co_coll_call *cur;           /* the call in progress (watched for mismatches), or NULL */
 } co_coll_state;
 
 co_coll_comm *co_coll_comm_of(co_comm *c);
@@ -298,7 +299,7 @@ typedef struct co_cshm_ctl {
     char pad1[56];
 } co_cshm_ctl;
 
-/* The signature of a rank's latest collective call (co_coll_enter): `call` is 0 while the
+/* The signature of a rank's latest collective call (co_coll_watched): `call` is 0 while the
  * others are written; peers read it only after a long wait. Each rank's sits alone in an
  * aligned pair of cache lines, away from the lines peers poll and add to (a line that a
  * prefetcher drags along with a hot neighbour would cost its owner a miss on every call). */
@@ -477,39 +478,5 @@ int *co_coll_uniform(int n, size_t count, int *stack, int **displs);
 /* Shared-memory reduction engine for reduce (root >= 0) and allreduce (root < 0). */
 int co_reduce_shm(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_op *op, int root,
                   co_comm *c);
-
-/* ---- Entering a collective call (see "Mismatched calls") ---------------------------------- */
-/* Numbers the call on its communicator and remembers its signature; returns it. */
-static inline co_coll_sig co_coll_record(co_coll_comm *cc, int kind, int root, uint64_t bytes) {
-    uint64_t n = ++cc->calls, what = (uint64_t)kind << 32 | (uint32_t)root;
-    uint64_t chain = (cc->hist[(n - 1) % CO_COLL_HIST].chain ^ what) * 0x9e3779b97f4a7c15ull;
-    chain = (chain ^ bytes ^ chain >> 29) * 0xbf58476d1ce4e5b9ull;
-    co_coll_sig g = {n, what, bytes, chain};
-    cc->hist[n % CO_COLL_HIST] = g;
-    return g;
-}
-
-/* The first call on a communicator (sets up its segment), a broken one, or one without a
- * segment. */
-int co_coll_enter_slow(co_coll_call *k, co_comm *c, int kind, int root, uint64_t bytes);
-
-/* Inline: every collective call pays for it (a few stores to a line only this rank
- * writes). */
-static inline int co_coll_enter(co_coll_call *k, co_comm *c, int kind, int root, uint64_t bytes) {
-    co_coll_comm *cc = c->coll;
-    if (CO_UNLIKELY(!cc || cc->shm_state <= 0 || cc->broken))
-        return co_coll_enter_slow(k, c, kind, root, bytes);
-    k->c = c;
-    co_coll_sig g = co_coll_record(cc, kind, root, bytes);
-    co_cshm_sig *me = &cc->shm->sig[cc->shm->me];
-    atomic_store_explicit(&me->call, 0, memory_order_relaxed);
-    atomic_thread_fence(memory_order_release);
-    atomic_store_explicit(&me->what, g.what, memory_order_relaxed);
-    atomic_store_explicit(&me->bytes, g.bytes, memory_order_relaxed);
-    atomic_store_explicit(&me->chain, g.chain, memory_order_relaxed);
-    atomic_store_explicit(&me->call, g.call, memory_order_release);
-    co_st.coll->cur = k;
-    return MPI_SUCCESS;
-}
 
 #endif /* CO_COLL_H */

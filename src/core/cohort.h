@@ -117,7 +117,6 @@ struct co_comm {
     /* A collective on it found the ranks disagreeing: messages of it may still arrive, so
      * its ID (hence its contexts) is never given to another communicator. */
     int quarantined;
-    int coll_broken; /* and a collective call on it was abandoned (coll.h, "Mismatched calls") */
     struct co_coll_comm *coll;
     struct co_attr *attrs;
     /* communicator layer (src/comm): the ID stream and intercommunicator helpers */
@@ -329,7 +328,8 @@ int co_coll_init(void);
 void co_coll_fini(void);
 int co_barrier(co_comm *comm);
 /* src/coll: MPI_Finalize's barrier, watched like a user's collective call (a rank that waits
- * for a peer whose collectives broke down gets an error instead of waiting forever). */
+ * for a peer whose collectives broke down stops waiting); skipped on a world whose collectives
+ * broke down (coll.h, "Mismatched calls"), where the ranks may disagree on its barriers. */
 int co_coll_final_barrier(co_comm *world);
 
 #endif /* CO_COHORT_H */

@@ -94,10 +94,8 @@ int co_finalize(void) {
      * waiting for queue room go first: a later message (the barrier's) may find room and
      * overtake them, and a peer that has left never makes room again. */
     co_p2p_flush();
-    /* A world whose collectives broke down (coll.h, "Mismatched calls") has no barrier left:
-     * the ranks go on without one. */
     int rc = co_coll_final_barrier(co_st.world);
-    if (rc && !co_st.world->coll_broken) return rc;
+    if (rc) return rc;
     co_coll_fini();
     co_comm_fini();
     co_p2p_fini();
