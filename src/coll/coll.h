@@ -370,6 +370,17 @@ static inline size_t co_cshm_elems(const co_cshm *s, const co_dtype *dt) {
     if (cap < tex) co_fatal("shared-memory reduction chosen for an element larger than a buffer");
     return (cap - tex) / (size_t)co_dt_extent(dt) + 1;
 }
+/* The shared-memory reductions' round: elements [e0, e0+m) of every rank's operand, as raw
+ * memory images (gaps included; dense types only). Publishes mine in own buffer b as `step`
+ * (free again once every rank is past `free`). */
+static inline void co_cshm_put_image(co_cshm *s, unsigned b, const void *in, size_t e0, size_t m,
+                                     const co_dtype *dt, uint64_t step, uint64_t free);
+/* The operands of such a round from element `from` on, as buffers to combine: mine from `in`,
+ * ranks 0..last's from their buffer b once it holds `step`. A peer whose image is not as large
+ * as mine (m elements) makes *rc MPI_ERR_TRUNCATE or MPI_ERR_COUNT (the counts disagree). */
+static inline void co_cshm_operands(const co_cshm *s, unsigned b, uint64_t step, int last,
+                                    const void *in, size_t e0, size_t m, size_t from,
+                                    const co_dtype *dt, const void **src, int *rc);
 /* Own buffer b for writing, once every rank is past the step at which its last readers
  * finish; returns its payload area. */
 char *co_cshm_acquire(co_cshm *s, unsigned b);
@@ -478,5 +489,29 @@ int *co_coll_uniform(int n, size_t count, int *stack, int **displs);
 /* Shared-memory reduction engine for reduce (root >= 0) and allreduce (root < 0). */
 int co_reduce_shm(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_op *op, int root,
                   co_comm *c);
+
+static inline void co_cshm_put_image(co_cshm *s, unsigned b, const void *in, size_t e0, size_t m,
+                                     const co_dtype *dt, uint64_t step, uint64_t free) {
+    char *d = co_cshm_acquire(s, b);
+    size_t span = co_coll_span(dt, m);
+    memcpy(d, (const char *)co_coll_elem(in, e0, dt) + dt->true_lb, span);
+    co_cshm_publish(s, b, step, span, free);
+}
+
+static inline void co_cshm_operands(const co_cshm *s, unsigned b, uint64_t step, int last,
+                                    const void *in, size_t e0, size_t m, size_t from,
+                                    const co_dtype *dt, const void **src, int *rc) {
+    size_t span = co_coll_span(dt, m);
+    for (int q = 0; q <= last; q++) {
+        if (q == s->me) {
+            src[q] = co_coll_elem(in, from, dt);
+            continue;
+        }
+        uint64_t qb;
+        const char *img = co_cshm_read(s, q, b, step, &qb);
+        src[q] = img - dt->true_lb + (MPI_Aint)(from - e0) * co_dt_extent(dt);
+        if (!*rc) *rc = co_coll_sizes(qb, span);
+    }
+}
 
 #endif /* CO_COLL_H */

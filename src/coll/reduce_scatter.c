@@ -64,7 +64,6 @@ int co_rs_shm(const void *in, void *out, const size_t *cnt, const size_t *dsp, s
               co_dtype *dt, co_op *op, co_comm *c) {
     co_cshm *s = c->coll->shm;
     int n = s->n, me = s->me, rc = MPI_SUCCESS;
-    MPI_Aint ext = co_dt_extent(dt);
     size_t per = co_cshm_elems(s, dt);
     const void *stack[CO_COLL_SRCS];
     const void **src = co_coll_srcs(n, stack);
@@ -75,24 +74,12 @@ int co_rs_shm(const void *in, void *out, const size_t *cnt, const size_t *dsp, s
         size_t e0 = k * per, m = CO_MIN(per, count - e0);
         uint64_t h = g + 2 * k;
         unsigned b = (unsigned)((g + k) % CO_CSHM_NBUF); /* consecutive collectives rotate */
-        char *d = co_cshm_acquire(s, b);
-        memcpy(d, (const char *)co_coll_elem(in, e0, dt) + dt->true_lb, co_coll_span(dt, m));
-        co_cshm_publish(s, b, h + 1, co_coll_span(dt, m), h + 2);
+        co_cshm_put_image(s, b, in, e0, m, dt, h + 1, h + 2);
         size_t lo = CO_MAX(mlo, e0), hi = CO_MIN(mhi, e0 + m);
         if (hi > lo) {
-            for (int q = 0; q < n; q++) {
-                if (q == me) {
-                    src[q] = co_coll_elem(in, lo, dt);
-                    continue;
-                }
-                uint64_t qb;
-                src[q] =
-                    co_cshm_read(s, q, b, h + 1, &qb) - dt->true_lb + (MPI_Aint)(lo - e0) * ext;
-                if (!rc) rc = co_coll_sizes(qb, co_coll_span(dt, m));
-            }
-            int r = rc ? rc
-                       : co_coll_reduce_n(op, dt, hi - lo, src, n, co_coll_elem(out, lo - mlo, dt));
-            if (r && !rc) rc = r;
+            co_cshm_operands(s, b, h + 1, n - 1, in, e0, m, lo, dt, src, &rc);
+            if (!rc)
+                rc = co_coll_reduce_n(op, dt, hi - lo, src, n, co_coll_elem(out, lo - mlo, dt));
         }
         co_cshm_post(s, h + 2);
     }

@@ -37,22 +37,9 @@ int co_reduce_shm(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_o
 
     if (count * dt->size <= SMALL_BYTES && count <= per) {
         unsigned b = (unsigned)(g % CO_CSHM_NBUF);
-        size_t span = co_coll_span(dt, count);
-        if (all || me != root) {
-            char *d = co_cshm_acquire(s, b);
-            memcpy(d, (const char *)in + dt->true_lb, span);
-            co_cshm_publish(s, b, g + 1, span, g + 2);
-        }
+        if (all || me != root) co_cshm_put_image(s, b, in, 0, count, dt, g + 1, g + 2);
         if (collect) {
-            for (int q = 0; q < n; q++) {
-                if (q == me) {
-                    src[q] = in;
-                    continue;
-                }
-                uint64_t qb;
-                src[q] = img_elem(co_cshm_read(s, q, b, g + 1, &qb), 0, 0, dt);
-                if (!rc) rc = co_coll_sizes(qb, span);
-            }
+            co_cshm_operands(s, b, g + 1, n - 1, in, 0, count, 0, dt, src, &rc);
             if (!rc) rc = co_coll_reduce_n(op, dt, count, src, n, rbuf);
         }
         co_cshm_post(s, g + 2);
@@ -67,23 +54,12 @@ int co_reduce_shm(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_o
         uint64_t h = g + 3 * k;
         unsigned bi = (unsigned)((g + 2 * k) % CO_CSHM_NBUF),
                  br = (unsigned)((g + 2 * k + 1) % CO_CSHM_NBUF);
-        char *d = co_cshm_acquire(s, bi);
-        memcpy(d, (const char *)co_coll_elem(in, e0, dt) + dt->true_lb, co_coll_span(dt, m));
-        co_cshm_publish(s, bi, h + 1, co_coll_span(dt, m), h + 2);
+        co_cshm_put_image(s, bi, in, e0, m, dt, h + 1, h + 2);
         size_t lo = e0 + m * (size_t)me / (size_t)n, hi = e0 + m * (size_t)(me + 1) / (size_t)n;
         char *res = co_cshm_acquire(s, br);
         if (hi > lo) {
-            for (int q = 0; q < n; q++) {
-                if (q == me) {
-                    src[q] = co_coll_elem(in, lo, dt);
-                    continue;
-                }
-                uint64_t qb;
-                src[q] = img_elem(co_cshm_read(s, q, bi, h + 1, &qb), lo, e0, dt);
-                if (!rc) rc = co_coll_sizes(qb, co_coll_span(dt, m));
-            }
-            int r = co_coll_reduce_n(op, dt, hi - lo, src, n, img_elem(res, lo, e0, dt));
-            if (r && !rc) rc = r;
+            co_cshm_operands(s, bi, h + 1, n - 1, in, e0, m, lo, dt, src, &rc);
+            if (!rc) rc = co_coll_reduce_n(op, dt, hi - lo, src, n, img_elem(res, lo, e0, dt));
         }
         co_cshm_publish(s, br, h + 2, 0, h + 3);
         if (collect) {

@@ -103,24 +103,11 @@ static int scan_shm(const void *in, void *rbuf, size_t count, co_dtype *dt, co_o
         size_t e0 = k * per, m = CO_MIN(per, count - e0);
         uint64_t h = g + 2 * k;
         unsigned b = (unsigned)((g + k) % CO_CSHM_NBUF); /* consecutive collectives rotate */
-        if (me < n - 1) { /* the last rank's operand is nobody else's business */
-            char *d = co_cshm_acquire(s, b);
-            memcpy(d, (const char *)co_coll_elem(in, e0, dt) + dt->true_lb, co_coll_span(dt, m));
-            co_cshm_publish(s, b, h + 1, co_coll_span(dt, m), h + 2);
-        }
-        for (int q = 0; q <= top; q++) {
-            if (q == me) {
-                src[q] = co_coll_elem(in, e0, dt);
-                continue;
-            }
-            uint64_t qb;
-            src[q] = co_cshm_read(s, q, b, h + 1, &qb) - dt->true_lb;
-            if (!rc) rc = co_coll_sizes(qb, co_coll_span(dt, m));
-        }
-        if (top >= 0 && !rc) {
-            int r = co_coll_reduce_n(op, dt, m, src, top + 1, co_coll_elem(rbuf, e0, dt));
-            if (r && !rc) rc = r;
-        }
+        /* the last rank's operand is nobody else's business */
+        if (me < n - 1) co_cshm_put_image(s, b, in, e0, m, dt, h + 1, h + 2);
+        co_cshm_operands(s, b, h + 1, top, in, e0, m, e0, dt, src, &rc);
+        if (top >= 0 && !rc)
+            rc = co_coll_reduce_n(op, dt, m, src, top + 1, co_coll_elem(rbuf, e0, dt));
         co_cshm_post(s, h + 2);
     }
     s->seq = g + 2 * rounds;
