@@ -189,10 +189,18 @@ int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
     return MPI_SUCCESS;
 }
 
-static int truncated(co_comm *c, const char *fn, const co_req *r) {
-    return co_error(c, fn, MPI_ERR_TRUNCATE,
-                    "message from rank %d with tag %d truncated: receive buffer holds %zu bytes",
-                    r->status.source, r->status.tag, r->count * r->dt->size);
+/* The end of a blocking receive: wait for r, report its status, free it. */
+static int recv_finish(co_comm *c, const char *fn, co_req *r, MPI_Status *status) {
+    co_progress_wait(r);
+    co_api_status(status, &r->status);
+    int rc = r->status.error
+                 ? co_error(c, fn, MPI_ERR_TRUNCATE,
+                            "message from rank %d with tag %d truncated: receive buffer holds "
+                            "%zu bytes",
+                            r->status.source, r->status.tag, r->count * r->dt->size)
+                 : MPI_SUCCESS;
+    co_req_free(r);
+    return rc;
 }
 
 CO_WEAK(MPI_Recv, PMPI_Recv);
@@ -208,11 +216,7 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
     co_req *r;
     if ((rc = co_irecv(buf, (size_t)count, dt, source, tag, c, c->ctx, &r)))
         return co_error(c, fn, rc, "cannot post the receive");
-    co_progress_wait(r);
-    co_api_status(status, &r->status);
-    rc = r->status.error ? truncated(c, fn, r) : MPI_SUCCESS;
-    co_req_free(r);
-    return rc;
+    return recv_finish(c, fn, r, status);
 }
 
 CO_WEAK(MPI_Sendrecv, PMPI_Sendrecv);
@@ -235,12 +239,8 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
              co_isend(sendbuf, (size_t)sendcount, sdt, dest, sendtag, c, c->ctx, CO_MODE_STD, &sr)))
         return co_error(c, fn, rc, "cannot start the send");
     co_progress_wait(sr);
-    co_progress_wait(rr);
     co_req_free(sr);
-    co_api_status(status, &rr->status);
-    rc = rr->status.error ? truncated(c, fn, rr) : MPI_SUCCESS;
-    co_req_free(rr);
-    return rc;
+    return recv_finish(c, fn, rr, status);
 }
 
 CO_WEAK(MPI_Sendrecv_replace, PMPI_Sendrecv_replace);
@@ -270,13 +270,9 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
         return co_error(c, fn, rc, "cannot start the send");
     }
     co_progress_wait(sr);
-    co_progress_wait(rr);
     co_req_free(sr);
     free(tmp);
-    co_api_status(status, &rr->status);
-    rc = rr->status.error ? truncated(c, fn, rr) : MPI_SUCCESS;
-    co_req_free(rr);
-    return rc;
+    return recv_finish(c, fn, rr, status);
 }
 
 /* ---- Completion ------------------------------------------------------------------------------ */
@@ -686,11 +682,7 @@ static int mrecv_common(const char *fn, void *buf, int count, MPI_Datatype datat
         *request = r->handle;
         return MPI_SUCCESS;
     }
-    co_progress_wait(r);
-    co_api_status(status, &r->status);
-    rc = r->status.error ? truncated(c, fn, r) : MPI_SUCCESS;
-    co_req_free(r);
-    return rc;
+    return recv_finish(c, fn, r, status);
 }
 
 CO_WEAK(MPI_Mrecv, PMPI_Mrecv);
@@ -788,17 +780,10 @@ static int persistent_init(const char *fn, void *buf, int count, MPI_Datatype ty
     if (!c) return rc;
     co_dtype *dt = check_xfer(c, fn, buf, count, type, peer, tag, is_recv, &rc);
     if (!dt) return rc;
-    co_req *r = co_req_new(is_recv ? CO_REQ_PRECV : CO_REQ_PSEND);
+    co_req *r = co_req_prepare(is_recv ? CO_REQ_PRECV : CO_REQ_PSEND, buf, (size_t)count, dt, peer,
+                               tag, c, c->ctx);
     if (!r) return co_error(c, fn, MPI_ERR_NO_MEM, "out of requests");
     r->persistent = 1;
-    co_req_set_comm(r, c);
-    r->buf = buf;
-    r->count = (size_t)count;
-    r->dt = dt;
-    co_dt_retain(dt);
-    r->peer = peer;
-    r->tag = tag;
-    r->ctx = c->ctx;
     *request = r->handle;
     return MPI_SUCCESS;
 }

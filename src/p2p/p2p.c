@@ -75,18 +75,22 @@ static inline int req_matches(const co_req *r, uint64_t ctx, int src, int tag) {
            (r->tag == tag || r->tag == MPI_ANY_TAG);
 }
 
+static void posted_unlink(co_req *r) {
+    if (r->prev)
+        r->prev->next = r->next;
+    else
+        P->posted_head = r->next;
+    if (r->next)
+        r->next->prev = r->prev;
+    else
+        P->posted_tail = r->prev;
+    r->next = r->prev = NULL;
+}
+
 static co_req *posted_take(uint64_t ctx, int src, int tag) {
     for (co_req *r = P->posted_head; r; r = r->next) {
         if (!req_matches(r, ctx, src, tag)) continue;
-        if (r->prev)
-            r->prev->next = r->next;
-        else
-            P->posted_head = r->next;
-        if (r->next)
-            r->next->prev = r->prev;
-        else
-            P->posted_tail = r->prev;
-        r->next = r->prev = NULL;
+        posted_unlink(r);
         return r;
     }
     return NULL;
@@ -747,18 +751,25 @@ int co_send_eager_fast(const void *buf, size_t bytes, co_comm *comm, int dest, i
     return 1;
 }
 
-int co_isend(const void *buf, size_t count, co_dtype *dt, int dest, int tag, co_comm *comm,
-             uint64_t ctx, int mode, co_req **out) {
-    co_req *r = co_req_new(CO_REQ_SEND);
-    if (!r) return MPI_ERR_NO_MEM;
+co_req *co_req_prepare(int kind, const void *buf, size_t count, co_dtype *dt, int peer, int tag,
+                       co_comm *comm, uint64_t ctx) {
+    co_req *r = co_req_new(kind);
+    if (!r) return NULL;
     co_req_set_comm(r, comm);
     r->buf = (void *)buf;
     r->count = count;
     r->dt = dt;
     co_dt_retain(dt);
-    r->peer = dest;
+    r->peer = peer;
     r->tag = tag;
     r->ctx = ctx;
+    return r;
+}
+
+int co_isend(const void *buf, size_t count, co_dtype *dt, int dest, int tag, co_comm *comm,
+             uint64_t ctx, int mode, co_req **out) {
+    co_req *r = co_req_prepare(CO_REQ_SEND, buf, count, dt, dest, tag, comm, ctx);
+    if (!r) return MPI_ERR_NO_MEM;
     r->mode = (uint8_t)mode;
     *out = r;
     return co_send_start(r);
@@ -772,22 +783,6 @@ static void recv_take(co_req *r, co_umsg *u) {
     r->matched = 1;
     deliver_umsg(r, u);
     umsg_free(u);
-}
-
-/* A receive request on comm, not yet started; NULL when out of requests. */
-static co_req *recv_req(void *buf, size_t count, co_dtype *dt, int src, int tag, co_comm *comm,
-                        uint64_t ctx) {
-    co_req *r = co_req_new(CO_REQ_RECV);
-    if (!r) return NULL;
-    co_req_set_comm(r, comm);
-    r->buf = buf;
-    r->count = count;
-    r->dt = dt;
-    co_dt_retain(dt);
-    r->peer = src;
-    r->tag = tag;
-    r->ctx = ctx;
-    return r;
 }
 
 /* The first unexpected message matching (src, tag) on ctx, after one progress pass if none
@@ -823,7 +818,7 @@ int co_recv_start(co_req *r) {
 
 int co_irecv(void *buf, size_t count, co_dtype *dt, int src, int tag, co_comm *comm, uint64_t ctx,
              co_req **out) {
-    co_req *r = recv_req(buf, count, dt, src, tag, comm, ctx);
+    co_req *r = co_req_prepare(CO_REQ_RECV, buf, count, dt, src, tag, comm, ctx);
     if (!r) return MPI_ERR_NO_MEM;
     *out = r;
     return co_recv_start(r);
@@ -866,7 +861,7 @@ int co_improbe(int src, int tag, co_comm *comm, uint64_t ctx, co_msg **out, co_s
 
 int co_imrecv(void *buf, size_t count, co_dtype *dt, co_msg *m, co_req **out) {
     co_umsg *u = m->u;
-    co_req *r = recv_req(buf, count, dt, u->src, u->tag, m->comm, u->ctx);
+    co_req *r = co_req_prepare(CO_REQ_RECV, buf, count, dt, u->src, u->tag, m->comm, u->ctx);
     if (!r) return MPI_ERR_NO_MEM;
     m->comm->refcount--; /* the request holds it now */
     r->active = 1;
@@ -877,27 +872,24 @@ int co_imrecv(void *buf, size_t count, co_dtype *dt, co_msg *m, co_req **out) {
     return MPI_SUCCESS;
 }
 
+/* A posted receive taken off the queue, complete and marked cancelled. */
+static void cancel_posted(co_req *r) {
+    posted_unlink(r);
+    r->status.cancelled = 1;
+    r->status.source = MPI_ANY_SOURCE;
+    r->status.tag = MPI_ANY_TAG;
+    co_req_complete(r);
+}
+
 int co_req_cancel(co_req *r) {
     if (r->complete) return MPI_SUCCESS;
     if (r->kind == CO_REQ_RECV || r->kind == CO_REQ_PRECV) {
         if (r->matched) return MPI_SUCCESS;
-        for (co_req *q = P->posted_head; q; q = q->next) {
-            if (q != r) continue;
-            if (r->prev)
-                r->prev->next = r->next;
-            else
-                P->posted_head = r->next;
-            if (r->next)
-                r->next->prev = r->prev;
-            else
-                P->posted_tail = r->prev;
-            r->next = r->prev = NULL;
-            r->status.cancelled = 1;
-            r->status.source = MPI_ANY_SOURCE;
-            r->status.tag = MPI_ANY_TAG;
-            co_req_complete(r);
-            break;
-        }
+        for (co_req *q = P->posted_head; q; q = q->next)
+            if (q == r) {
+                cancel_posted(r);
+                break;
+            }
     }
     /* Sends are not cancelled: once queued they may already be matched remotely. */
     return MPI_SUCCESS;
@@ -922,8 +914,8 @@ void co_p2p_abandon(uint64_t ctx) {
     co_req *r = P->posted_head;
     while (r) {
         co_req *next = r->next;
-        if (r->ctx == ctx && !r->matched) {
-            co_req_cancel(r);
+        if (r->ctx == ctx) { /* in the queue, so not matched yet */
+            cancel_posted(r);
             co_req_free(r);
         }
         r = next;

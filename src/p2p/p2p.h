@@ -96,6 +96,10 @@ static inline co_req *co_req_get(MPI_Request h) {
     return co_htab_get(&co_st.reqs, h);
 }
 
+/* A request of `kind` (CO_REQ_SEND, _RECV, _PSEND, _PRECV) on comm for (buf, count, dt),
+ * peer and tag, not started yet; NULL when out of requests. */
+co_req *co_req_prepare(int kind, const void *buf, size_t count, co_dtype *dt, int peer, int tag,
+                       co_comm *comm, uint64_t ctx);
 /* Start a send or receive on `comm`; `ctx` is comm->ctx (point-to-point) or comm->ctx|1.
  * A receive on a collective context (ctx|1) expects exactly its count: a shorter message
  * completes it with MPI_ERR_COUNT (the ranks' counts disagree), a longer one with
