@@ -173,6 +173,18 @@ static call_args move_args(int kind, int root, const void *sbuf, int scount, co_
 }
 
 /* The collective itself (a co_coll_body: arg is the call_args). */
+/* A reduction's arguments (one count, type and operator). */
+static call_args reduce_args(int kind, int root, const void *sbuf, void *rbuf, size_t count,
+                             co_dtype *dt, co_op *op) {
+    return (call_args){.kind = kind,
+                       .root = root,
+                       .sbuf = sbuf,
+                       .rbuf = rbuf,
+                       .rcount = count,
+                       .rdt = dt,
+                       .op = op};
+}
+
 static int body(co_comm *c, const void *arg) {
     const call_args *a = arg;
     switch (a->kind) {
@@ -270,14 +282,9 @@ static int reduce_common(const char *fn, const void *sendbuf, void *recvbuf, int
     if (receives && (rc = co_api_buf(c, fn, recvbuf, count, dt))) return rc;
     if (receives && (rc = distinct(c, fn, sendbuf, recvbuf, count, dt))) return rc;
     static const int kinds[] = {CO_COLL_REDUCE, CO_COLL_ALLREDUCE, CO_COLL_SCAN, CO_COLL_EXSCAN};
-    return run(c, fn, (uint64_t)count * dt->size,
-               &(call_args){.kind = kinds[which],
-                            .root = which == R_REDUCE ? root : -1,
-                            .sbuf = sendbuf,
-                            .rbuf = recvbuf,
-                            .rcount = (size_t)count,
-                            .rdt = dt,
-                            .op = o});
+    call_args a = reduce_args(kinds[which], which == R_REDUCE ? root : -1, sendbuf, recvbuf,
+                              (size_t)count, dt, o);
+    return run(c, fn, (uint64_t)count * dt->size, &a);
 }
 
 CO_WEAK(MPI_Reduce, PMPI_Reduce);
@@ -496,14 +503,9 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
                          dt)))
         return rc;
     if ((rc = distinct(c, fn, sendbuf, recvbuf, total, dt))) return rc;
-    return run(c, fn, (uint64_t)total * dt->size,
-               &(call_args){.kind = CO_COLL_REDUCE_SCATTER,
-                            .root = -1,
-                            .sbuf = sendbuf,
-                            .rbuf = recvbuf,
-                            .rcounts = recvcounts,
-                            .rdt = dt,
-                            .op = o});
+    call_args a = reduce_args(CO_COLL_REDUCE_SCATTER, -1, sendbuf, recvbuf, 0, dt, o);
+    a.rcounts = recvcounts;
+    return run(c, fn, (uint64_t)total * dt->size, &a);
 }
 
 CO_WEAK(MPI_Reduce_scatter_block, PMPI_Reduce_scatter_block);
@@ -528,14 +530,9 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
     if ((rc = co_api_buf(c, fn, recvbuf, sendbuf == MPI_IN_PLACE ? total : recvcount, dt)))
         return rc;
     if ((rc = distinct(c, fn, sendbuf, recvbuf, total, dt))) return rc;
-    return run(c, fn, (uint64_t)recvcount * dt->size,
-               &(call_args){.kind = CO_COLL_REDUCE_SCATTER_BLOCK,
-                            .root = -1,
-                            .sbuf = sendbuf,
-                            .rbuf = recvbuf,
-                            .rcount = (size_t)recvcount,
-                            .rdt = dt,
-                            .op = o});
+    call_args a =
+        reduce_args(CO_COLL_REDUCE_SCATTER_BLOCK, -1, sendbuf, recvbuf, (size_t)recvcount, dt, o);
+    return run(c, fn, (uint64_t)recvcount * dt->size, &a);
 }
 
 CO_WEAK(MPI_Reduce_local, PMPI_Reduce_local);

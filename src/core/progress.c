@@ -7,23 +7,24 @@
 #include <sched.h>
 #include <time.h>
 
-static void long_wait(void) {
-    if (co_st.wait_check) co_st.wait_check();
+/* Give the CPU away; now and then (a long wait) let the collective layer look for ranks whose
+ * calls disagree. */
+static void yield_pass(const co_backoff *b) {
+    if (CO_UNLIKELY(b->idle % CO_WAIT_CHECK_PASSES == 0) && co_st.wait_check) co_st.wait_check();
+    sched_yield();
 }
 
 void co_backoff_idle(co_backoff *b) {
-    unsigned spin = (unsigned)co_st.cfg.spin_count;
-    if (++b->idle < spin) {
+    if (++b->idle < (unsigned)co_st.cfg.spin_count) {
         co_cpu_relax();
         return;
     }
-    if (CO_UNLIKELY(b->idle % CO_WAIT_CHECK_PASSES == 0)) long_wait();
-    sched_yield();
+    yield_pass(b);
 }
 
 void co_backoff_yield(co_backoff *b) {
-    if (CO_UNLIKELY(++b->idle % CO_WAIT_CHECK_PASSES == 0)) long_wait();
-    sched_yield();
+    ++b->idle;
+    yield_pass(b);
 }
 
 void co_progress_wait(co_req *r) {
