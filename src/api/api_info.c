@@ -140,7 +140,7 @@ int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key) {
     if (n < 0 || n >= in->n)
         return co_error(NULL, fn, MPI_ERR_ARG, "n = %d but the info object has %d keys", n, in->n);
     if (!key) return bad(fn, MPI_ERR_ARG, "key is NULL");
-    strcpy(key, in->keys[n]); /* at most MPI_MAX_INFO_KEY characters, checked by Info_set */
+    strcpy(key, in->kv[n].key); /* at most MPI_MAX_INFO_KEY characters, checked by Info_set */
     return MPI_SUCCESS;
 }
 

@@ -55,10 +55,13 @@ static inline void *co_htab_at(const co_htab *t, uint32_t slot) {
 }
 
 /* Info objects (info.c). */
+typedef struct co_info_kv {
+    char *key, *val;
+} co_info_kv;
 typedef struct co_info {
     int handle;
     int n, cap;
-    char **keys, **vals;
+    co_info_kv *kv; /* in the order of each key's first Info_set */
 } co_info;
 int co_info_init(void);
 void co_info_fini(void);

@@ -22,36 +22,34 @@ co_info *co_info_get(MPI_Info h) {
     return co_htab_get(&co_st.infos, h);
 }
 
-static int find(const co_info *in, const char *key) {
+static co_info_kv *find(const co_info *in, const char *key) {
     for (int i = 0; i < in->n; i++)
-        if (strcmp(in->keys[i], key) == 0) return i;
-    return -1;
+        if (strcmp(in->kv[i].key, key) == 0) return &in->kv[i];
+    return NULL;
 }
 
 const char *co_info_lookup(const co_info *in, const char *key) {
-    int i = find(in, key);
-    return i < 0 ? NULL : in->vals[i];
+    const co_info_kv *e = find(in, key);
+    return e ? e->val : NULL;
 }
 
 int co_info_set(co_info *in, const char *key, const char *value) {
     char *v = strdup(value);
     if (!v) return MPI_ERR_NO_MEM;
-    int i = find(in, key);
-    if (i >= 0) {
-        free(in->vals[i]);
-        in->vals[i] = v;
+    co_info_kv *e = find(in, key);
+    if (e) {
+        free(e->val);
+        e->val = v;
         return MPI_SUCCESS;
     }
     if (in->n == in->cap) {
         int cap = in->cap ? 2 * in->cap : 8;
-        char **k = realloc(in->keys, (size_t)cap * sizeof(*k));
-        if (k) in->keys = k;
-        char **vv = k ? realloc(in->vals, (size_t)cap * sizeof(*vv)) : NULL;
-        if (!vv) {
+        co_info_kv *kv = realloc(in->kv, (size_t)cap * sizeof(*kv));
+        if (!kv) {
             free(v);
             return MPI_ERR_NO_MEM;
         }
-        in->vals = vv;
+        in->kv = kv;
         in->cap = cap;
     }
     char *k = strdup(key);
@@ -59,18 +57,16 @@ int co_info_set(co_info *in, const char *key, const char *value) {
         free(v);
         return MPI_ERR_NO_MEM;
     }
-    in->keys[in->n] = k;
-    in->vals[in->n++] = v;
+    in->kv[in->n++] = (co_info_kv){k, v};
     return MPI_SUCCESS;
 }
 
 int co_info_delete(co_info *in, const char *key) {
-    int i = find(in, key);
-    if (i < 0) return -1;
-    free(in->keys[i]);
-    free(in->vals[i]);
-    memmove(in->keys + i, in->keys + i + 1, (size_t)(in->n - i - 1) * sizeof(char *));
-    memmove(in->vals + i, in->vals + i + 1, (size_t)(in->n - i - 1) * sizeof(char *));
+    co_info_kv *e = find(in, key);
+    if (!e) return -1;
+    free(e->key);
+    free(e->val);
+    memmove(e, e + 1, (size_t)(in->kv + in->n - (e + 1)) * sizeof(*e));
     in->n--;
     return 0;
 }
@@ -79,7 +75,7 @@ co_info *co_info_dup(const co_info *in) {
     co_info *d = co_info_create();
     if (!d) return NULL;
     for (int i = 0; i < in->n; i++)
-        if (co_info_set(d, in->keys[i], in->vals[i])) {
+        if (co_info_set(d, in->kv[i].key, in->kv[i].val)) {
             co_info_free(d);
             return NULL;
         }
@@ -88,11 +84,10 @@ co_info *co_info_dup(const co_info *in) {
 
 static void info_destroy(co_info *in) {
     for (int i = 0; i < in->n; i++) {
-        free(in->keys[i]);
-        free(in->vals[i]);
+        free(in->kv[i].key);
+        free(in->kv[i].val);
     }
-    free(in->keys);
-    free(in->vals);
+    free(in->kv);
     free(in);
 }
 
@@ -114,7 +109,7 @@ static int info_env(co_info *env) {
         size_t first = strlen(buf);
         for (size_t i = first + 1; i < n; i++)
             if (!buf[i]) buf[i] = ' ';
-        if (n > 0 && buf[n - 1] == ' ') buf[n - 1] = 0;
+        if (buf[n - 1] == ' ') buf[n - 1] = 0;
         rc = co_info_set(env, "command", buf);
         if (!rc && first + 1 < n) rc = co_info_set(env, "argv", buf + first + 1);
     }
