@@ -3,14 +3,6 @@
  * intercommunicator, Intercomm_merge with every choice of `high`, and the bad arguments. */
 #include "comm_util.h"
 
-/* Every world rank is on one side of ic: all of them, both sides, hold the same ID. */
-static void check_one_id(MPI_Comm ic) {
-    unsigned long long id = cu_id(ic), lo, hi;
-    CHECK_RC(MPI_Allreduce(&id, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD));
-    CHECK_RC(MPI_Allreduce(&id, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD));
-    CHECK(lo == hi && lo == id, "the two sides disagree on the ID: %llu..%llu", lo, hi);
-}
-
 static void check_remote(MPI_Comm ic, int rsize, const int *rworld) {
     int flag, size;
     CHECK_RC(MPI_Comm_test_inter(ic, &flag));
@@ -103,7 +95,7 @@ int main(int argc, char **argv) {
     CHECK(size == (low ? nlo : nhi) && r == (low ? rank : rank - h), "local part %d of %d", r,
           size);
     check_remote(ic, low ? nhi : nlo, low ? hi : lo);
-    check_one_id(ic);
+    cu_check_id_over(ic, MPI_COMM_WORLD); /* every world rank is on one side */
     check_p2p(ic, 5);
     int res;
     CHECK_ERR(MPI_Intercomm_create(ic, 0, MPI_COMM_WORLD, 0, 1, &ic2), MPI_ERR_COMM);
@@ -136,7 +128,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < ne; i++) ev[i] = 2 * i;
     for (int i = 0; i < no; i++) od[i] = 2 * i + 1;
     check_remote(ic, even ? no : ne, even ? od : ev);
-    check_one_id(ic);
+    cu_check_id_over(ic, MPI_COMM_WORLD); /* every world rank is on one side */
     check_p2p(ic, 11);
     check_merge(ic, !even, 1, ev, ne, od, no);
     MPI_Comm_free(&ic);

@@ -14,13 +14,17 @@ static inline uint64_t cu_id(MPI_Comm c) {
     return id;
 }
 
-/* Every member of intracommunicator c reports the same ID (min == max over c;
- * comm_inter.c checks intercommunicators across both sides). */
-static inline void cu_check_same_id(MPI_Comm c) {
+/* Every rank of intracommunicator `over` reports the same ID for c (min == max over `over`):
+ * c's members, when over is c; both sides of an intercommunicator c, when every rank of
+ * `over` is on one side. */
+static inline void cu_check_id_over(MPI_Comm c, MPI_Comm over) {
     unsigned long long id = cu_id(c), lo, hi;
-    CHECK_RC(MPI_Allreduce(&id, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, c));
-    CHECK_RC(MPI_Allreduce(&id, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, c));
+    CHECK_RC(MPI_Allreduce(&id, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, over));
+    CHECK_RC(MPI_Allreduce(&id, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, over));
     CHECK(lo == hi && lo == id, "members disagree on the ID: %llu..%llu", lo, hi);
+}
+static inline void cu_check_same_id(MPI_Comm c) {
+    cu_check_id_over(c, c);
 }
 
 /* Ring exchange plus an allreduce of the world ranks: data must arrive from the right rank of
