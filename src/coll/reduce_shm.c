@@ -14,9 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Below this many bytes every rank combines the whole vector (fewer steps); above, the
- * work is divided. Measured: docs/collectives.md. */
-#define SMALL_BYTES 2048
+/* Up to this many bytes every rank that needs the result combines the whole vector (fewer
+ * steps); above, the work is divided. A rooted reduction keeps the one-step form longer:
+ * only the root combines, and the others leave as soon as their operand is in place.
+ * Measured: docs/collectives.md. */
+#define SMALL_BYTES_ALL    4096
+#define SMALL_BYTES_ROOTED 32768
 
 /* Pointer to pass as the buffer of elements starting at e, within an image whose first
  * byte is element e0's first data byte. */
@@ -35,7 +38,7 @@ int co_reduce_shm(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_o
     const void **src = co_coll_srcs(n, stack);
     int collect = all || me == root;
 
-    if (count * dt->size <= SMALL_BYTES && count <= per) {
+    if (count * dt->size <= (all ? SMALL_BYTES_ALL : SMALL_BYTES_ROOTED) && count <= per) {
         unsigned b = (unsigned)(g % CO_CSHM_NBUF);
         if (all || me != root) co_cshm_put_image(s, b, in, 0, count, dt, g + 1, g + 2);
         if (collect) {
