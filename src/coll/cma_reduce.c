@@ -66,25 +66,19 @@ static void fetch(const co_cshm *s, int q, uint64_t remote, size_t elem0, void *
                 co_coll_span(dt, count));
 }
 
+/* Blocks of FOLD_SPLIT bytes and more are folded in pieces of FOLD_PIECE bytes (see fold). */
+#define FOLD_SPLIT (1u << 20)
+#define FOLD_PIECE (256u << 10)
+
 /* acc = d_lo op ... op d_hi over elements [e0, e0+m) of every rank's operand, into `out`
- * (a typed buffer for m elements; may be where my own operand lies). */
-static int fold(co_cshm *s, uint64_t g, const void *in, int lo, int hi, size_t e0, size_t m,
-                void *out, co_dtype *dt, co_op *op) {
+ * (a typed buffer for m elements; may be where my own operand lies). `tmp` holds m
+ * elements' images; the fold starts from rank `start`'s operand and accumulates in `ab`
+ * when given (see fold), else in out. */
+static void fold_part(co_cshm *s, uint64_t g, const void *in, int lo, int hi, int start, size_t e0,
+                      size_t m, void *out, co_dtype *dt, co_op *op, void *tmp, void *ab) {
     int me = s->me;
-    if (!m || hi < lo) return MPI_SUCCESS;
-    void *tb, *ab = NULL;
-    void *tmp = co_coll_tmpbuf(dt, m, &tb);
-    if (!tmp) co_fatal("out of memory in a reduction");
     const void *mine = co_coll_elem(in, e0, dt);
-    /* Accumulate straight into out when the fold can start there: from my own operand (a
-     * typed copy; commutative, or I am the last), or from a fetched one when out has no
-     * gaps for the raw image to overwrite. */
-    int start = op->commute && me >= lo && me <= hi ? me : hi;
-    void *acc = out;
-    if ((!op->commute && hi != me) || (start != me && !dt->contig)) {
-        acc = co_coll_tmpbuf(dt, m, &ab);
-        if (!acc) co_fatal("out of memory in a reduction");
-    }
+    void *acc = ab ? ab : out;
     if (start == me)
         co_coll_copy_same(mine, acc, m, dt);
     else
@@ -99,6 +93,30 @@ static int fold(co_cshm *s, uint64_t g, const void *in, int lo, int hi, size_t e
         }
     }
     if (acc != out) co_coll_copy_same(acc, out, m, dt);
+}
+
+/* A large block is folded piece by piece, so that the piece being accumulated and the
+ * operand just fetched stay in the core's cache while every rank's operand is folded into
+ * it: one pass over memory instead of one per rank (4 ranks, Reduce of 4 MiB: 21% less
+ * time). Smaller blocks stay in the cache anyway, and more pieces are only more system
+ * calls (2 ranks, 1 MiB: 13% more time in 256 KiB pieces). */
+static int fold(co_cshm *s, uint64_t g, const void *in, int lo, int hi, size_t e0, size_t m,
+                void *out, co_dtype *dt, co_op *op) {
+    if (!m || hi < lo) return MPI_SUCCESS;
+    size_t ext = (size_t)co_dt_extent(dt), chunk = m;
+    if (ext && m * ext >= FOLD_SPLIT) chunk = ext < FOLD_PIECE ? FOLD_PIECE / ext : 1;
+    /* Accumulate straight into out when the fold can start there: from my own operand (a
+     * typed copy; commutative, or I am the last), or from a fetched one when out has no
+     * gaps for the raw image to overwrite. */
+    int me = s->me, start = op->commute && me >= lo && me <= hi ? me : hi;
+    int apart = (!op->commute && hi != me) || (start != me && !dt->contig);
+    void *tb, *ab = NULL;
+    void *tmp = co_coll_tmpbuf(dt, chunk, &tb),
+         *acc = apart ? co_coll_tmpbuf(dt, chunk, &ab) : NULL;
+    if (!tmp || (apart && !acc)) co_fatal("out of memory in a reduction");
+    for (size_t c0 = 0; c0 < m; c0 += chunk)
+        fold_part(s, g, in, lo, hi, start, e0 + c0, CO_MIN(chunk, m - c0),
+                  co_coll_elem(out, c0, dt), dt, op, tmp, acc);
     co_coll_free(tb);
     co_coll_free(ab);
     return MPI_SUCCESS;

@@ -1,7 +1,8 @@
 /* Reductions: Reduce (every root), Allreduce, Reduce_scatter_block, Reduce_scatter, Scan and
  * Exscan, for every predefined operator on the types it is defined for, a commutative and a
  * non-commutative user operator, pair types (MAXLOC/MINLOC with ties), a strided derived
- * type when available, counts 0, 1, 7 and more than 64 KiB, in place and not, checked
+ * type when available, counts 0, 1, 7, more than 64 KiB and (up to 4 ranks) more than 1 MiB per
+ * rank, in place and not, checked
  * element by element against a serial reference; bytes between elements of non-contiguous
  * types must survive untouched. Run with COHORT_*_ALGORITHM set to force algorithms. */
 #include "coll_util.h"
@@ -35,7 +36,8 @@ typedef struct {
 
 static MPI_Datatype vec_type = MPI_DATATYPE_NULL;
 static MPI_Op user_sum, user_affine;
-#define GAP 0xa5
+#define GAP        0xa5
+#define HUGE_BLOCK (1280u * 1024u) /* bytes per rank in run_huge */
 
 static size_t ext_of(int k) {
     static const size_t e[] = {sizeof(int),  sizeof(double),    1, sizeof(bool), sizeof(dint),
@@ -258,8 +260,9 @@ static void check(const tcase *t, const char *what, const char *got, const char 
 }
 
 static void prep(const tcase *t, size_t count, int salt) {
-    memset(sbuf, GAP, cap);
-    memset(rbuf, GAP, cap);
+    size_t used = count * ext_of(t->kind) + 64; /* what the checks look at, and a margin */
+    memset(sbuf, GAP, used < cap ? used : cap);
+    memset(rbuf, GAP, used < cap ? used : cap);
     fill(t->kind, sbuf, count, me, salt);
 }
 
@@ -329,6 +332,32 @@ static void run_case(const tcase *t, size_t count) {
     }
 }
 
+/* Vectors whose per-rank blocks pass 1 MiB, which the single-copy reductions fold piece by
+ * piece: Allreduce, Reduce at the last rank and Reduce_scatter_block, up to 4 ranks (the
+ * serial references cost too much beyond), a contiguous, a non-commutative and a strided
+ * type. */
+static void run_huge(void) {
+    static const tcase huge[] = {{K_DOUBLE, O_SUM, 1}, {K_2INT, O_AFFINE, 1}, {K_VEC, O_SUM, 1}};
+    if (np > 4) return;
+    for (size_t k = 0; k < sizeof(huge) / sizeof(huge[0]); k++) {
+        const tcase *t = &huge[k];
+        MPI_Datatype dt = type_of(t->kind);
+        MPI_Op op = mpi_op(t->op);
+        size_t e = ext_of(t->kind), block = (HUGE_BLOCK / e) + 5, count = block * (size_t)np;
+        int salt = 7;
+        prep(t, count, salt);
+        CHECK_RC(MPI_Allreduce(sbuf, rbuf, (int)count, dt, op, comm));
+        reference(t, count, 0, np - 1, salt);
+        check(t, "Allreduce (huge)", rbuf, ref, count, 0);
+        prep(t, count, salt);
+        CHECK_RC(MPI_Reduce(sbuf, rbuf, (int)count, dt, op, np - 1, comm));
+        if (me == np - 1) check(t, "Reduce (huge)", rbuf, ref, count, 0);
+        prep(t, count, salt);
+        CHECK_RC(MPI_Reduce_scatter_block(sbuf, rbuf, (int)block, dt, op, comm));
+        check(t, "Reduce_scatter_block (huge)", rbuf, ref + block * (size_t)me * e, block, 0);
+    }
+}
+
 /* full: WORLD; the other communicators get the small counts only */
 static void run(MPI_Comm c, int full) {
     comm = c;
@@ -343,6 +372,7 @@ static void run(MPI_Comm c, int full) {
             run_case(t, counts[j]);
         }
     }
+    if (full) run_huge();
 }
 
 int main(int argc, char **argv) {
@@ -359,6 +389,7 @@ int main(int argc, char **argv) {
     int size;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     cap = (size_t)(size + 1) * 90 * 1024;
+    if (cap < (size_t)(size + 1) * HUGE_BLOCK) cap = (size_t)(size + 1) * HUGE_BLOCK;
     sbuf = malloc(cap), rbuf = malloc(cap), ref = malloc(cap), tmp = malloc(cap);
     CHECK(sbuf && rbuf && ref && tmp, "malloc");
     MPI_Comm comms[MAXCOMMS];
