@@ -12,7 +12,10 @@
  * Reduce_scatter_block gives each rank max(1, size/4/np) elements (so it starts at 4*np B).
  * Sizes that round to an already-measured size are skipped; printed sizes are the real ones.
  * Reported value: average over ranks of each rank's mean latency (OSU's default "Avg Latency"),
- * in microseconds; with -f also the maximum over ranks (case <Name>_max). Roots are rank 0.
+ * in microseconds; with -f also the maximum over ranks (case <Name>_max); with -l also the time
+ * per iteration of the whole loop, the untimed barrier included (case <Name>_loop, average over
+ * ranks), which shows how much of a collective's cost a rank pays in the following barrier
+ * instead. Roots are rank 0.
  *
  * Output: RESULT coll <Collective> <size> <usec> us <iterations>
  */
@@ -152,7 +155,7 @@ int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     bench_opts o;
     bench_defaults(&o, 1, 4L << 20, 4);
-    int selected[NCOLL], any_selected = 0, full = 0;
+    int selected[NCOLL], any_selected = 0, full = 0, loop = 0;
     for (int k = 0; k < NCOLL; k++) selected[k] = 0;
     const char *what = "OSU-style latency of every collective (average over ranks, microseconds).";
     const char *extra =
@@ -160,11 +163,13 @@ int main(int argc, char **argv) {
         "             Barrier,Bcast,Reduce,Allreduce,Gather,Gatherv,Scatter,\n"
         "             Scatterv,Allgather,Allgatherv,Alltoall,Alltoallv,\n"
         "             Reduce_scatter,Reduce_scatter_block,Scan,Exscan\n"
-        "  -f         also report the maximum over ranks (case <Name>_max)\n";
+        "  -f         also report the maximum over ranks (case <Name>_max)\n"
+        "  -l         also report the time per iteration with the untimed barrier (<Name>_loop)\n";
     for (int i = 1; i < argc; i++) {
         int r = bench_common_opt(&o, argc, argv, &i);
         if (r == 0 && strcmp(argv[i], "-h") == 0) bench_usage_exit(argv[0], what, extra, 0);
         if (r == 0 && strcmp(argv[i], "-f") == 0) r = full = 1;
+        if (r == 0 && strcmp(argv[i], "-l") == 0) r = loop = 1;
         if (r == 0 && strcmp(argv[i], "-c") == 0 && i + 1 < argc) {
             char buf[512];
             snprintf(buf, sizeof buf, "%s", argv[++i]);
@@ -211,15 +216,20 @@ int main(int argc, char **argv) {
             if (real == prev) continue;
             prev = real;
             long iters;
-            bench_measure(&o, coll_kernel, &c, 0, MPI_COMM_WORLD, &iters);
-            double mine = c.acc / (double)iters, sum = 0, max = 0;
-            MPI_Reduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-            MPI_Reduce(&mine, &max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-            bench_result("coll", coll_names[k], real, sum / c.np * 1e6, "us", iters);
+            double wall = bench_measure(&o, coll_kernel, &c, 0, MPI_COMM_WORLD, &iters);
+            double mine[2] = {c.acc / (double)iters, wall / (double)iters}, sum[2] = {0, 0},
+                   max = 0;
+            MPI_Reduce(mine, sum, 2, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+            MPI_Reduce(&mine[0], &max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+            bench_result("coll", coll_names[k], real, sum[0] / c.np * 1e6, "us", iters);
+            char name[64];
             if (full) {
-                char name[64];
                 snprintf(name, sizeof name, "%s_max", coll_names[k]);
                 bench_result("coll", name, real, max * 1e6, "us", iters);
+            }
+            if (loop && k != BARRIER) {
+                snprintf(name, sizeof name, "%s_loop", coll_names[k]);
+                bench_result("coll", name, real, sum[1] / c.np * 1e6, "us", iters);
             }
         }
     }
