@@ -15,6 +15,7 @@ const co_coll_alg co_allgather_algs[] = {
      "large blocks copied straight between the processes (process_vm_readv/writev), small ones "
      "through the shared buffers"},
 };
+CO_ALG_TABLE_CHECK(co_allgather_algs, CO_ALLGATHER_NALGS);
 
 static int allgather_ring(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size_t rcount,
                           co_dtype *rdt, co_comm *c) {

@@ -14,6 +14,7 @@ const co_coll_alg co_allgatherv_algs[] = {
      "large blocks copied straight between the processes (process_vm_readv/writev), small ones "
      "through the shared buffers"},
 };
+CO_ALG_TABLE_CHECK(co_allgatherv_algs, CO_ALLGATHERV_NALGS);
 
 static int allgatherv_ring(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf,
                            const int *rcounts, const int *displs, co_dtype *rdt, co_comm *c) {

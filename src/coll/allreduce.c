@@ -20,6 +20,7 @@ const co_coll_alg co_allreduce_algs[] = {
      "rank r reads block r of every vector (process_vm_readv) and combines it, then everyone "
      "reads the combined blocks (large vectors; contiguous types, else as shm)"},
 };
+CO_ALG_TABLE_CHECK(co_allreduce_algs, CO_ALLREDUCE_NALGS);
 
 static int allreduce_rd(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_op *op,
                         co_comm *c) {

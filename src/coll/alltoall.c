@@ -18,6 +18,7 @@ const co_coll_alg co_alltoall_algs[] = {
      "large blocks copied straight between the processes (process_vm_readv/writev), small ones "
      "through the shared buffers"},
 };
+CO_ALG_TABLE_CHECK(co_alltoall_algs, CO_ALLTOALL_NALGS);
 
 static int a2a_pairwise(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size_t rcount,
                         co_dtype *rdt, co_comm *c) {

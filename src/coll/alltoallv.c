@@ -12,6 +12,7 @@ const co_coll_alg co_alltoallv_algs[] = {
      "large blocks copied straight between the processes (process_vm_readv/writev), small ones "
      "through the shared buffers"},
 };
+CO_ALG_TABLE_CHECK(co_alltoallv_algs, CO_ALLTOALLV_NALGS);
 
 int co_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, co_dtype *sdt,
                  void *rbuf, const int *rcounts, const int *rdispls, co_dtype *rdt, co_comm *c) {

@@ -16,6 +16,7 @@ const co_coll_alg co_barrier_algs[] = {
      "arrival flags gathered up a radix-4 tree to rank 0, which releases everyone with one "
      "flag"},
 };
+CO_ALG_TABLE_CHECK(co_barrier_algs, CO_BARRIER_NALGS);
 
 static int barrier_dissemination(co_comm *c) {
     int n = c->size, me = c->rank, rc = MPI_SUCCESS;

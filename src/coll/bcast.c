@@ -18,6 +18,7 @@ const co_coll_alg co_bcast_algs[] = {
      "every rank reads the root's buffer with one process_vm_readv; with 2 ranks root and "
      "peer each copy half"},
 };
+CO_ALG_TABLE_CHECK(co_bcast_algs, CO_BCAST_NALGS);
 
 int co_bcast_binomial(void *buf, size_t count, co_dtype *dt, int root, co_comm *c) {
     int n = c->size, rc = MPI_SUCCESS;

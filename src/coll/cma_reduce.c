@@ -22,7 +22,7 @@ typedef struct addrs {
 
 /* What a rank publishes with its addresses, which every reader checks before it touches
  * its memory: which engine entry (and root) it runs and the size of its operand. */
-enum { OP_RS = 1, OP_REDUCE, OP_SCAN, OP_EXSCAN_PAIR };
+enum { OP_RS = 1, OP_REDUCE, OP_SCAN, OP_EXSCAN_PAIR, OP_CHAIN };
 #define SIG_BYTES ((1ull << 48) - 1)
 static uint64_t sig(int op, int root, size_t bytes) {
     return (uint64_t)bytes | (uint64_t)op << 60 | (uint64_t)((unsigned)(root + 1) & 0xfff) << 48;
@@ -249,5 +249,78 @@ int co_scan_cma(const void *in, void *rbuf, size_t count, co_dtype *dt, co_op *o
     if (out != rbuf) co_coll_copy_same(out, rbuf, count, dt);
     co_coll_free(tb);
     s->seq = g + 2;
+    return rc;
+}
+
+/* ---- Chain scan -----------------------------------------------------------------------------
+ * Rank r reads rank r-1's inclusive prefix, piece by piece as rank r-1 finishes it, folds in
+ * its own operand and so finishes its own prefix piece by piece for rank r+1: N-1 reads and
+ * folds of the vector in all (the fold above does N(N-1)/2), and the ranks of the chain work
+ * on different pieces at once. The prefix a rank passes on is its receive buffer (Scan), a
+ * scratch vector (Exscan, whose result is the prefix before it) or, at rank 0, its operand.
+ * Steps: g+1, the header below is published; g+2, I have read all I need from rank r-1. A
+ * rank returns once rank r+1 is past g+2 (its prefix may change after that). */
+
+#define CHAIN_PIECE (64u << 10) /* bytes per piece */
+
+typedef struct chain_hdr {
+    uint64_t fwd;          /* image of the prefix I pass on (element 0's first data byte) */
+    _Atomic uint64_t done; /* elements of it that are final */
+} chain_hdr;
+
+int co_scan_chain(const void *in, void *rbuf, size_t count, co_dtype *dt, co_op *op, co_comm *c,
+                  int excl) {
+    co_cshm *s = c->coll->shm;
+    int n = s->n, me = s->me, last = me == n - 1, rc = MPI_SUCCESS;
+    uint64_t g = s->seq;
+    unsigned b = (unsigned)(g % CO_CSHM_NBUF);
+    size_t ext = (size_t)co_dt_extent(dt);
+    size_t piece = ext < CHAIN_PIECE ? CHAIN_PIECE / ext : 1;
+    void *fb = NULL, *tb = NULL, *fwd = me == 0 ? (void *)in : excl ? NULL : rbuf;
+    if (!fwd && !last && !(fwd = co_coll_tmpbuf(dt, count, &fb)))
+        co_fatal("out of memory in a scan");
+    uint64_t mine = sig(OP_CHAIN, excl, count * dt->size);
+    chain_hdr *h = (chain_hdr *)co_cshm_acquire(s, b);
+    h->fwd = fwd ? (uint64_t)(uintptr_t)((char *)fwd + dt->true_lb) : 0;
+    atomic_store_explicit(&h->done, me == 0 ? count : 0, memory_order_relaxed);
+    co_cshm_publish(s, b, g + 1, mine, g + 2);
+    if (me == 0) {
+        if (!excl && in != rbuf) co_coll_copy_same(in, rbuf, count, dt);
+    } else if (!(rc = same_sizes(s, g, 0, me - 1, mine))) {
+        const chain_hdr *p = (const chain_hdr *)co_cshm_read(s, me - 1, b, g + 1, NULL);
+        /* straight into my receive buffer where the fold may start there (see fold) */
+        int direct = !excl && op->commute && in != rbuf && dt->contig;
+        void *tmp = NULL;
+        if (!direct && !(excl && dt->contig) &&
+            !(tmp = co_coll_tmpbuf(dt, CO_MIN(piece, count), &tb)))
+            co_fatal("out of memory in a scan");
+        for (size_t e0 = 0; e0 < count; e0 += piece) {
+            size_t m = CO_MIN(piece, count - e0);
+            const void *x = co_coll_elem(in, e0, dt);
+            void *r = co_coll_elem(rbuf, e0, dt);
+            co_cshm_wait_word(&p->done, e0 + m);
+            if (direct) { /* r = x op prefix (commutative) */
+                fetch(s, me - 1, p->fwd, e0, r, m, dt);
+                co_op_apply(op, dt, x, r, m);
+            } else if (!excl) { /* r = prefix op x */
+                fetch(s, me - 1, p->fwd, e0, tmp, m, dt);
+                if (in != rbuf) co_coll_copy_same(x, r, m, dt);
+                co_op_apply(op, dt, tmp, r, m);
+            } else { /* r = prefix; pass on prefix op x (x copied first: it may be r) */
+                void *f = last ? NULL : co_coll_elem(fwd, e0, dt), *pre = tmp ? tmp : r;
+                if (f) co_coll_copy_same(x, f, m, dt);
+                fetch(s, me - 1, p->fwd, e0, pre, m, dt);
+                if (f) co_op_apply(op, dt, pre, f, m);
+                if (pre != r) co_coll_copy_same(pre, r, m, dt);
+            }
+            atomic_store_explicit(&h->done, e0 + m, memory_order_release);
+        }
+    }
+    if (rc) atomic_store_explicit(&h->done, count, memory_order_release); /* (unread) */
+    co_cshm_post(s, g + 2);
+    if (!last) co_cshm_wait(s, me + 1, g + 2);
+    s->seq = g + 2;
+    co_coll_free(tb);
+    co_coll_free(fb);
     return rc;
 }

@@ -134,8 +134,18 @@ enum {
 };
 enum { CO_ALLTOALLV_PAIRWISE, CO_ALLTOALLV_LINEAR, CO_ALLTOALLV_CMA, CO_ALLTOALLV_NALGS };
 enum { CO_RSCAT_REDUCE_SCATTERV, CO_RSCAT_RING, CO_RSCAT_SHM, CO_RSCAT_CMA, CO_RSCAT_NALGS };
-enum { CO_SCAN_LINEAR, CO_SCAN_RECURSIVE_DOUBLING, CO_SCAN_SHM, CO_SCAN_CMA, CO_SCAN_NALGS };
+enum {
+    CO_SCAN_LINEAR,
+    CO_SCAN_RECURSIVE_DOUBLING,
+    CO_SCAN_SHM,
+    CO_SCAN_CMA,
+    CO_SCAN_CHAIN,
+    CO_SCAN_NALGS
+};
 
+/* In the file that defines an algorithm table: it lists every algorithm of the enum. */
+#define CO_ALG_TABLE_CHECK(table, n)                                                               \
+    _Static_assert(sizeof(table) / sizeof((table)[0]) == (n), #table " lists every algorithm")
 extern const co_coll_alg co_barrier_algs[], co_bcast_algs[], co_reduce_algs[], co_allreduce_algs[],
     co_gather_algs[], co_gatherv_algs[], co_scatter_algs[], co_scatterv_algs[], co_allgather_algs[],
     co_allgatherv_algs[], co_alltoall_algs[], co_alltoallv_algs[], co_reduce_scatter_algs[],
@@ -481,6 +491,8 @@ int co_reduce_cma(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_o
                   co_comm *c);
 int co_scan_cma(const void *in, void *rbuf, size_t count, co_dtype *dt, co_op *op, co_comm *c,
                 int excl);
+int co_scan_chain(const void *in, void *rbuf, size_t count, co_dtype *dt, co_op *op, co_comm *c,
+                  int excl);
 /* n equal blocks of `count` elements: counts and displacements (in *stack if n <= 64). */
 /* count elements in n blocks as even as possible (the first count % n one larger): block i
  * has cnt[i] elements from element dsp[i]. */

@@ -14,6 +14,7 @@ const co_coll_alg co_gather_algs[] = {
      "large blocks written straight into the root's buffer (process_vm_writev, all senders at "
      "once), small ones through the shared buffers"},
 };
+CO_ALG_TABLE_CHECK(co_gather_algs, CO_GATHER_NALGS);
 
 static int gather_linear(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size_t rcount,
                          co_dtype *rdt, int root, co_comm *c) {

@@ -12,6 +12,7 @@ const co_coll_alg co_gatherv_algs[] = {
      "large blocks written straight into the root's buffer (process_vm_writev, all senders at "
      "once), small ones through the shared buffers"},
 };
+CO_ALG_TABLE_CHECK(co_gatherv_algs, CO_GATHERV_NALGS);
 
 int co_gatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, const int *rcounts,
                const int *displs, co_dtype *rdt, int root, co_comm *c) {

@@ -22,6 +22,7 @@ const co_coll_alg co_reduce_algs[] = {
      "rank r reads block r of every vector (process_vm_readv), combines it and writes it into "
      "the root's buffer (large vectors; contiguous types, else as shm)"},
 };
+CO_ALG_TABLE_CHECK(co_reduce_algs, CO_REDUCE_NALGS);
 
 static int reduce_binomial(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_op *op,
                            int root, co_comm *c) {

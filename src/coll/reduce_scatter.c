@@ -16,6 +16,7 @@ const co_coll_alg co_reduce_scatter_algs[] = {
     {"cma", CO_ALG_CMA | CO_ALG_DENSE,
      "each rank reads its block of every peer's vector with process_vm_readv and combines"},
 };
+CO_ALG_TABLE_CHECK(co_reduce_scatter_algs, CO_RSCAT_NALGS);
 
 int co_rs_ring(const void *in, void *out, const size_t *cnt, const size_t *dsp, size_t count,
                co_dtype *dt, co_op *op, co_comm *c) {

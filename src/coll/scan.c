@@ -15,7 +15,11 @@ const co_coll_alg co_scan_algs[] = {
      "operands copied into shared buffers; rank r combines operands 0..r itself"},
     {"cma", CO_ALG_CMA | CO_ALG_DENSE,
      "rank r reads operands 0..r straight from the peers (process_vm_readv) and combines"},
+    {"chain", CO_ALG_CMA | CO_ALG_DENSE,
+     "pipelined chain: rank r reads rank r-1's prefix piece by piece (process_vm_readv), folds "
+     "in its operand and passes its own on"},
 };
+CO_ALG_TABLE_CHECK(co_scan_algs, CO_SCAN_NALGS);
 
 static int scan_linear(const void *in, void *rbuf, size_t count, co_dtype *dt, co_op *op,
                        co_comm *c, int excl) {
@@ -128,6 +132,7 @@ int co_scan_run(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_op 
     case CO_SCAN_RECURSIVE_DOUBLING: return scan_rd(in, rbuf, count, dt, op, c, excl);
     case CO_SCAN_SHM: return scan_shm(in, rbuf, count, dt, op, c, excl);
     case CO_SCAN_CMA: return co_scan_cma(in, rbuf, count, dt, op, c, excl);
+    case CO_SCAN_CHAIN: return co_scan_chain(in, rbuf, count, dt, op, c, excl);
     default: return scan_linear(in, rbuf, count, dt, op, c, excl);
     }
 }

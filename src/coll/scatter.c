@@ -15,6 +15,7 @@ const co_coll_alg co_scatter_algs[] = {
      "large blocks copied straight between the processes (process_vm_readv/writev), small ones "
      "through the shared buffers"},
 };
+CO_ALG_TABLE_CHECK(co_scatter_algs, CO_SCATTER_NALGS);
 
 static int scatter_linear(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size_t rcount,
                           co_dtype *rdt, int root, co_comm *c) {

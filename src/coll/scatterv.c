@@ -11,6 +11,7 @@ const co_coll_alg co_scatterv_algs[] = {
      "large blocks copied straight between the processes (process_vm_readv/writev), small ones "
      "through the shared buffers"},
 };
+CO_ALG_TABLE_CHECK(co_scatterv_algs, CO_SCATTERV_NALGS);
 
 int co_scatterv(const void *sbuf, const int *scounts, const int *displs, co_dtype *sdt, void *rbuf,
                 size_t rcount, co_dtype *rdt, int root, co_comm *c) {
