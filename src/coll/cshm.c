@@ -24,12 +24,13 @@ static uint64_t round_up(uint64_t v, uint64_t a) {
     return (v + a - 1) / a * a;
 }
 
-/* Ranks outnumber cores: the rank we wait for most likely waits for our core, so after two
- * idle passes give the CPU away rather than spin (unless COHORT_SPIN_COUNT says otherwise). */
+/* Ranks outnumber cores: the rank we wait for most likely waits for our core, so after
+ * co_st.shm_spin idle passes (two, or none with more than two ranks to a core) give the CPU
+ * away rather than spin (unless COHORT_SPIN_COUNT says otherwise). */
 static void idle_pass(co_backoff *b) {
     if (co_progress())
         co_backoff_reset(b);
-    else if (co_st.oversubscribed && co_st.spin_auto && b->idle >= 2)
+    else if (co_st.oversubscribed && co_st.spin_auto && b->idle >= co_st.shm_spin)
         co_backoff_yield(b);
     else
         co_backoff_idle(b);
