@@ -172,7 +172,6 @@ static call_args move_args(int kind, int root, const void *sbuf, int scount, co_
                        .rdt = rdt ? rdt : byte};
 }
 
-/* The collective itself (a co_coll_body: arg is the call_args). */
 /* A reduction's arguments (one count, type and operator). */
 static call_args reduce_args(int kind, int root, const void *sbuf, void *rbuf, size_t count,
                              co_dtype *dt, co_op *op) {
@@ -185,6 +184,7 @@ static call_args reduce_args(int kind, int root, const void *sbuf, void *rbuf, s
                        .op = op};
 }
 
+/* The collective itself (a co_coll_body: arg is the call_args). */
 static int body(co_comm *c, const void *arg) {
     const call_args *a = arg;
     switch (a->kind) {

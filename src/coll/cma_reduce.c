@@ -20,6 +20,13 @@ typedef struct addrs {
     uint64_t out; /* my receive buffer, same convention */
 } addrs;
 
+/* What a rank publishes in its buffer of the call: its addresses and, for the chain scan,
+ * how many elements of the prefix it passes on are final. */
+typedef struct published {
+    addrs a;
+    _Atomic uint64_t done;
+} published;
+
 /* What a rank publishes with its addresses, which every reader checks before it touches
  * its memory: which engine entry (and root) it runs and the size of its operand. */
 enum { OP_RS = 1, OP_REDUCE, OP_SCAN, OP_EXSCAN_PAIR, OP_CHAIN };
@@ -28,14 +35,17 @@ static uint64_t sig(int op, int root, size_t bytes) {
     return (uint64_t)bytes | (uint64_t)op << 60 | (uint64_t)((unsigned)(root + 1) & 0xfff) << 48;
 }
 
-static addrs publish_addrs(co_cshm *s, uint64_t g, const void *in, void *out, const co_dtype *dt,
-                           uint64_t bytes) {
+/* Publishes my addresses (NULL: none) as step g+1, with `bytes` (sig()) for the readers'
+ * checks and `done` for the chain's readers; returns where `done` lies. */
+static _Atomic uint64_t *publish_addrs(co_cshm *s, uint64_t g, const void *in, void *out,
+                                       const co_dtype *dt, uint64_t bytes, uint64_t done) {
     unsigned b = (unsigned)(g % CO_CSHM_NBUF);
-    addrs *a = (addrs *)co_cshm_acquire(s, b);
-    a->in = (uint64_t)(uintptr_t)((const char *)in + dt->true_lb);
-    a->out = out ? (uint64_t)(uintptr_t)((char *)out + dt->true_lb) : 0;
+    published *p = (published *)co_cshm_acquire(s, b);
+    p->a.in = in ? (uint64_t)(uintptr_t)((const char *)in + dt->true_lb) : 0;
+    p->a.out = out ? (uint64_t)(uintptr_t)((char *)out + dt->true_lb) : 0;
+    atomic_store_explicit(&p->done, done, memory_order_relaxed);
     co_cshm_publish(s, b, g + 1, bytes, g + 2);
-    return *a;
+    return &p->done;
 }
 
 /* MPI_SUCCESS if ranks lo..hi all published what I did (sig()); else the ranks' calls
@@ -53,8 +63,12 @@ static int same_sizes(const co_cshm *s, uint64_t g, int lo, int hi, uint64_t min
     return MPI_SUCCESS;
 }
 
+static const published *peer_published(const co_cshm *s, int q, uint64_t g) {
+    return (const published *)co_cshm_read(s, q, (unsigned)(g % CO_CSHM_NBUF), g + 1, NULL);
+}
+
 static addrs peer_addrs(const co_cshm *s, int q, uint64_t g) {
-    return *(const addrs *)co_cshm_read(s, q, (unsigned)(g % CO_CSHM_NBUF), g + 1, NULL);
+    return peer_published(s, q, g)->a;
 }
 
 /* Read `count` elements of rank q's image at `remote` into a local image buffer. */
@@ -127,7 +141,7 @@ int co_rs_cma(const void *in, void *out, const size_t *cnt, const size_t *dsp, s
     co_cshm *s = c->coll->shm;
     uint64_t g = s->seq;
     uint64_t mine = sig(OP_RS, -1, count * dt->size);
-    publish_addrs(s, g, in, NULL, dt, mine);
+    publish_addrs(s, g, in, NULL, dt, mine, 0);
     int rc = same_sizes(s, g, 0, s->n - 1, mine);
     if (!rc) rc = fold(s, g, in, 0, s->n - 1, dsp[s->me], cnt[s->me], out, dt, op);
     co_cshm_post(s, g + 2);
@@ -172,7 +186,7 @@ int co_reduce_cma(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_o
     uint64_t g = s->seq;
     int all = root < 0, has_out = all || me == root;
     uint64_t mine = sig(OP_REDUCE, root, count * dt->size);
-    publish_addrs(s, g, in, has_out ? rbuf : NULL, dt, mine);
+    publish_addrs(s, g, in, has_out ? rbuf : NULL, dt, mine, 0);
     void *ob = NULL;
     void *out = has_out ? co_coll_elem(rbuf, dsp[me], dt) : co_coll_tmpbuf(dt, cnt[me], &ob);
     if (!out) co_fatal("out of memory in a reduction");
@@ -211,17 +225,15 @@ static int exscan_pair(const void *in, void *rbuf, size_t count, co_dtype *dt, c
     uint64_t g = s->seq;
     int me = s->me, p = 1 - me;
     uint64_t mine = sig(OP_EXSCAN_PAIR, -1, count * dt->size);
-    publish_addrs(s, g, in, rbuf, dt, mine);
+    publish_addrs(s, g, in, rbuf, dt, mine, 0);
     addrs a = peer_addrs(s, p, g);
     size_t h = count * dt->size <= CO_CMA_SPLIT_MIN ? 0 : count / 2;
     size_t ext = (size_t)co_dt_extent(dt);
     int rc = same_sizes(s, g, p, p, mine);
-    if (rc)
-        ;
-    else if (me == 0 && h)
+    if (!rc && me == 0 && h)
         co_cma_write(s->pids[p], (const char *)in + dt->true_lb, (void *)(uintptr_t)a.out,
                      h * dt->size);
-    else if (me == 1 && count > h)
+    else if (!rc && me == 1 && count > h)
         co_cma_read(s->pids[p], (char *)rbuf + dt->true_lb + h * ext,
                     (const void *)(uintptr_t)(a.in + h * ext), (count - h) * dt->size);
     co_cshm_post(s, g + 2);
@@ -236,7 +248,7 @@ int co_scan_cma(const void *in, void *rbuf, size_t count, co_dtype *dt, co_op *o
     if (excl && s->n == 2 && dt->contig) return exscan_pair(in, rbuf, count, dt, s);
     uint64_t g = s->seq;
     uint64_t mine = sig(OP_SCAN, -1, count * dt->size);
-    publish_addrs(s, g, in, NULL, dt, mine);
+    publish_addrs(s, g, in, NULL, dt, mine, 0);
     int top = excl ? s->me - 1 : s->me;
     /* in place, the peers read my operand from rbuf until they post g+2 */
     void *tb = NULL;
@@ -258,36 +270,28 @@ int co_scan_cma(const void *in, void *rbuf, size_t count, co_dtype *dt, co_op *o
  * folds of the vector in all (the fold above does N(N-1)/2), and the ranks of the chain work
  * on different pieces at once. The prefix a rank passes on is its receive buffer (Scan), a
  * scratch vector (Exscan, whose result is the prefix before it) or, at rank 0, its operand.
- * Steps: g+1, the header below is published; g+2, I have read all I need from rank r-1. A
- * rank returns once rank r+1 is past g+2 (its prefix may change after that). */
+ * Steps: g+1, the prefix's address is published (as `in`, its progress as `done`); g+2, I
+ * have read all I need from rank r-1. A rank returns once rank r+1 is past g+2 (its prefix
+ * may change after that). */
 
 #define CHAIN_PIECE (64u << 10) /* bytes per piece */
-
-typedef struct chain_hdr {
-    uint64_t fwd;          /* image of the prefix I pass on (element 0's first data byte) */
-    _Atomic uint64_t done; /* elements of it that are final */
-} chain_hdr;
 
 int co_scan_chain(const void *in, void *rbuf, size_t count, co_dtype *dt, co_op *op, co_comm *c,
                   int excl) {
     co_cshm *s = c->coll->shm;
     int n = s->n, me = s->me, last = me == n - 1, rc = MPI_SUCCESS;
     uint64_t g = s->seq;
-    unsigned b = (unsigned)(g % CO_CSHM_NBUF);
     size_t ext = (size_t)co_dt_extent(dt);
     size_t piece = ext < CHAIN_PIECE ? CHAIN_PIECE / ext : 1;
     void *fb = NULL, *tb = NULL, *fwd = me == 0 ? (void *)in : excl ? NULL : rbuf;
     if (!fwd && !last && !(fwd = co_coll_tmpbuf(dt, count, &fb)))
         co_fatal("out of memory in a scan");
     uint64_t mine = sig(OP_CHAIN, excl, count * dt->size);
-    chain_hdr *h = (chain_hdr *)co_cshm_acquire(s, b);
-    h->fwd = fwd ? (uint64_t)(uintptr_t)((char *)fwd + dt->true_lb) : 0;
-    atomic_store_explicit(&h->done, me == 0 ? count : 0, memory_order_relaxed);
-    co_cshm_publish(s, b, g + 1, mine, g + 2);
+    _Atomic uint64_t *done = publish_addrs(s, g, fwd, NULL, dt, mine, me == 0 ? count : 0);
     if (me == 0) {
         if (!excl && in != rbuf) co_coll_copy_same(in, rbuf, count, dt);
     } else if (!(rc = same_sizes(s, g, 0, me - 1, mine))) {
-        const chain_hdr *p = (const chain_hdr *)co_cshm_read(s, me - 1, b, g + 1, NULL);
+        const published *p = peer_published(s, me - 1, g);
         /* straight into my receive buffer where the fold may start there (see fold) */
         int direct = !excl && op->commute && in != rbuf && dt->contig;
         void *tmp = NULL;
@@ -300,23 +304,23 @@ int co_scan_chain(const void *in, void *rbuf, size_t count, co_dtype *dt, co_op 
             void *r = co_coll_elem(rbuf, e0, dt);
             co_cshm_wait_word(&p->done, e0 + m);
             if (direct) { /* r = x op prefix (commutative) */
-                fetch(s, me - 1, p->fwd, e0, r, m, dt);
+                fetch(s, me - 1, p->a.in, e0, r, m, dt);
                 co_op_apply(op, dt, x, r, m);
             } else if (!excl) { /* r = prefix op x */
-                fetch(s, me - 1, p->fwd, e0, tmp, m, dt);
+                fetch(s, me - 1, p->a.in, e0, tmp, m, dt);
                 if (in != rbuf) co_coll_copy_same(x, r, m, dt);
                 co_op_apply(op, dt, tmp, r, m);
             } else { /* r = prefix; pass on prefix op x (x copied first: it may be r) */
                 void *f = last ? NULL : co_coll_elem(fwd, e0, dt), *pre = tmp ? tmp : r;
                 if (f) co_coll_copy_same(x, f, m, dt);
-                fetch(s, me - 1, p->fwd, e0, pre, m, dt);
+                fetch(s, me - 1, p->a.in, e0, pre, m, dt);
                 if (f) co_op_apply(op, dt, pre, f, m);
                 if (pre != r) co_coll_copy_same(pre, r, m, dt);
             }
-            atomic_store_explicit(&h->done, e0 + m, memory_order_release);
+            atomic_store_explicit(done, e0 + m, memory_order_release);
         }
     }
-    if (rc) atomic_store_explicit(&h->done, count, memory_order_release); /* (unread) */
+    if (rc) atomic_store_explicit(done, count, memory_order_release); /* nothing to wait for */
     co_cshm_post(s, g + 2);
     if (!last) co_cshm_wait(s, me + 1, g + 2);
     s->seq = g + 2;

@@ -429,8 +429,9 @@ static inline void co_cshm_iter_fini(co_cshm_iter *it) {
  * fewer). Measured for Bcast and Exscan: docs/collectives.md. */
 #define CO_CMA_SPLIT_MIN (32 * 1024)
 
-/* Single copy between processes; a failure (which the set-up probe makes unlikely) is fatal,
- * since the peer cannot be told mid-collective to take another path. */
+/* Single copy between processes. A failure inside a collective call means the ranks' calls
+ * disagree (a peer's address is not what this rank expects) and abandons the call
+ * (co_coll_fail); elsewhere it is fatal. */
 void co_cma_read(pid_t pid, void *local, const void *remote, size_t n);
 void co_cma_write(pid_t pid, const void *local, void *remote, size_t n);
 /* Internal broadcast that never selects (used by the segment set-up). */

@@ -24,13 +24,12 @@ static uint64_t round_up(uint64_t v, uint64_t a) {
     return (v + a - 1) / a * a;
 }
 
-/* Ranks outnumber cores: the rank we wait for most likely waits for our core, so after
- * co_st.shm_spin idle passes (two, or none with more than two ranks to a core) give the CPU
- * away rather than spin (unless COHORT_SPIN_COUNT says otherwise). */
+/* After co_st.shm_spin idle passes give the CPU away (when ranks outnumber cores, by default
+ * two passes or none: the rank we wait for most likely waits for our core). */
 static void idle_pass(co_backoff *b) {
     if (co_progress())
         co_backoff_reset(b);
-    else if (co_st.oversubscribed && co_st.spin_auto && b->idle >= co_st.shm_spin)
+    else if (b->idle >= co_st.shm_spin)
         co_backoff_yield(b);
     else
         co_backoff_idle(b);

@@ -286,9 +286,8 @@ struct cohort_state {
     int world_rank, world_size;
     int local_cpus;     /* CPUs in this process's affinity mask */
     int oversubscribed; /* more ranks on this node than CPUs: yield early */
-    unsigned shm_spin;  /* idle passes before a shared-memory collective wait yields, when
-                           ranks outnumber CPUs and COHORT_SPIN_COUNT is left to its default */
-    int spin_auto;      /* COHORT_SPIN_COUNT was left to its default */
+    unsigned shm_spin;  /* idle passes before a collective waiting on shared memory yields
+                           (cfg.spin_count, but fewer by default when ranks outnumber CPUs) */
     int launched;       /* started by mpiexec (not a singleton) */
     co_config cfg;
     struct co_seg *seg;

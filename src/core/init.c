@@ -64,12 +64,18 @@ int co_init(int *argc, char ***argv, int required, int *provided) {
     cpu_set_t set;
     co_st.local_cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
     int job_cpus = env_int("COHORT_JOB_NCPUS", (int)sysconf(_SC_NPROCESSORS_ONLN));
-    co_st.oversubscribed = co_st.world_size > (job_cpus > 0 ? job_cpus : 1);
-    co_st.spin_auto = co_st.cfg.spin_count <= 0;
-    if (co_st.spin_auto) co_st.cfg.spin_count = co_st.oversubscribed ? 16 : 20000;
-    /* two ranks to a core: the one a collective waits for may be running on the other core,
-     * so look twice; more: it most likely waits for this core (docs/collectives.md) */
-    co_st.shm_spin = co_st.world_size > 2 * (job_cpus > 0 ? job_cpus : 1) ? 0 : 2;
+    if (job_cpus < 1) job_cpus = 1;
+    co_st.oversubscribed = co_st.world_size > job_cpus;
+    co_st.shm_spin = (unsigned)co_st.cfg.spin_count; /* as set, when it is */
+    if (co_st.cfg.spin_count <= 0) {
+        co_st.cfg.spin_count = co_st.oversubscribed ? 16 : 20000;
+        /* Collectives waiting on shared memory, when ranks outnumber cores: with two ranks to
+         * a core the one waited for may be running on the other core, so look twice; with
+         * more it most likely waits for this core (docs/collectives.md). */
+        co_st.shm_spin = !co_st.oversubscribed             ? (unsigned)co_st.cfg.spin_count
+                         : co_st.world_size > 2 * job_cpus ? 0
+                                                           : 2;
+    }
     if (gethostname(co_st.processor_name, sizeof(co_st.processor_name)) != 0)
         strcpy(co_st.processor_name, "localhost");
     co_st.processor_name[sizeof(co_st.processor_name) - 1] = 0;
