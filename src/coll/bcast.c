@@ -15,8 +15,8 @@ const co_coll_alg co_bcast_algs[] = {
     {"shm", CO_ALG_SHM,
      "root copies pieces into its shared buffers, the others copy them out (pipelined)"},
     {"cma", CO_ALG_CMA,
-     "every rank reads the root's buffer with one process_vm_readv; with 2 ranks root and "
-     "peer each copy half"},
+     "every rank reads the root's buffer (process_vm_readv; large ones in pieces, each reader "
+     "starting at a different one); with 2 ranks root and peer each copy half"},
 };
 CO_ALG_TABLE_CHECK(co_bcast_algs, CO_BCAST_NALGS);
 
@@ -187,7 +187,9 @@ static int bcast_cma(void *buf, size_t count, co_dtype *dt, int root, co_comm *c
         rc = co_coll_sizes(total, bytes);
         size_t n_in = CO_MIN(total, bytes);
         if (n == 2 && total > CO_CMA_SPLIT_MIN) split = CO_MIN(total / 2, bytes);
-        if (n_in > split) co_cma_read(s->pids[root], w + split, remote + split, n_in - split);
+        if (n_in > split)
+            co_cma_read_spread(s->pids[root], w + split, remote + split, n_in - split,
+                               (me - root + n) % n - 1, n - 1);
         co_cshm_post(s, g + 2);
         co_cshm_wait(s, root, g + 2);
     }

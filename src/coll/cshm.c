@@ -112,6 +112,19 @@ void co_cma_read(pid_t pid, void *local, const void *remote, size_t n) {
     if (e) cma_fail("process_vm_readv", pid, -e);
 }
 
+void co_cma_read_spread(pid_t pid, void *local, const void *remote, size_t n, int idx, int cnt) {
+    size_t piece = CO_MAX(CO_CMA_PIECE, n / 32);
+    if (cnt < 2 || n < 2 * piece) {
+        co_cma_read(pid, local, remote, n);
+        return;
+    }
+    size_t np = (n + piece - 1) / piece, first = np * (size_t)idx / (size_t)cnt;
+    for (size_t k = 0; k < np; k++) {
+        size_t i = first + k < np ? first + k : first + k - np, off = i * piece;
+        co_cma_read(pid, (char *)local + off, (const char *)remote + off, CO_MIN(piece, n - off));
+    }
+}
+
 void co_cma_write(pid_t pid, const void *local, void *remote, size_t n) {
     while (n) {
         struct iovec l = {(void *)local, n}, r = {remote, n};

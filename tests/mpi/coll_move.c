@@ -279,6 +279,9 @@ static void run(MPI_Comm c, int full) {
         size_t counts[] = {1, 7, 0, large};
         /* large blocks: contiguous, padded and derived layouts */
         int nc = !full ? 2 : k == K_CHAR || k == K_DINT || k == K_VEC ? 4 : 3;
+        /* a broadcast long enough to be read in pieces (the single-copy readers split it,
+         * each starting elsewhere), with a ragged last piece */
+        if (full && (k == K_CHAR || k == K_VEC)) t_bcast(k, (size_t)np * 66 * 1024 / rext(k) + 3);
         for (int j = 0; j < nc; j++) {
             size_t count = counts[j];
             t_bcast(k, count);
