@@ -14,6 +14,7 @@ const co_coll_alg co_allgather_algs[] = {
     {"cma", CO_ALG_CMA | CO_ALG_TABLE,
      "large blocks copied straight between the processes (process_vm_readv/writev), small ones "
      "through the shared buffers"},
+    {"linear", 0, "every send and receive posted at once (point-to-point)"},
 };
 CO_ALG_TABLE_CHECK(co_allgather_algs, CO_ALLGATHER_NALGS);
 
@@ -113,12 +114,16 @@ int co_allgather(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, siz
         return co_coll_copy(sbuf, scount, sdt, rbuf, rcount, rdt);
     }
     if (bb == 0) return MPI_SUCCESS;
-    switch (co_coll_pick(c, CO_COLL_ALLGATHER, bb, NULL, NULL)) {
+    int alg = co_coll_pick(c, CO_COLL_ALLGATHER, bb, NULL, NULL);
+    switch (alg) {
     case CO_ALLGATHER_BRUCK: return allgather_bruck(sbuf, scount, sdt, rbuf, rcount, rdt, c);
     case CO_ALLGATHER_SHM: return allgather_shm(sbuf, scount, sdt, rbuf, rcount, rdt, c);
-    case CO_ALLGATHER_CMA: {
+    case CO_ALLGATHER_CMA:
+    case CO_ALLGATHER_LINEAR: {
         int stack[128], *displs, *counts = co_coll_uniform(n, rcount, stack, &displs);
-        int rc = co_cma_allgatherv(sbuf, scount, sdt, rbuf, counts, displs, rdt, c);
+        int rc = alg == CO_ALLGATHER_CMA
+                     ? co_cma_allgatherv(sbuf, scount, sdt, rbuf, counts, displs, rdt, c)
+                     : co_allgatherv_linear(sbuf, scount, sdt, rbuf, counts, displs, rdt, c);
         if (counts != stack) co_coll_free(counts);
         return rc;
     }

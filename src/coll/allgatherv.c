@@ -1,6 +1,6 @@
 /* MPI_Allgatherv: ring (N-1 steps between the users' buffers), gatherv + broadcast of the
- * packed blocks, and shared memory (as Allgather, with rounds enough for the largest
- * block). */
+ * packed blocks, shared memory (as Allgather, with rounds enough for the largest block),
+ * single copy (cma.c) and linear (all point-to-point transfers at once). */
 #include "coll.h"
 
 #include <stdlib.h>
@@ -13,6 +13,7 @@ const co_coll_alg co_allgatherv_algs[] = {
     {"cma", CO_ALG_CMA | CO_ALG_TABLE,
      "large blocks copied straight between the processes (process_vm_readv/writev), small ones "
      "through the shared buffers"},
+    {"linear", 0, "every send and receive posted at once (point-to-point)"},
 };
 CO_ALG_TABLE_CHECK(co_allgatherv_algs, CO_ALLGATHERV_NALGS);
 
@@ -115,8 +116,46 @@ static int allgatherv_shm(const void *sbuf, size_t scount, co_dtype *sdt, void *
     }
     s->seq = g + 2 * rounds;
     return rc;
-#undef BLK
 }
+
+/* Every send and receive posted at once; large blocks then move by the point-to-point
+ * cooperative single copy, in which the sender writes part of each block into its reader
+ * from its own (cached) copy. */
+int co_allgatherv_linear(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf,
+                         const int *rcounts, const int *displs, co_dtype *rdt, co_comm *c) {
+    int n = c->size, me = c->rank, rc = MPI_SUCCESS;
+    MPI_Aint ext = co_dt_extent(rdt);
+    co_req *stack[32];
+    co_req **reqs = 2 * n <= 32 ? stack : co_coll_zalloc(2 * (size_t)n, sizeof(*reqs));
+    if (!reqs) return MPI_ERR_NO_MEM;
+    const void *s = sbuf;
+    size_t sc = scount;
+    co_dtype *st = sdt;
+    if (sbuf == MPI_IN_PLACE) {
+        s = BLK(me);
+        sc = (size_t)rcounts[me];
+        st = rdt;
+    }
+    for (int k = 1; k < n; k++) {
+        int from = (me - k + n) % n, to = (me + k) % n;
+        reqs[k] = reqs[n + k] = NULL;
+        int r = co_irecv(BLK(from), (size_t)rcounts[from], rdt, from, CO_TAG_ALLGATHER, c,
+                         co_coll_ctx(c), &reqs[k]);
+        if (r && !rc) rc = r;
+        r = co_isend(s, sc, st, to, CO_TAG_ALLGATHER, c, co_coll_ctx(c), CO_MODE_STD, &reqs[n + k]);
+        if (r && !rc) rc = r;
+    }
+    reqs[0] = reqs[n] = NULL;
+    if (sbuf != MPI_IN_PLACE) {
+        int r = co_coll_copy(sbuf, scount, sdt, BLK(me), (size_t)rcounts[me], rdt);
+        if (r && !rc) rc = r;
+    }
+    int r = co_coll_waitall(2 * n, reqs);
+    if (r && !rc) rc = r;
+    if (reqs != stack) co_coll_free(reqs);
+    return rc;
+}
+#undef BLK
 
 int co_allgatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, const int *rcounts,
                   const int *displs, co_dtype *rdt, co_comm *c) {
@@ -136,6 +175,8 @@ int co_allgatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, co
     case CO_ALLGATHERV_CMA:
         return co_cma_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c);
     case CO_ALLGATHERV_SHM: return allgatherv_shm(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c);
+    case CO_ALLGATHERV_LINEAR:
+        return co_allgatherv_linear(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c);
     default: return allgatherv_ring(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c);
     }
 }

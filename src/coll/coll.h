@@ -115,6 +115,7 @@ enum {
     CO_ALLGATHER_GATHER_BCAST,
     CO_ALLGATHER_SHM,
     CO_ALLGATHER_CMA,
+    CO_ALLGATHER_LINEAR,
     CO_ALLGATHER_NALGS
 };
 enum {
@@ -122,6 +123,7 @@ enum {
     CO_ALLGATHERV_GATHERV_BCAST,
     CO_ALLGATHERV_SHM,
     CO_ALLGATHERV_CMA,
+    CO_ALLGATHERV_LINEAR,
     CO_ALLGATHERV_NALGS
 };
 enum {
@@ -505,6 +507,9 @@ int co_scan_chain(const void *in, void *rbuf, size_t count, co_dtype *dt, co_op 
  * has cnt[i] elements from element dsp[i]. */
 void co_coll_blocks(size_t count, int n, size_t *cnt, size_t *dsp);
 int *co_coll_uniform(int n, size_t count, int *stack, int **displs);
+/* Allgatherv with every transfer posted at once (allgatherv.c; also Allgather's "linear"). */
+int co_allgatherv_linear(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf,
+                         const int *rcounts, const int *displs, co_dtype *rdt, co_comm *c);
 /* Shared-memory reduction engine for reduce (root >= 0) and allreduce (root < 0). */
 int co_reduce_shm(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_op *op, int root,
                   co_comm *c);
