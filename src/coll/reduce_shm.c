@@ -19,7 +19,7 @@
  * only the root combines, and the others leave as soon as their operand is in place.
  * Measured: docs/collectives.md. */
 #define SMALL_BYTES_ALL    4096
-#define SMALL_BYTES_ROOTED 32768
+#define SMALL_BYTES_ROOTED 65536
 
 /* Pointer to pass as the buffer of elements starting at e, within an image whose first
  * byte is element e0's first data byte. */
@@ -38,12 +38,18 @@ int co_reduce_shm(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_o
     const void **src = co_coll_srcs(n, stack);
     int collect = all || me == root;
 
-    if (count * dt->size <= (all ? SMALL_BYTES_ALL : SMALL_BYTES_ROOTED) && count <= per) {
-        unsigned b = (unsigned)(g % CO_CSHM_NBUF);
-        if (all || me != root) co_cshm_put_image(s, b, in, 0, count, dt, g + 1, g + 2);
-        if (collect) {
-            co_cshm_operands(s, b, g + 1, n - 1, in, 0, count, 0, dt, src, &rc);
-            if (!rc) rc = co_coll_reduce_n(op, dt, count, src, n, rbuf);
+    if (count * dt->size <= (all ? SMALL_BYTES_ALL : SMALL_BYTES_ROOTED) &&
+        count <= per * CO_CSHM_NBUF) {
+        /* one step, the vector in up to NBUF buffers at once */
+        size_t pieces = (count + per - 1) / per;
+        for (size_t k = 0; k < pieces && (all || me != root); k++)
+            co_cshm_put_image(s, (unsigned)((g + k) % CO_CSHM_NBUF), in, k * per,
+                              CO_MIN(per, count - k * per), dt, g + 1, g + 2);
+        for (size_t k = 0; k < pieces && collect && !rc; k++) {
+            size_t e0 = k * per, m = CO_MIN(per, count - e0);
+            co_cshm_operands(s, (unsigned)((g + k) % CO_CSHM_NBUF), g + 1, n - 1, in, e0, m, e0, dt,
+                             src, &rc);
+            if (!rc) rc = co_coll_reduce_n(op, dt, m, src, n, co_coll_elem(rbuf, e0, dt));
         }
         co_cshm_post(s, g + 2);
         s->seq = g + 2;
