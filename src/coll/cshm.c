@@ -145,7 +145,10 @@ void co_cma_write(pid_t pid, const void *local, void *remote, size_t n) {
 static co_cshm *setup(co_comm *c) {
     co_coll_state *S = co_st.coll;
     int n = c->size;
-    size_t chunk = round_up((uint64_t)CO_MAX(co_st.cfg.coll_shm_chunk, 4096), CO_CACHELINE);
+    /* a buffer holds COHORT_COLL_SHM_CHUNK bytes of payload after its header (so that a 256 KiB
+     * vector fits the four buffers of a one-step reduction) */
+    size_t chunk =
+        round_up((uint64_t)CO_MAX(co_st.cfg.coll_shm_chunk, 4096) + CO_CSHM_HDR, CO_CACHELINE);
     size_t sig_at = round_up(sizeof(co_cshm_hdr) + (size_t)n * sizeof(co_cshm_ctl), 128);
     size_t ctl_bytes = round_up(sig_at + (size_t)n * sizeof(co_cshm_sig), 4096);
     size_t bytes = ctl_bytes + (size_t)n * CO_CSHM_NBUF * chunk;

@@ -19,7 +19,7 @@
  * only the root combines, and the others leave as soon as their operand is in place.
  * Measured: docs/collectives.md. */
 #define SMALL_BYTES_ALL    4096
-#define SMALL_BYTES_ROOTED 65536
+#define SMALL_BYTES_ROOTED (256 * 1024)
 
 /* Pointer to pass as the buffer of elements starting at e, within an image whose first
  * byte is element e0's first data byte. */
