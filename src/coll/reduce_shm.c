@@ -3,12 +3,11 @@
  * included), which is why the engine takes only dense types (co_coll_dense); results reach
  * user buffers through typed copies, so the bytes between elements are never written.
  *
- * Small vectors: every rank copies its operand into one of its buffers (step g+1) and each
- * rank that needs the result combines all N operands itself, in rank order (step g+2).
- * Larger vectors go in rounds of one buffer each: in round k every rank copies its piece
- * (step h+1), rank r combines part r of the piece from all N buffers into its result buffer
- * (h+2), and the ranks that need the result copy every part out (h+3). Rounds pipeline: a
- * rank may copy its next piece while others still collect the last one. */
+ * Small vectors: every rank copies its operand into its buffers (one, or for a rooted
+ * reduction up to all four; step g+1) and each rank that needs the result combines all N
+ * operands itself, in rank order (step g+2).
+ * Larger vectors go in rounds as wide as all four buffers (reduce_wide): three steps per
+ * round, one synchronisation each, which is what costs most when ranks outnumber cores. */
 #include "coll.h"
 
 #include <stdlib.h>
@@ -25,6 +24,54 @@
  * byte is element e0's first data byte. */
 static inline char *img_elem(const char *img, size_t e, size_t e0, const co_dtype *dt) {
     return (char *)img - dt->true_lb + (MPI_Aint)(e - e0) * co_dt_extent(dt);
+}
+
+/* Rounds as wide as all NBUF buffers: every rank copies up to NBUF pieces of its operand
+ * (step h+1); rank r combines part r of the round from all N copies and writes it over its
+ * own copy of that part, which no other rank reads (h+2); the ranks that need the result
+ * copy every part out (h+3). */
+static int reduce_wide(co_cshm *s, const void *in, void *rbuf, size_t count, co_dtype *dt,
+                       co_op *op, int collect, const void **src) {
+    int n = s->n, me = s->me, rc = MPI_SUCCESS;
+    size_t per = co_cshm_elems(s, dt), W = per * CO_CSHM_NBUF;
+    uint64_t g = s->seq;
+    size_t rounds = (count + W - 1) / W;
+    for (size_t j = 0; j < rounds; j++) {
+        size_t r0 = j * W, rm = CO_MIN(W, count - r0), pieces = (rm + per - 1) / per;
+        uint64_t h = g + 3 * j;
+        for (size_t k = 0; k < pieces; k++)
+            co_cshm_put_image(s, (unsigned)((g + k) % CO_CSHM_NBUF), in, r0 + k * per,
+                              CO_MIN(per, rm - k * per), dt, h + 1, h + 3);
+        size_t lo = r0 + rm * (size_t)me / (size_t)n, hi = r0 + rm * (size_t)(me + 1) / (size_t)n;
+        for (size_t k = lo > r0 ? (lo - r0) / per : 0; !rc && k < pieces; k++) {
+            size_t e0 = r0 + k * per, m = CO_MIN(per, rm - k * per);
+            size_t a = CO_MAX(lo, e0), b = CO_MIN(hi, e0 + m);
+            if (a >= b) break;
+            unsigned bk = (unsigned)((g + k) % CO_CSHM_NBUF);
+            co_cshm_operands(s, bk, h + 1, n - 1, in, e0, m, a, dt, src, &rc);
+            if (!rc)
+                rc = co_coll_reduce_n(op, dt, b - a, src, n,
+                                      img_elem(co_cshm_data(s, me, bk), a, e0, dt));
+        }
+        co_cshm_post(s, h + 2);
+        if (collect) {
+            for (int q = 0; q < n; q++) {
+                size_t qlo = r0 + rm * (size_t)q / (size_t)n;
+                size_t qhi = r0 + rm * (size_t)(q + 1) / (size_t)n;
+                if (q != me) co_cshm_wait(s, q, h + 2);
+                for (size_t k = 0; k < pieces; k++) {
+                    size_t e0 = r0 + k * per, m = CO_MIN(per, rm - k * per);
+                    size_t a = CO_MAX(qlo, e0), b = CO_MIN(qhi, e0 + m);
+                    if (a >= b) continue;
+                    const char *d = co_cshm_data(s, q, (unsigned)((g + k) % CO_CSHM_NBUF));
+                    co_coll_copy_same(img_elem(d, a, e0, dt), co_coll_elem(rbuf, a, dt), b - a, dt);
+                }
+            }
+        }
+        co_cshm_post(s, h + 3);
+    }
+    s->seq = g + 3 * rounds;
+    return rc;
 }
 
 int co_reduce_shm(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_op *op, int root,
@@ -57,33 +104,7 @@ int co_reduce_shm(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_o
         return rc;
     }
 
-    size_t rounds = (count + per - 1) / per;
-    for (size_t k = 0; k < rounds; k++) {
-        size_t e0 = k * per, m = CO_MIN(per, count - e0);
-        uint64_t h = g + 3 * k;
-        unsigned bi = (unsigned)((g + 2 * k) % CO_CSHM_NBUF),
-                 br = (unsigned)((g + 2 * k + 1) % CO_CSHM_NBUF);
-        co_cshm_put_image(s, bi, in, e0, m, dt, h + 1, h + 2);
-        size_t lo = e0 + m * (size_t)me / (size_t)n, hi = e0 + m * (size_t)(me + 1) / (size_t)n;
-        char *res = co_cshm_acquire(s, br);
-        if (hi > lo) {
-            co_cshm_operands(s, bi, h + 1, n - 1, in, e0, m, lo, dt, src, &rc);
-            if (!rc) rc = co_coll_reduce_n(op, dt, hi - lo, src, n, img_elem(res, lo, e0, dt));
-        }
-        co_cshm_publish(s, br, h + 2, 0, h + 3);
-        if (collect) {
-            for (int q = 0; q < n; q++) {
-                size_t qlo = e0 + m * (size_t)q / (size_t)n;
-                size_t qhi = e0 + m * (size_t)(q + 1) / (size_t)n;
-                if (qhi == qlo) continue;
-                const char *r = q == me ? res : co_cshm_read(s, q, br, h + 2, NULL);
-                co_coll_copy_same(img_elem(r, qlo, e0, dt), co_coll_elem(rbuf, qlo, dt), qhi - qlo,
-                                  dt);
-            }
-        }
-        co_cshm_post(s, h + 3);
-    }
-    s->seq = g + 3 * rounds;
+    rc = reduce_wide(s, in, rbuf, count, dt, op, collect, src);
     if (src != stack) co_coll_free(src);
     return rc;
 }
