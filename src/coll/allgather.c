@@ -1,6 +1,7 @@
 /* MPI_Allgather: ring (N-1 steps straight between the users' buffers), Bruck (ceil(log2 N)
- * steps on a packed copy; small blocks), gather + bcast, and shared memory (each rank copies
- * its block into its shared buffer, in pieces, and everyone copies every block out). */
+ * steps on a packed copy; small blocks), gather + bcast; and, through Allgatherv's code with
+ * uniform counts, shared memory (each rank copies its block into its shared buffers, in
+ * pieces, and everyone copies every block out), single copy and linear. */
 #include "coll.h"
 
 #include <stdlib.h>
@@ -64,47 +65,6 @@ static int allgather_bruck(const void *sbuf, size_t scount, co_dtype *sdt, void 
     return rc;
 }
 
-/* Round k: every rank packs bytes [k*C, (k+1)*C) of its block into its buffer k % NBUF
- * (step h+1), then copies the same piece of every other block out (h+2). */
-static int allgather_shm(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size_t rcount,
-                         co_dtype *rdt, co_comm *c) {
-    co_cshm *s = c->coll->shm;
-    int me = s->me, rc = MPI_SUCCESS;
-    size_t bb = rcount * rdt->size, C = co_cshm_cap(s);
-    size_t sb = sbuf == MPI_IN_PLACE ? bb : scount * sdt->size;
-    size_t rext = (size_t)co_dt_extent(rdt) * rcount;
-    char *mine = (char *)rbuf + rext * (size_t)me;
-    size_t rounds = (bb + C - 1) / C;
-    uint64_t g = s->seq;
-    for (size_t k = 0; k < rounds; k++) {
-        uint64_t h = g + 2 * k;
-        unsigned b = (unsigned)((g + k) % CO_CSHM_NBUF); /* consecutive collectives rotate */
-        size_t off = k * C, len = CO_MIN(C, bb - off);
-        char *d = co_cshm_acquire(s, b);
-        if (sbuf == MPI_IN_PLACE)
-            co_dt_pack(rdt, rcount, mine, off, d, len);
-        else
-            co_dt_pack(sdt, scount, sbuf, off, d, len);
-        co_cshm_publish(s, b, h + 1, sb, h + 2);
-        co_cshm_iter it;
-        co_cshm_iter_init(&it, s);
-        CO_CSHM_EACH_READY(s, &it, b, h + 1, q) {
-            uint64_t qb;
-            const char *qd = co_cshm_read(s, q, b, h + 1, &qb);
-            if (!rc) rc = co_coll_sizes(qb, bb);
-            co_dt_unpack(rdt, rcount, (char *)rbuf + rext * (size_t)q, off, qd, len);
-        }
-        co_cshm_iter_fini(&it);
-        co_cshm_post(s, h + 2);
-    }
-    if (sbuf != MPI_IN_PLACE) {
-        int r = co_coll_copy(sbuf, scount, sdt, mine, rcount, rdt);
-        if (r) rc = r;
-    }
-    s->seq = g + 2 * rounds;
-    return rc;
-}
-
 int co_allgather(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size_t rcount,
                  co_dtype *rdt, co_comm *c) {
     int n = c->size;
@@ -117,11 +77,13 @@ int co_allgather(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, siz
     int alg = co_coll_pick(c, CO_COLL_ALLGATHER, bb, NULL, NULL);
     switch (alg) {
     case CO_ALLGATHER_BRUCK: return allgather_bruck(sbuf, scount, sdt, rbuf, rcount, rdt, c);
-    case CO_ALLGATHER_SHM: return allgather_shm(sbuf, scount, sdt, rbuf, rcount, rdt, c);
+    case CO_ALLGATHER_SHM:
     case CO_ALLGATHER_CMA:
     case CO_ALLGATHER_LINEAR: {
         int stack[128], *displs, *counts = co_coll_uniform(n, rcount, stack, &displs);
-        int rc = alg == CO_ALLGATHER_CMA
+        int rc = alg == CO_ALLGATHER_SHM
+                     ? co_allgatherv_shm(sbuf, scount, sdt, rbuf, counts, displs, rdt, c)
+                 : alg == CO_ALLGATHER_CMA
                      ? co_cma_allgatherv(sbuf, scount, sdt, rbuf, counts, displs, rdt, c)
                      : co_allgatherv_linear(sbuf, scount, sdt, rbuf, counts, displs, rdt, c);
         if (counts != stack) co_coll_free(counts);

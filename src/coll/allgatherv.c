@@ -74,40 +74,47 @@ static int allgatherv_gatherv_bcast(const void *sbuf, size_t scount, co_dtype *s
     return rc;
 }
 
-static int allgatherv_shm(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf,
-                          const int *rcounts, const int *displs, co_dtype *rdt, co_comm *c) {
+/* Rounds as wide as all NBUF buffers: in round j every rank packs up to NBUF pieces of its
+ * block into its buffers (step h+1), then copies the same pieces of every other block out
+ * (h+2). Also Allgather's "shm" (uniform counts). */
+int co_allgatherv_shm(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf,
+                      const int *rcounts, const int *displs, co_dtype *rdt, co_comm *c) {
     co_cshm *s = c->coll->shm;
     int n = s->n, me = s->me, rc = MPI_SUCCESS;
     MPI_Aint ext = co_dt_extent(rdt);
-    size_t C = co_cshm_cap(s), maxb = 0;
+    size_t C = co_cshm_cap(s), W = C * CO_CSHM_NBUF, maxb = 0;
     for (int i = 0; i < n; i++) maxb = CO_MAX(maxb, (size_t)rcounts[i] * rdt->size);
-    size_t rounds = (maxb + C - 1) / C;
+    size_t rounds = (maxb + W - 1) / W;
     size_t mb = (size_t)rcounts[me] * rdt->size;
     uint64_t g = s->seq;
-    for (size_t k = 0; k < rounds; k++) {
-        uint64_t h = g + 2 * k;
-        unsigned b = (unsigned)((g + k) % CO_CSHM_NBUF); /* consecutive collectives rotate */
-        size_t off = k * C;
-        if (off < mb) {
-            char *d = co_cshm_acquire(s, b);
+    for (size_t j = 0; j < rounds; j++) {
+        uint64_t h = g + 2 * j;
+        for (size_t k = 0; k < CO_CSHM_NBUF && j * W + k * C < mb; k++) {
+            size_t off = j * W + k * C;
+            char *d = co_cshm_acquire(s, (unsigned)((g + k) % CO_CSHM_NBUF));
             if (sbuf == MPI_IN_PLACE)
                 co_dt_pack(rdt, (size_t)rcounts[me], BLK(me), off, d, CO_MIN(C, mb - off));
             else
                 co_dt_pack(sdt, scount, sbuf, off, d, CO_MIN(C, mb - off));
-            co_cshm_publish(s, b, h + 1, sbuf == MPI_IN_PLACE ? mb : scount * sdt->size, h + 2);
+            co_cshm_publish(s, (unsigned)((g + k) % CO_CSHM_NBUF), h + 1,
+                            sbuf == MPI_IN_PLACE ? mb : scount * sdt->size, h + 2);
         }
-        co_cshm_iter it;
-        co_cshm_iter_init(&it, s);
-        for (int q = 0; q < n; q++)
-            if (off >= (size_t)rcounts[q] * rdt->size) it.done[q] = 1;
-        CO_CSHM_EACH_READY(s, &it, b, h + 1, q) {
-            size_t qb = (size_t)rcounts[q] * rdt->size;
-            uint64_t wb;
-            const char *qd = co_cshm_read(s, q, b, h + 1, &wb);
-            if (!rc) rc = co_coll_sizes(wb, qb);
-            co_dt_unpack(rdt, (size_t)rcounts[q], BLK(q), off, qd, CO_MIN(C, qb - off));
+        for (size_t k = 0; k < CO_CSHM_NBUF && j * W + k * C < maxb; k++) {
+            size_t off = j * W + k * C;
+            unsigned b = (unsigned)((g + k) % CO_CSHM_NBUF); /* consecutive collectives rotate */
+            co_cshm_iter it;
+            co_cshm_iter_init(&it, s);
+            for (int q = 0; q < n; q++)
+                if (off >= (size_t)rcounts[q] * rdt->size) it.done[q] = 1;
+            CO_CSHM_EACH_READY(s, &it, b, h + 1, q) {
+                size_t qb = (size_t)rcounts[q] * rdt->size;
+                uint64_t wb;
+                const char *qd = co_cshm_read(s, q, b, h + 1, &wb);
+                if (!rc) rc = co_coll_sizes(wb, qb);
+                co_dt_unpack(rdt, (size_t)rcounts[q], BLK(q), off, qd, CO_MIN(C, qb - off));
+            }
+            co_cshm_iter_fini(&it);
         }
-        co_cshm_iter_fini(&it);
         co_cshm_post(s, h + 2);
     }
     if (sbuf != MPI_IN_PLACE) {
@@ -174,7 +181,8 @@ int co_allgatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, co
         return allgatherv_gatherv_bcast(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c);
     case CO_ALLGATHERV_CMA:
         return co_cma_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c);
-    case CO_ALLGATHERV_SHM: return allgatherv_shm(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c);
+    case CO_ALLGATHERV_SHM:
+        return co_allgatherv_shm(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c);
     case CO_ALLGATHERV_LINEAR:
         return co_allgatherv_linear(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c);
     default: return allgatherv_ring(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c);

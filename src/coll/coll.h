@@ -507,7 +507,10 @@ int co_scan_chain(const void *in, void *rbuf, size_t count, co_dtype *dt, co_op 
  * has cnt[i] elements from element dsp[i]. */
 void co_coll_blocks(size_t count, int n, size_t *cnt, size_t *dsp);
 int *co_coll_uniform(int n, size_t count, int *stack, int **displs);
-/* Allgatherv with every transfer posted at once (allgatherv.c; also Allgather's "linear"). */
+/* Allgatherv through the shared buffers and with every transfer posted at once
+ * (allgatherv.c; also Allgather's "shm" and "linear"). */
+int co_allgatherv_shm(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf,
+                      const int *rcounts, const int *displs, co_dtype *rdt, co_comm *c);
 int co_allgatherv_linear(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf,
                          const int *rcounts, const int *displs, co_dtype *rdt, co_comm *c);
 /* Shared-memory reduction engine for reduce (root >= 0) and allreduce (root < 0). */
