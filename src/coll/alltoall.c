@@ -106,28 +106,34 @@ static int a2a_shm(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, s
     int n = s->n, me = s->me, rc = MPI_SUCCESS;
     size_t bb = rcount * rdt->size, Cd = co_cshm_cap(s) / (size_t)n & ~(size_t)63;
     size_t sext = (size_t)co_dt_extent(sdt) * scount, rext = (size_t)co_dt_extent(rdt) * rcount;
-    size_t rounds = (bb + Cd - 1) / Cd;
+    size_t W = Cd * CO_CSHM_NBUF, rounds = (bb + W - 1) / W;
     uint64_t g = s->seq;
-    for (size_t k = 0; k < rounds; k++) {
-        uint64_t h = g + 2 * k;
-        unsigned b = (unsigned)((g + k) % CO_CSHM_NBUF); /* consecutive collectives rotate */
-        size_t off = k * Cd, len = CO_MIN(Cd, bb - off);
-        char *d = co_cshm_acquire(s, b);
-        for (int q = 0; q < n; q++)
-            if (q != me)
-                co_dt_pack(sdt, scount, (const char *)sbuf + sext * (size_t)q, off,
-                           d + (size_t)q * Cd, len);
-        co_cshm_publish(s, b, h + 1, scount * sdt->size, h + 2);
-        co_cshm_iter it;
-        co_cshm_iter_init(&it, s);
-        CO_CSHM_EACH_READY(s, &it, b, h + 1, q) {
-            uint64_t qb;
-            const char *qd = co_cshm_read(s, q, b, h + 1, &qb);
-            if (!rc) rc = co_coll_sizes(qb, bb);
-            co_dt_unpack(rdt, rcount, (char *)rbuf + rext * (size_t)q, off, qd + (size_t)me * Cd,
-                         len);
+    for (size_t j = 0; j < rounds; j++) {
+        uint64_t h = g + 2 * j;
+        for (size_t k = 0; k < CO_CSHM_NBUF && j * W + k * Cd < bb; k++) {
+            unsigned b = (unsigned)((g + k) % CO_CSHM_NBUF); /* consecutive collectives rotate */
+            size_t off = j * W + k * Cd, len = CO_MIN(Cd, bb - off);
+            char *d = co_cshm_acquire(s, b);
+            for (int q = 0; q < n; q++)
+                if (q != me)
+                    co_dt_pack(sdt, scount, (const char *)sbuf + sext * (size_t)q, off,
+                               d + (size_t)q * Cd, len);
+            co_cshm_publish(s, b, h + 1, scount * sdt->size, h + 2);
         }
-        co_cshm_iter_fini(&it);
+        for (size_t k = 0; k < CO_CSHM_NBUF && j * W + k * Cd < bb; k++) {
+            unsigned b = (unsigned)((g + k) % CO_CSHM_NBUF);
+            size_t off = j * W + k * Cd, len = CO_MIN(Cd, bb - off);
+            co_cshm_iter it;
+            co_cshm_iter_init(&it, s);
+            CO_CSHM_EACH_READY(s, &it, b, h + 1, q) {
+                uint64_t qb;
+                const char *qd = co_cshm_read(s, q, b, h + 1, &qb);
+                if (!rc) rc = co_coll_sizes(qb, bb);
+                co_dt_unpack(rdt, rcount, (char *)rbuf + rext * (size_t)q, off,
+                             qd + (size_t)me * Cd, len);
+            }
+            co_cshm_iter_fini(&it);
+        }
         co_cshm_post(s, h + 2);
     }
     s->seq = g + 2 * rounds;
