@@ -387,6 +387,10 @@ static inline size_t co_cshm_elems(const co_cshm *s, const co_dtype *dt) {
  * (free again once every rank is past `free`). */
 static inline void co_cshm_put_image(co_cshm *s, unsigned b, const void *in, size_t e0, size_t m,
                                      const co_dtype *dt, uint64_t step, uint64_t free);
+/* A wide round: elements [r0, r0+m) of `in` as images in up to NBUF of my buffers, piece k
+ * (per elements each) in buffer (g+k) % NBUF; returns the number of pieces. */
+static inline size_t co_cshm_put_wide(co_cshm *s, uint64_t g, const void *in, size_t r0, size_t m,
+                                      const co_dtype *dt, uint64_t step, uint64_t free);
 /* The operands of such a round from element `from` on, as buffers to combine: mine from `in`,
  * ranks 0..last's from their buffer b once it holds `step`. A peer whose image is not as large
  * as mine (m elements) makes *rc MPI_ERR_TRUNCATE or MPI_ERR_COUNT (the counts disagree). */
@@ -523,6 +527,15 @@ static inline void co_cshm_put_image(co_cshm *s, unsigned b, const void *in, siz
     size_t span = co_coll_span(dt, m);
     memcpy(d, (const char *)co_coll_elem(in, e0, dt) + dt->true_lb, span);
     co_cshm_publish(s, b, step, span, free);
+}
+
+static inline size_t co_cshm_put_wide(co_cshm *s, uint64_t g, const void *in, size_t r0, size_t m,
+                                      const co_dtype *dt, uint64_t step, uint64_t free) {
+    size_t per = co_cshm_elems(s, dt), pieces = (m + per - 1) / per;
+    for (size_t k = 0; k < pieces; k++)
+        co_cshm_put_image(s, (unsigned)((g + k) % CO_CSHM_NBUF), in, r0 + k * per,
+                          CO_MIN(per, m - k * per), dt, step, free);
+    return pieces;
 }
 
 static inline void co_cshm_operands(const co_cshm *s, unsigned b, uint64_t step, int last,

@@ -73,11 +73,9 @@ int co_rs_shm(const void *in, void *out, const size_t *cnt, const size_t *dsp, s
     size_t mlo = dsp[me], mhi = dsp[me] + cnt[me];
     size_t W = per * CO_CSHM_NBUF, rounds = (count + W - 1) / W;
     for (size_t j = 0; j < rounds; j++) {
-        size_t r0 = j * W, rm = CO_MIN(W, count - r0), pieces = (rm + per - 1) / per;
+        size_t r0 = j * W, rm = CO_MIN(W, count - r0);
         uint64_t h = g + 2 * j;
-        for (size_t k = 0; k < pieces; k++)
-            co_cshm_put_image(s, (unsigned)((g + k) % CO_CSHM_NBUF), in, r0 + k * per,
-                              CO_MIN(per, rm - k * per), dt, h + 1, h + 2);
+        size_t pieces = co_cshm_put_wide(s, g, in, r0, rm, dt, h + 1, h + 2);
         for (size_t k = 0; k < pieces && !rc; k++) {
             size_t e0 = r0 + k * per, m = CO_MIN(per, rm - k * per);
             size_t lo = CO_MAX(mlo, e0), hi = CO_MIN(mhi, e0 + m);

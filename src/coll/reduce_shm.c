@@ -37,11 +37,9 @@ static int reduce_wide(co_cshm *s, const void *in, void *rbuf, size_t count, co_
     uint64_t g = s->seq;
     size_t rounds = (count + W - 1) / W;
     for (size_t j = 0; j < rounds; j++) {
-        size_t r0 = j * W, rm = CO_MIN(W, count - r0), pieces = (rm + per - 1) / per;
+        size_t r0 = j * W, rm = CO_MIN(W, count - r0);
         uint64_t h = g + 3 * j;
-        for (size_t k = 0; k < pieces; k++)
-            co_cshm_put_image(s, (unsigned)((g + k) % CO_CSHM_NBUF), in, r0 + k * per,
-                              CO_MIN(per, rm - k * per), dt, h + 1, h + 3);
+        size_t pieces = co_cshm_put_wide(s, g, in, r0, rm, dt, h + 1, h + 3);
         size_t lo = r0 + rm * (size_t)me / (size_t)n, hi = r0 + rm * (size_t)(me + 1) / (size_t)n;
         for (size_t k = lo > r0 ? (lo - r0) / per : 0; !rc && k < pieces; k++) {
             size_t e0 = r0 + k * per, m = CO_MIN(per, rm - k * per);
@@ -89,9 +87,7 @@ int co_reduce_shm(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_o
         count <= per * CO_CSHM_NBUF) {
         /* one step, the vector in up to NBUF buffers at once */
         size_t pieces = (count + per - 1) / per;
-        for (size_t k = 0; k < pieces && (all || me != root); k++)
-            co_cshm_put_image(s, (unsigned)((g + k) % CO_CSHM_NBUF), in, k * per,
-                              CO_MIN(per, count - k * per), dt, g + 1, g + 2);
+        if (all || me != root) co_cshm_put_wide(s, g, in, 0, count, dt, g + 1, g + 2);
         for (size_t k = 0; k < pieces && collect && !rc; k++) {
             size_t e0 = k * per, m = CO_MIN(per, count - e0);
             co_cshm_operands(s, (unsigned)((g + k) % CO_CSHM_NBUF), g + 1, n - 1, in, e0, m, e0, dt,
