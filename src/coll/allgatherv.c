@@ -132,7 +132,7 @@ int co_allgatherv_linear(const void *sbuf, size_t scount, co_dtype *sdt, void *r
                          const int *rcounts, const int *displs, co_dtype *rdt, co_comm *c) {
     int n = c->size, me = c->rank, rc = MPI_SUCCESS;
     MPI_Aint ext = co_dt_extent(rdt);
-    co_req *stack[32];
+    co_req *stack[32] = {NULL}; /* [k]: receive from me-k, [n+k]: send to me+k; 0, n unused */
     co_req **reqs = 2 * n <= 32 ? stack : co_coll_zalloc(2 * (size_t)n, sizeof(*reqs));
     if (!reqs) return MPI_ERR_NO_MEM;
     const void *s = sbuf;
@@ -145,14 +145,12 @@ int co_allgatherv_linear(const void *sbuf, size_t scount, co_dtype *sdt, void *r
     }
     for (int k = 1; k < n; k++) {
         int from = (me - k + n) % n, to = (me + k) % n;
-        reqs[k] = reqs[n + k] = NULL;
         int r = co_irecv(BLK(from), (size_t)rcounts[from], rdt, from, CO_TAG_ALLGATHER, c,
                          co_coll_ctx(c), &reqs[k]);
         if (r && !rc) rc = r;
         r = co_isend(s, sc, st, to, CO_TAG_ALLGATHER, c, co_coll_ctx(c), CO_MODE_STD, &reqs[n + k]);
         if (r && !rc) rc = r;
     }
-    reqs[0] = reqs[n] = NULL;
     if (sbuf != MPI_IN_PLACE) {
         int r = co_coll_copy(sbuf, scount, sdt, BLK(me), (size_t)rcounts[me], rdt);
         if (r && !rc) rc = r;

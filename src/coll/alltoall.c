@@ -121,18 +121,9 @@ static int a2a_shm(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, s
             co_cshm_publish(s, b, h + 1, scount * sdt->size, h + 2);
         }
         for (size_t k = 0; k < CO_CSHM_NBUF && j * W + k * Cd < bb; k++) {
-            unsigned b = (unsigned)((g + k) % CO_CSHM_NBUF);
-            size_t off = j * W + k * Cd, len = CO_MIN(Cd, bb - off);
-            co_cshm_iter it;
-            co_cshm_iter_init(&it, s);
-            CO_CSHM_EACH_READY(s, &it, b, h + 1, q) {
-                uint64_t qb;
-                const char *qd = co_cshm_read(s, q, b, h + 1, &qb);
-                if (!rc) rc = co_coll_sizes(qb, bb);
-                co_dt_unpack(rdt, rcount, (char *)rbuf + rext * (size_t)q, off,
-                             qd + (size_t)me * Cd, len);
-            }
-            co_cshm_iter_fini(&it);
+            size_t off = j * W + k * Cd;
+            co_cshm_unpack_each(s, (unsigned)((g + k) % CO_CSHM_NBUF), h + 1, (size_t)me * Cd, rbuf,
+                                rcount, rdt, off, CO_MIN(Cd, bb - off), bb, &rc);
         }
         co_cshm_post(s, h + 2);
     }

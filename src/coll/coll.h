@@ -426,6 +426,12 @@ static inline void co_cshm_iter_init(co_cshm_iter *it, const co_cshm *s) {
 static inline void co_cshm_iter_fini(co_cshm_iter *it) {
     if (it->done != it->stack) co_coll_free(it->done);
 }
+/* Piece [off, off+len) of every peer q's block, from its buffer b (`slot` bytes into the
+ * payload) once that holds `step`, into block q of rbuf (rcount of rdt per block), in the
+ * order the peers become ready. A peer whose total differs from `bytes` sets *rc. */
+void co_cshm_unpack_each(const co_cshm *s, unsigned b, uint64_t step, size_t slot, void *rbuf,
+                         size_t rcount, co_dtype *rdt, size_t off, size_t len, uint64_t bytes,
+                         int *rc);
 /* for each peer q whose buffer b holds `step`, in the order they become ready */
 #define CO_CSHM_EACH_READY(s, it, b, step, q)                                                      \
     for (int q; ((q) = co_cshm_next((s), (b), (step), (it)->done, &(it)->cursor)) >= 0;)
@@ -517,6 +523,12 @@ int co_allgatherv_shm(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf
                       const int *rcounts, const int *displs, co_dtype *rdt, co_comm *c);
 int co_allgatherv_linear(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf,
                          const int *rcounts, const int *displs, co_dtype *rdt, co_comm *c);
+/* Combines elements [lo, hi) of a wide round (elements [r0, r0+m) that every rank put with
+ * co_cshm_put_wide at `step`) over all ranks, in rank order, into `out`: a typed buffer
+ * starting at element lo, or, when NULL, my own copy of those elements in my buffers (which
+ * no other rank may be reading). MPI_SUCCESS, or the class of disagreeing sizes. */
+int co_cshm_fold(co_cshm *s, uint64_t g, uint64_t step, const void *in, size_t r0, size_t m,
+                 size_t lo, size_t hi, co_dtype *dt, co_op *op, const void **src, void *out);
 /* Shared-memory reduction engine for reduce (root >= 0) and allreduce (root < 0). */
 int co_reduce_shm(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_op *op, int root,
                   co_comm *c);

@@ -74,6 +74,21 @@ int co_cshm_next(const co_cshm *s, unsigned b, uint64_t step, char *done, int *c
     }
 }
 
+void co_cshm_unpack_each(const co_cshm *s, unsigned b, uint64_t step, size_t slot, void *rbuf,
+                         size_t rcount, co_dtype *rdt, size_t off, size_t len, uint64_t bytes,
+                         int *rc) {
+    size_t rext = (size_t)co_dt_extent(rdt) * rcount;
+    co_cshm_iter it;
+    co_cshm_iter_init(&it, s);
+    CO_CSHM_EACH_READY(s, &it, b, step, q) {
+        uint64_t qb;
+        const char *d = co_cshm_read(s, q, b, step, &qb);
+        if (!*rc) *rc = co_coll_sizes(qb, bytes);
+        co_dt_unpack(rdt, rcount, (char *)rbuf + rext * (size_t)q, off, d + slot, len);
+    }
+    co_cshm_iter_fini(&it);
+}
+
 char *co_cshm_acquire(co_cshm *s, unsigned b) {
     co_cshm_wait_all(s, s->free_at[b]);
     return co_cshm_data(s, s->me, b);

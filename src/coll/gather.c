@@ -103,15 +103,7 @@ static int gather_shm(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf
             co_cshm_publish(s, b, h + 2, bb, h + 2);
             continue;
         }
-        co_cshm_iter it;
-        co_cshm_iter_init(&it, s);
-        CO_CSHM_EACH_READY(s, &it, b, h + 1, q) {
-            uint64_t qb;
-            const char *d = co_cshm_read(s, q, b, h + 1, &qb);
-            if (!rc) rc = co_coll_sizes(qb, bb);
-            co_dt_unpack(rdt, rcount, (char *)rbuf + rext * (size_t)q, off, d, len);
-        }
-        co_cshm_iter_fini(&it);
+        co_cshm_unpack_each(s, b, h + 1, 0, rbuf, rcount, rdt, off, len, bb, &rc);
         co_cshm_post(s, h + 2);
     }
     if (me == root && sbuf != MPI_IN_PLACE) {

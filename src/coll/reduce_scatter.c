@@ -75,16 +75,11 @@ int co_rs_shm(const void *in, void *out, const size_t *cnt, const size_t *dsp, s
     for (size_t j = 0; j < rounds; j++) {
         size_t r0 = j * W, rm = CO_MIN(W, count - r0);
         uint64_t h = g + 2 * j;
-        size_t pieces = co_cshm_put_wide(s, g, in, r0, rm, dt, h + 1, h + 2);
-        for (size_t k = 0; k < pieces && !rc; k++) {
-            size_t e0 = r0 + k * per, m = CO_MIN(per, rm - k * per);
-            size_t lo = CO_MAX(mlo, e0), hi = CO_MIN(mhi, e0 + m);
-            if (hi <= lo) continue;
-            co_cshm_operands(s, (unsigned)((g + k) % CO_CSHM_NBUF), h + 1, n - 1, in, e0, m, lo, dt,
-                             src, &rc);
-            if (!rc)
-                rc = co_coll_reduce_n(op, dt, hi - lo, src, n, co_coll_elem(out, lo - mlo, dt));
-        }
+        co_cshm_put_wide(s, g, in, r0, rm, dt, h + 1, h + 2);
+        size_t lo = CO_MAX(mlo, r0), hi = CO_MIN(mhi, r0 + rm);
+        if (!rc && hi > lo)
+            rc = co_cshm_fold(s, g, h + 1, in, r0, rm, lo, hi, dt, op, src,
+                              co_coll_elem(out, lo - mlo, dt));
         co_cshm_post(s, h + 2);
     }
     s->seq = g + 2 * rounds;

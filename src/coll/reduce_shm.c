@@ -26,6 +26,24 @@ static inline char *img_elem(const char *img, size_t e, size_t e0, const co_dtyp
     return (char *)img - dt->true_lb + (MPI_Aint)(e - e0) * co_dt_extent(dt);
 }
 
+int co_cshm_fold(co_cshm *s, uint64_t g, uint64_t step, const void *in, size_t r0, size_t m,
+                 size_t lo, size_t hi, co_dtype *dt, co_op *op, const void **src, void *out) {
+    int rc = MPI_SUCCESS;
+    size_t per = co_cshm_elems(s, dt);
+    if (lo >= hi) return rc;
+    for (size_t k = lo > r0 ? (lo - r0) / per : 0; !rc && r0 + k * per < CO_MIN(hi, r0 + m); k++) {
+        size_t e0 = r0 + k * per, pm = CO_MIN(per, r0 + m - e0);
+        size_t a = CO_MAX(lo, e0), b = CO_MIN(hi, e0 + pm);
+        unsigned bk = (unsigned)((g + k) % CO_CSHM_NBUF);
+        co_cshm_operands(s, bk, step, s->n - 1, in, e0, pm, a, dt, src, &rc);
+        if (!rc)
+            rc = co_coll_reduce_n(op, dt, b - a, src, s->n,
+                                  out ? co_coll_elem(out, a - lo, dt)
+                                      : img_elem(co_cshm_data(s, s->me, bk), a, e0, dt));
+    }
+    return rc;
+}
+
 /* Rounds as wide as all NBUF buffers: every rank copies up to NBUF pieces of its operand
  * (step h+1); rank r combines part r of the round from all N copies and writes it over its
  * own copy of that part, which no other rank reads (h+2); the ranks that need the result
@@ -41,16 +59,7 @@ static int reduce_wide(co_cshm *s, const void *in, void *rbuf, size_t count, co_
         uint64_t h = g + 3 * j;
         size_t pieces = co_cshm_put_wide(s, g, in, r0, rm, dt, h + 1, h + 3);
         size_t lo = r0 + rm * (size_t)me / (size_t)n, hi = r0 + rm * (size_t)(me + 1) / (size_t)n;
-        for (size_t k = lo > r0 ? (lo - r0) / per : 0; !rc && k < pieces; k++) {
-            size_t e0 = r0 + k * per, m = CO_MIN(per, rm - k * per);
-            size_t a = CO_MAX(lo, e0), b = CO_MIN(hi, e0 + m);
-            if (a >= b) break;
-            unsigned bk = (unsigned)((g + k) % CO_CSHM_NBUF);
-            co_cshm_operands(s, bk, h + 1, n - 1, in, e0, m, a, dt, src, &rc);
-            if (!rc)
-                rc = co_coll_reduce_n(op, dt, b - a, src, n,
-                                      img_elem(co_cshm_data(s, me, bk), a, e0, dt));
-        }
+        if (!rc) rc = co_cshm_fold(s, g, h + 1, in, r0, rm, lo, hi, dt, op, src, NULL);
         co_cshm_post(s, h + 2);
         if (collect) {
             for (int q = 0; q < n; q++) {
@@ -86,14 +95,8 @@ int co_reduce_shm(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_o
     if (count * dt->size <= (all ? SMALL_BYTES_ALL : SMALL_BYTES_ROOTED) &&
         count <= per * CO_CSHM_NBUF) {
         /* one step, the vector in up to NBUF buffers at once */
-        size_t pieces = (count + per - 1) / per;
         if (all || me != root) co_cshm_put_wide(s, g, in, 0, count, dt, g + 1, g + 2);
-        for (size_t k = 0; k < pieces && collect && !rc; k++) {
-            size_t e0 = k * per, m = CO_MIN(per, count - e0);
-            co_cshm_operands(s, (unsigned)((g + k) % CO_CSHM_NBUF), g + 1, n - 1, in, e0, m, e0, dt,
-                             src, &rc);
-            if (!rc) rc = co_coll_reduce_n(op, dt, m, src, n, co_coll_elem(rbuf, e0, dt));
-        }
+        if (collect) rc = co_cshm_fold(s, g, g + 1, in, 0, count, 0, count, dt, op, src, rbuf);
         co_cshm_post(s, g + 2);
         s->seq = g + 2;
         if (src != stack) co_coll_free(src);

@@ -1,8 +1,8 @@
 /* Reductions: Reduce (every root), Allreduce, Reduce_scatter_block, Reduce_scatter, Scan and
  * Exscan, for every predefined operator on the types it is defined for, a commutative and a
  * non-commutative user operator, pair types (MAXLOC/MINLOC with ties), a strided derived
- * type when available, counts 0, 1, 7, more than 64 KiB and (up to 4 ranks) more than 1 MiB per
- * rank, in place and not, checked
+ * type when available, counts 0, 1, 7, about 10 KiB, more than 64 KiB and (up to 4 ranks) more
+ * than 1 MiB per rank, in place and not, checked
  * element by element against a serial reference; bytes between elements of non-contiguous
  * types must survive untouched. Run with COHORT_*_ALGORITHM set to force algorithms. */
 #include "coll_util.h"
