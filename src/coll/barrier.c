@@ -57,9 +57,17 @@ static int barrier_flag(co_cshm *s) {
 
 int co_barrier(co_comm *c) {
     if (c->size < 2) return MPI_SUCCESS;
+    int rc;
     switch (co_coll_pick(c, CO_COLL_BARRIER, 0, NULL, NULL)) {
-    case CO_BARRIER_COUNTER: return barrier_counter(c, c->coll->shm);
-    case CO_BARRIER_FLAG: return barrier_flag(c->coll->shm);
-    default: return barrier_dissemination(c);
+    case CO_BARRIER_COUNTER: rc = barrier_counter(c, c->coll->shm); break;
+    case CO_BARRIER_FLAG: rc = barrier_flag(c->coll->shm); break;
+    default: rc = barrier_dissemination(c); break;
     }
+    /* Every rank has returned from every earlier collective on c, so nobody reads my shared
+     * buffers any more: the next collectives reuse them without asking (no wait on the
+     * peers' step words, each a cache miss on the path to the first publish). */
+    co_cshm *s = c->coll ? c->coll->shm : NULL;
+    if (rc == MPI_SUCCESS && s)
+        for (int b = 0; b < CO_CSHM_NBUF; b++) s->free_at[b] = 0;
+    return rc;
 }

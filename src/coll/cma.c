@@ -270,7 +270,10 @@ int co_cma_scatterv(const void *sbuf, const int *scounts, const int *displs, co_
 
 /* Gather writes instead of reads, so that the senders copy in parallel: the root publishes
  * where each block goes (its receive buffer, or scratch to unpack from when that is not
- * contiguous); a sender with a large block writes it there before publishing its entry. */
+ * contiguous); a sender with a large block writes it there before publishing its entry.
+ * With two ranks the root, once its own block is copied, reads the head of its peer's large
+ * block while the peer writes the tail (coop_split, as in Scatter): the peer publishes its
+ * entry first and posts g+2 when its part is written, then waits for the root's g+2. */
 int co_cma_gatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, const int *rcounts,
                    const int *displs, co_dtype *rdt, int root, co_comm *c) {
     co_cshm *s = c->coll->shm;
@@ -287,7 +290,8 @@ int co_cma_gatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, c
             co_dt_pack(sdt, scount, sbuf, 0, pay + sizeof(ent), bytes);
             e->inl = sizeof(ent) + 1;
         } else {
-            const ent *dst = (const ent *)co_cshm_read(s, root, b, g + 1, NULL) + me;
+            uint64_t root_copies;
+            const ent *dst = (const ent *)co_cshm_read(s, root, b, g + 1, &root_copies) + me;
             size_t nb = CO_MIN(bytes, dst->bytes);
             char *m = NULL;
             const char *from = (const char *)sbuf + sdt->true_lb;
@@ -297,9 +301,19 @@ int co_cma_gatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, c
                 co_dt_pack(sdt, scount, sbuf, 0, m, bytes);
                 from = m;
             }
+            e->inl = 0;
+            size_t x = n == 2 ? coop_split(bytes, dst->bytes, (int)root_copies) : 0;
+            if (x) { /* the root reads [0, x) from here while I write the rest */
+                e->addr = (uint64_t)(uintptr_t)from;
+                co_cshm_publish(s, b, g + 1, 0, g + 2);
+                co_cma_write(s->pids[root], from + x, (char *)(uintptr_t)dst->addr + x, nb - x);
+                finish(s, g);
+                co_cshm_wait(s, root, g + 2);
+                co_coll_free(m);
+                return rc;
+            }
             if (nb) co_cma_write(s->pids[root], from, (void *)(uintptr_t)dst->addr, nb);
             co_coll_free(m);
-            e->inl = 0;
         }
         co_cshm_publish(s, b, g + 1, 0, g + 2);
         finish(s, g);
@@ -322,8 +336,9 @@ int co_cma_gatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, c
             (uint64_t)(uintptr_t)(tmp ? tmp + off : BLOCK(rbuf, displs[q], rdt) + rdt->true_lb);
         off += tab[q].bytes;
     }
-    co_cshm_publish(s, b, g + 1, 0, g + 2);
-    if (sbuf != MPI_IN_PLACE)
+    int copies = sbuf != MPI_IN_PLACE; /* in the header: tells a coop peer my share */
+    co_cshm_publish(s, b, g + 1, (uint64_t)copies, g + 2);
+    if (copies)
         rc =
             co_coll_copy(sbuf, scount, sdt, BLOCK(rbuf, displs[me], rdt), (size_t)rcounts[me], rdt);
     co_cshm_iter it;
@@ -333,6 +348,13 @@ int co_cma_gatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, c
         const ent *e = (const ent *)qp;
         size_t want = tab[q].bytes;
         if (!rc) rc = co_coll_sizes(e->bytes, want);
+        size_t x =
+            n == 2 && !e->inl && e->bytes >= CMA_MIN ? coop_split(e->bytes, want, copies) : 0;
+        if (x) { /* my share of the peer's block, then wait for the peer's share */
+            co_cma_read(s->pids[q], (char *)(uintptr_t)tab[q].addr,
+                        (const char *)(uintptr_t)e->addr, x);
+            co_cshm_wait(s, q, g + 2);
+        }
         if (e->inl) {
             co_dt_unpack(rdt, (size_t)rcounts[q], BLOCK(rbuf, displs[q], rdt), 0, qp + e->inl - 1,
                          CO_MIN(e->bytes, want));
