@@ -275,10 +275,11 @@ static void run(MPI_Comm c, int full) {
     for (int k = 0; k < NKINDS; k++) {
         /* the other communicators: one contiguous and one gapped layout */
         if (!full && k != K_INT && k != K_VEC) continue;
-        size_t large = (66 * 1024) / rext(k) + 1;
-        size_t counts[] = {1, 7, 0, large};
-        /* large blocks: contiguous, padded and derived layouts */
-        int nc = !full ? 2 : k == K_CHAR || k == K_DINT || k == K_VEC ? 4 : 3;
+        size_t large = (66 * 1024) / rext(k) + 1, mid = (20 * 1024) / rext(k) + 1;
+        size_t counts[] = {1, 7, 0, large, mid};
+        /* large and middling blocks (over 16 KiB: single copy, or inline in a shared buffer
+         * beside blocks that go by single copy): contiguous, padded and derived layouts */
+        int nc = !full ? 2 : k == K_CHAR || k == K_DINT || k == K_VEC ? 5 : 3;
         /* a broadcast long enough to be read in pieces (the single-copy readers split it,
          * each starting elsewhere), with a ragged last piece */
         if (full && (k == K_CHAR || k == K_VEC)) t_bcast(k, (size_t)np * 66 * 1024 / rext(k) + 3);
