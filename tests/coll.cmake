@@ -69,6 +69,10 @@ foreach(v 0 1 2 3 4 5 6)
   cohort_mpi_test(coll_mismatch NP 2 4 ENV ${COLL_V${v}} SUFFIX .v${v})
 endforeach()
 cohort_mpi_test(coll_ops NP 1 2 4)
+# a Gatherv block too large for 4 KiB buffers, with the root late and rank 1 reusing its
+# buffers for a broadcast meanwhile
+cohort_mpi_test(coll_overrun NP 2 ENV COHORT_COLL_SHM_CHUNK=4K COHORT_BCAST_ALGORITHM=shm
+  COHORT_GATHERV_ALGORITHM=cma)
 add_test(NAME coll.vectorized
   COMMAND ${CMAKE_SOURCE_DIR}/tests/check-vectorized.sh ${CMAKE_C_COMPILER} ${CMAKE_SOURCE_DIR})
 set_tests_properties(coll.vectorized PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120)
