@@ -213,6 +213,12 @@ static size_t coop_split(size_t bytes, size_t cap, int root_copies) {
     return (root_copies ? nb / 4 : nb / 2) & ~(size_t)63;
 }
 
+/* Whether the two ranks share the copy of the block entry e describes (then both compute
+ * the split with coop_split). */
+static int coop_block(int n, const ent *e) {
+    return n == 2 && !e->inl && e->bytes >= CMA_MIN;
+}
+
 int co_cma_scatterv(const void *sbuf, const int *scounts, const int *displs, co_dtype *sdt,
                     void *rbuf, size_t rcount, co_dtype *rdt, int root, co_comm *c) {
     co_cshm *s = c->coll->shm;
@@ -224,7 +230,7 @@ int co_cma_scatterv(const void *sbuf, const int *scounts, const int *displs, co_
         uint64_t root_copies;
         const char *rp = co_cshm_read(s, root, b, g + 1, &root_copies);
         const ent *e = (const ent *)rp + slot(root, me, n);
-        if (n == 2 && !e->inl && e->bytes >= CMA_MIN) {
+        if (coop_block(n, e)) {
             /* tell the root where to write: my buffer, or scratch to unpack from */
             ent *mine = (ent *)co_cshm_acquire(s, b);
             char *m = rdt->contig ? NULL : co_coll_alloc(cap);
@@ -260,7 +266,7 @@ int co_cma_scatterv(const void *sbuf, const int *scounts, const int *displs, co_
     }
     int copies = rbuf != MPI_IN_PLACE; /* in the header: tells a coop peer my share */
     co_cshm_publish(s, b, g + 1, (uint64_t)copies, g + 2);
-    if (n == 2 && !tab[0].inl && tab[0].bytes >= CMA_MIN) {
+    if (coop_block(n, &tab[0])) {
         int p = 1 - me;
         const ent *pe = (const ent *)co_cshm_read(s, p, b, g + 1, NULL);
         size_t x = coop_split(tab[0].bytes, pe->bytes, copies);
@@ -295,38 +301,37 @@ int co_cma_gatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, c
         ent *e = (ent *)pay;
         e->bytes = bytes;
         e->addr = 0;
+        e->inl = 0;
         if (bytes < CMA_MIN && sizeof(ent) + bytes <= co_cshm_cap(s)) {
             co_dt_pack(sdt, scount, sbuf, 0, pay + sizeof(ent), bytes);
             e->inl = sizeof(ent) + 1;
-        } else {
-            uint64_t root_copies;
-            const ent *dst = (const ent *)co_cshm_read(s, root, b, g + 1, &root_copies) + me;
-            size_t nb = CO_MIN(bytes, dst->bytes);
-            char *m = NULL;
-            const char *from = (const char *)sbuf + sdt->true_lb;
-            if (!sdt->contig) {
-                m = co_coll_alloc(bytes);
-                if (!m) co_fatal("out of memory");
-                co_dt_pack(sdt, scount, sbuf, 0, m, bytes);
-                from = m;
-            }
-            e->inl = 0;
-            size_t x =
-                n == 2 && bytes >= CMA_MIN ? coop_split(bytes, dst->bytes, (int)root_copies) : 0;
-            if (x) { /* the root reads [0, x) from here while I write the rest */
-                e->addr = (uint64_t)(uintptr_t)from;
-                co_cshm_publish(s, b, g + 1, 0, g + 2);
-                co_cma_write(s->pids[root], from + x, (char *)(uintptr_t)dst->addr + x, nb - x);
-                finish(s, g);
-                co_cshm_wait(s, root, g + 2);
-                co_coll_free(m);
-                return rc;
-            }
-            if (nb) co_cma_write(s->pids[root], from, (void *)(uintptr_t)dst->addr, nb);
-            co_coll_free(m);
+            co_cshm_publish(s, b, g + 1, 0, g + 2);
+            finish(s, g);
+            return rc;
         }
-        co_cshm_publish(s, b, g + 1, 0, g + 2);
+        uint64_t root_copies;
+        const ent *dst = (const ent *)co_cshm_read(s, root, b, g + 1, &root_copies) + me;
+        size_t nb = CO_MIN(bytes, dst->bytes);
+        char *m = NULL;
+        const char *from = (const char *)sbuf + sdt->true_lb;
+        if (!sdt->contig) {
+            m = co_coll_alloc(bytes);
+            if (!m) co_fatal("out of memory");
+            co_dt_pack(sdt, scount, sbuf, 0, m, bytes);
+            from = m;
+        }
+        /* shared: the root reads [0, x) from here while I write the rest, so my entry goes
+         * first; otherwise it tells the root that my block is in place */
+        size_t x = coop_block(n, e) ? coop_split(bytes, dst->bytes, (int)root_copies) : 0;
+        if (x) {
+            e->addr = (uint64_t)(uintptr_t)from;
+            co_cshm_publish(s, b, g + 1, 0, g + 2);
+        }
+        if (nb > x) co_cma_write(s->pids[root], from + x, (char *)(uintptr_t)dst->addr + x, nb - x);
+        if (!x) co_cshm_publish(s, b, g + 1, 0, g + 2);
         finish(s, g);
+        if (x) co_cshm_wait(s, root, g + 2); /* the root has read its share */
+        co_coll_free(m);
         return rc;
     }
     char *pay = co_cshm_acquire(s, b);
@@ -358,8 +363,7 @@ int co_cma_gatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, c
         const ent *e = (const ent *)qp;
         size_t want = tab[q].bytes;
         if (!rc) rc = co_coll_sizes(e->bytes, want);
-        size_t x =
-            n == 2 && !e->inl && e->bytes >= CMA_MIN ? coop_split(e->bytes, want, copies) : 0;
+        size_t x = coop_block(n, e) ? coop_split(e->bytes, want, copies) : 0;
         if (x) { /* my share of the peer's block, then wait for the peer's share */
             co_cma_read(s->pids[q], (char *)(uintptr_t)tab[q].addr,
                         (const char *)(uintptr_t)e->addr, x);
