@@ -64,6 +64,8 @@ foreach(v 0 1 2 3 4 5 6)
   cohort_mpi_test(coll_errors NP 2 ENV ${COLL_V${v}} SUFFIX .v${v})
 endforeach()
 cohort_mpi_test(coll_errors NP 1 2 3 4)
+# above 17 ranks the flag barrier gathers arrivals up a radix-8 tree instead of reading them all
+cohort_mpi_test(coll_barrier NP 18 ENV COHORT_BARRIER_ALGORITHM=flag SUFFIX .tree)
 cohort_mpi_test(coll_mismatch NP 2 3 4 8)
 foreach(v 0 1 2 3 4 5 6)
   cohort_mpi_test(coll_mismatch NP 2 4 ENV ${COLL_V${v}} SUFFIX .v${v})

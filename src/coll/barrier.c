@@ -13,8 +13,8 @@ const co_coll_alg co_barrier_algs[] = {
      "each arriving rank adds one to every peer's counter (own cache lines), leaves when its "
      "own counter reaches e*(N-1)"},
     {"flag", CO_ALG_SHM,
-     "arrival flags gathered up a radix-4 tree to rank 0, which releases everyone with one "
-     "flag"},
+     "rank 0 reads every rank's arrival flag (a radix-8 tree above 17 ranks), leaves first "
+     "and releases everyone with one flag"},
 };
 CO_ALG_TABLE_CHECK(co_barrier_algs, CO_BARRIER_NALGS);
 
@@ -41,12 +41,17 @@ static int barrier_counter(co_comm *c, co_cshm *s) {
     return MPI_SUCCESS;
 }
 
-/* A rank's step is its arrival (its subtree has arrived); rank 0's step is the release. */
+/* A rank's step is its arrival (its subtree has arrived); rank 0's step is the release.
+ * Up to FLAG_FLAT ranks rank 0 reads every arrival itself: with more ranks than cores, each
+ * level of a tree waits for its inner rank to be scheduled (at 8 ranks on 2 cores a radix-4
+ * tree took twice as long as the flat gather, docs/collectives.md). */
+#define FLAG_FLAT 16
 static int barrier_flag(co_cshm *s) {
     int n = s->n, me = s->me;
+    int radix = n <= FLAG_FLAT + 1 ? n - 1 : 8;
     uint64_t g = ++s->seq;
-    for (int k = 1; k <= 4; k++) {
-        int child = me * 4 + k;
+    for (int k = 1; k <= radix; k++) {
+        int child = me * radix + k;
         if (child >= n) break;
         co_cshm_wait(s, child, g);
     }
