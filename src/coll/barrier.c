@@ -42,13 +42,13 @@ static int barrier_counter(co_comm *c, co_cshm *s) {
 }
 
 /* A rank's step is its arrival (its subtree has arrived); rank 0's step is the release.
- * Up to FLAG_FLAT ranks rank 0 reads every arrival itself: with more ranks than cores, each
+ * Up to FLAG_FLAT ranks, rank 0 reads every arrival itself: with more ranks than cores, each
  * level of a tree waits for its inner rank to be scheduled (at 8 ranks on 2 cores a radix-4
  * tree took twice as long as the flat gather, docs/collectives.md). */
-#define FLAG_FLAT 16
+#define FLAG_FLAT 17
 static int barrier_flag(co_cshm *s) {
     int n = s->n, me = s->me;
-    int radix = n <= FLAG_FLAT + 1 ? n - 1 : 8;
+    int radix = n <= FLAG_FLAT ? n - 1 : 8;
     uint64_t g = ++s->seq;
     for (int k = 1; k <= radix; k++) {
         int child = me * radix + k;

@@ -296,42 +296,28 @@ int co_cma_gatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, c
     uint64_t g = s->seq;
     unsigned b = (unsigned)(g % CO_CSHM_NBUF);
     if (me != root) {
-        size_t bytes = scount * sdt->size;
         char *pay = co_cshm_acquire(s, b);
         ent *e = (ent *)pay;
-        e->bytes = bytes;
-        e->addr = 0;
-        e->inl = 0;
-        if (bytes < CMA_MIN && sizeof(ent) + bytes <= co_cshm_cap(s)) {
-            co_dt_pack(sdt, scount, sbuf, 0, pay + sizeof(ent), bytes);
-            e->inl = sizeof(ent) + 1;
+        size_t used = sizeof(ent);
+        scratch t = {0};
+        if (!offer(s, pay, &used, e, sbuf, scount, sdt, &t, CMA_MIN)) { /* inline */
             co_cshm_publish(s, b, g + 1, 0, g + 2);
             finish(s, g);
             return rc;
         }
         uint64_t root_copies;
         const ent *dst = (const ent *)co_cshm_read(s, root, b, g + 1, &root_copies) + me;
-        size_t nb = CO_MIN(bytes, dst->bytes);
-        char *m = NULL;
-        const char *from = (const char *)sbuf + sdt->true_lb;
-        if (!sdt->contig) {
-            m = co_coll_alloc(bytes);
-            if (!m) co_fatal("out of memory");
-            co_dt_pack(sdt, scount, sbuf, 0, m, bytes);
-            from = m;
-        }
+        size_t nb = CO_MIN(e->bytes, dst->bytes);
+        const char *from = (const char *)(uintptr_t)e->addr;
         /* shared: the root reads [0, x) from here while I write the rest, so my entry goes
          * first; otherwise it tells the root that my block is in place */
-        size_t x = coop_block(n, e) ? coop_split(bytes, dst->bytes, (int)root_copies) : 0;
-        if (x) {
-            e->addr = (uint64_t)(uintptr_t)from;
-            co_cshm_publish(s, b, g + 1, 0, g + 2);
-        }
+        size_t x = coop_block(n, e) ? coop_split(e->bytes, dst->bytes, (int)root_copies) : 0;
+        if (x) co_cshm_publish(s, b, g + 1, 0, g + 2);
         if (nb > x) co_cma_write(s->pids[root], from + x, (char *)(uintptr_t)dst->addr + x, nb - x);
         if (!x) co_cshm_publish(s, b, g + 1, 0, g + 2);
         finish(s, g);
         if (x) co_cshm_wait(s, root, g + 2); /* the root has read its share */
-        co_coll_free(m);
+        scratch_free(&t);
         return rc;
     }
     char *pay = co_cshm_acquire(s, b);
