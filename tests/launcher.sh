@@ -48,6 +48,14 @@ segv)
   expect_err "^mpiexec: rank 2 \(pid [0-9]+\) killed by signal 11 \(Segmentation fault\)$"
   expect_no_survivors
   ;;
+collsegv)
+  # rank 2 dies while the others are inside collectives (shared-segment waits and
+  # single-copy reads of its memory): the job ends with its signal, nobody hangs
+  run 4 -- collsegv 2 5
+  expect_status 139
+  expect_err "^mpiexec: rank 2 \(pid [0-9]+\) killed by signal 11 \(Segmentation fault\)$"
+  expect_no_survivors
+  ;;
 exit)
   run 4 -- exit 1 3
   expect_status 3

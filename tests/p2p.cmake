@@ -16,8 +16,8 @@ cohort_mpi_test(errors NP 1 2 4 8)
 add_executable(t_launch mpi/launch.c)
 target_link_libraries(t_launch PRIVATE cohort)
 set_target_properties(t_launch PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
-foreach(s ok segv exit abort nofinalize fataltag timeout killed interrupted badprog badargs stdin
-          env tagoutput lines binding)
+foreach(s ok segv collsegv exit abort nofinalize fataltag timeout killed interrupted badprog
+          badargs stdin env tagoutput lines binding)
   add_test(NAME launcher.${s}
     COMMAND ${CMAKE_SOURCE_DIR}/tests/launcher.sh ${MPIEXEC} $<TARGET_FILE:t_launch> ${s})
   set_tests_properties(launcher.${s} PROPERTIES TIMEOUT 60)

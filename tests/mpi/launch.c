@@ -1,6 +1,8 @@
 /* A program whose ranks misbehave on request, for the launcher tests (tests/launcher.sh):
  *   launch MODE [RANK [ARG]]
- * MODE: ok, segv, exit, abort, nofinalize, fataltag, hang, stdin, env, spam, affinity, sleep. */
+ * MODE: ok, segv, exit, abort, nofinalize, fataltag, hang, stdin, env, spam, affinity, sleep,
+ * collsegv (RANK dies by SIGSEGV after ARG rounds of collectives while the others go on with
+ * them: small ones through the shared segment, large ones copied straight from its memory). */
 #include <mpi.h>
 #include <sched.h>
 #include <signal.h>
@@ -35,6 +37,18 @@ int main(int argc, char **argv) {
         }
         if (mode[0] != 'n') /* the others wait in a receive that never completes */
             MPI_Recv(&x, 1, MPI_INT, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else if (!strcmp(mode, "collsegv")) {
+        enum { BIG = 1 << 18 };
+        int rounds = atoi(arg);
+        float *a = malloc(BIG * sizeof(float)), *b = malloc(BIG * sizeof(float));
+        for (int i = 0; i < BIG; i++) a[i] = (float)i;
+        for (int k = 0;; k++) {
+            if (rank == who && k == rounds) raise(SIGSEGV);
+            MPI_Allreduce(&k, &x, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+            MPI_Bcast(a, BIG, MPI_FLOAT, k % size, MPI_COMM_WORLD);
+            MPI_Allreduce(a, b, BIG, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+            MPI_Alltoall(a, BIG / size, MPI_FLOAT, b, BIG / size, MPI_FLOAT, MPI_COMM_WORLD);
+        }
     } else if (!strcmp(mode, "abort")) {
         if (rank == who) MPI_Abort(MPI_COMM_WORLD, atoi(arg));
         MPI_Barrier(MPI_COMM_WORLD);

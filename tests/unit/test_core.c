@@ -1,17 +1,20 @@
 /* Unit tests of core pieces, inside one process: handle tables (stale handles are caught),
- * the settings parser, and the shared-memory queues (wrap-around, full queues, payload
- * integrity) driven as producer and consumer from the same process. */
+ * the settings parser, the shared-memory queues (wrap-around, full queues, payload
+ * integrity) driven as producer and consumer from the same process, and the message of a
+ * single-copy read from a process that has ended. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "../../src/boot/boot.h"
+#include "../../src/coll/coll.h"
 #include "../../src/core/cohort.h"
 #include "../../src/xport/shm.h"
 
@@ -132,11 +135,47 @@ static void shm_queues(void **state) {
     close(fd);
 }
 
+/* A rank that crashes or is killed while its peers copy from its memory: the reader must end
+ * saying the process has ended, not blame the ranks' calls for disagreeing. */
+static void cma_from_ended_process(void **state) {
+    (void)state;
+    pid_t gone = fork();
+    assert_true(gone >= 0);
+    if (gone == 0) _exit(0);
+    assert_int_equal(waitpid(gone, NULL, 0), gone);
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t reader = fork();
+    assert_true(reader >= 0);
+    if (reader == 0) {
+        dup2(fds[1], 2);
+        static char remote[64];
+        char local[64];
+        co_cma_read(gone, local, remote, sizeof(local));
+        _exit(0); /* not reached: the failed read ends the process */
+    }
+    close(fds[1]);
+    char out[2048];
+    size_t got = 0;
+    ssize_t r;
+    while (got < sizeof(out) - 1 && (r = read(fds[0], out + got, sizeof(out) - 1 - got)) > 0)
+        got += (size_t)r;
+    out[got] = 0;
+    close(fds[0]);
+    int st;
+    assert_int_equal(waitpid(reader, &st, 0), reader);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) != 0);
+    assert_non_null(strstr(out, "process_vm_readv of process"));
+    assert_non_null(strstr(out, "that process has ended"));
+    assert_null(strstr(out, "disagree"));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(htab_stale_handles),
         cmocka_unit_test(config_parsing),
         cmocka_unit_test(shm_queues),
+        cmocka_unit_test(cma_from_ended_process),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
