@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -112,9 +113,11 @@ const char *co_cshm_read(const co_cshm *s, int q, unsigned b, uint64_t step, uin
 
 static void cma_fail(const char *what, pid_t pid, int err) {
     if (err == ESRCH) { /* the peer is gone (crashed or killed): say so, not "disagree" */
-        co_coll_fail(MPI_ERR_OTHER, "%s of process %d failed: that process has ended", what,
-                     (int)pid);
-        co_fatal("%s of process %d failed: that process has ended", what, (int)pid);
+        char msg[128];
+        snprintf(msg, sizeof(msg), "%s of process %d failed: that process has ended", what,
+                 (int)pid);
+        co_coll_fail(MPI_ERR_OTHER, "%s", msg);
+        co_fatal("%s", msg);
     }
     /* inside a collective call, a bad address means the ranks' calls disagree: the call is
      * abandoned (coll.c); elsewhere it is an internal error */
