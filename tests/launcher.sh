@@ -141,6 +141,15 @@ env)
   [ "$(grep -c '^rank [01] LAUNCH_TEST_SET=42$' "$out/stdout")" -eq 2 ] || fail "-x not applied"
   COHORT_LOG_LEVEL=1 run 1 -- ok
   expect_status 0
+  # mpiexec measures what a single-copy read costs and gives every rank the same figure,
+  # unless the user has set it
+  run 2 -- env 0 COHORT_CMA_COST
+  expect_status 0
+  cost=$(sed -n 's/^rank 0 COHORT_CMA_COST=\([1-9][0-9]*\)$/\1/p' "$out/stdout")
+  [ -n "$cost" ] || fail "no measured COHORT_CMA_COST"
+  expect_out "^rank 1 COHORT_CMA_COST=$cost$"
+  COHORT_CMA_COST=777 run 2 -- env 0 COHORT_CMA_COST
+  [ "$(grep -c '^rank [01] COHORT_CMA_COST=777$' "$out/stdout")" -eq 2 ] || fail "user's COHORT_CMA_COST replaced"
   ;;
 tagoutput)
   run 3 --tag-output -- ok

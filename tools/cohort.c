@@ -4,6 +4,7 @@
  * collective's algorithms from the library's registry. */
 #include "../src/core/cohort.h"
 #include "../src/coll/coll.h"
+#include "../src/xport/shm.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -103,7 +104,18 @@ int main(int argc, char **argv) {
         printf("  shm   shared memory between the ranks of one machine: per-pair queues, "
                "eager limit %ld bytes\n",
                cfg.eager_limit);
-        printf("  cma   single-copy large messages (process_vm_readv): %s\n", probe_cma());
+        const char *cma = probe_cma();
+        printf("  cma   single-copy large messages (process_vm_readv): %s\n", cma);
+        long ns = strcmp(cma, "available") ? 0 : co_shm_cma_probe_ns();
+        if (ns > 0) { /* and what the selection table makes of it */
+            size_t shm_max = 0;
+            for (size_t b = 1; b <= ((size_t)1 << 20); b *= 2)
+                if (co_coll_table_pick(CO_COLL_BCAST, 4, b, 1, ns) == CO_BCAST_SHM) shm_max = b;
+            printf("        a 64-byte read takes %ld ns here (%s; mpiexec measures it for every "
+                   "job: COHORT_CMA_COST), so a broadcast among 4 ranks goes through shared "
+                   "buffers up to %zu KiB\n",
+                   ns, ns >= CO_CMA_COSTLY_NS ? "costly" : "cheap", shm_max / 1024);
+        }
         if (rc || err[0]) printf("Warning: %s\n", err);
         char cerr[512];
         if (co_coll_check_config(&cfg, cerr, sizeof(cerr))) {

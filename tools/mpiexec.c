@@ -4,6 +4,7 @@
  * and ends the whole job as soon as one rank fails, saying which rank failed and how. */
 #include "../src/boot/boot.h"
 #include "../src/core/cohort.h"
+#include "../src/xport/shm.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -332,6 +333,17 @@ int main(int argc, char **argv) {
     if (bad) {
         free(j->xvars);
         return 2;
+    }
+    /* What a single-copy read costs here decides some of the collectives' choices, which
+     * every rank must make alike: measure it once for the whole job (about 50 µs), unless
+     * the user has set it. */
+    if (j->n > 1 && cfg.cma && !getenv("COHORT_CMA_COST")) {
+        long ns = co_shm_cma_probe_ns();
+        if (ns > 0) {
+            char v[32];
+            snprintf(v, sizeof(v), "%ld", ns);
+            setenv("COHORT_CMA_COST", v, 1);
+        }
     }
     co_seg_params sp = {j->n, cfg.shm_ring_cells, cfg.shm_data_bytes, cfg.eager_limit,
                         cfg.heap_slice};

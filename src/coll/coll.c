@@ -78,13 +78,15 @@ int co_coll_check_config(const co_config *cfg, char *err, size_t errlen) {
  * The first rule of the collective whose limits hold and whose algorithm can run wins; if
  * none does, the collective's first algorithm (which runs everywhere). The limits come from
  * measurements on a 2-core machine at 2, 4 and 8 ranks (docs/collectives.md has the
- * numbers). `shared`: the rule only applies when all members share memory (every
+ * numbers); `costly` rules only where single-copy reads are slow (COHORT_CMA_COST, which
+ * mpiexec measures). `shared`: the rule only applies when all members share memory (every
  * communicator, until there is a network transport; the other rules are the point-to-point
  * choices for that day). */
 typedef struct rule {
     uint8_t kind, alg, shared;
     int max_np;       /* communicator size at most this */
     size_t max_bytes; /* bytes per block at most this */
+    uint8_t costly;   /* only where single-copy reads are costly (CO_CMA_COSTLY_NS) */
 } rule;
 
 #define ANY 0x7fffffff
@@ -95,6 +97,9 @@ typedef struct rule {
 static const rule rules[] = {
     {CO_COLL_BARRIER, CO_BARRIER_COUNTER, 1, ANY, BIG},
 
+    {CO_COLL_BCAST, CO_BCAST_SHM, 1, 3, 16 * KB, 1},
+    {CO_COLL_BCAST, CO_BCAST_CMA, 1, 3, BIG, 1},
+    {CO_COLL_BCAST, CO_BCAST_SHM, 1, ANY, 32 * KB, 1},
     {CO_COLL_BCAST, CO_BCAST_SHM, 1, ANY, 4 * KB},
     {CO_COLL_BCAST, CO_BCAST_CMA, 1, ANY, BIG},
     {CO_COLL_BCAST, CO_BCAST_BINOMIAL, 0, ANY, 32 * KB},
@@ -215,15 +220,29 @@ static int usable(co_comm *c, int kind, int alg, const co_op *op, const co_dtype
     return 1;
 }
 
+static int holds(const rule *r, int np, size_t bytes, int shared, int costly) {
+    return (!r->shared || shared) && np <= r->max_np && bytes <= r->max_bytes &&
+           (!r->costly || costly);
+}
+
 int co_coll_pick(co_comm *c, int kind, size_t bytes, const co_op *op, const co_dtype *dt) {
     int f = S->forced[kind];
     if (f >= 0 && usable(c, kind, f, op, dt)) return f;
     int shared = all_local(c);
     for (size_t i = S->first_rule[kind]; i < S->end_rule[kind]; i++) {
         const rule *r = &rules[i];
-        if ((r->shared && !shared) || c->size > r->max_np || bytes > r->max_bytes) continue;
-        if (usable(c, kind, r->alg, op, dt)) return r->alg;
+        if (holds(r, c->size, bytes, shared, S->cma_costly) && usable(c, kind, r->alg, op, dt))
+            return r->alg;
     }
+    return 0;
+}
+
+int co_coll_table_pick(int kind, int np, size_t bytes, int shared, long cma_ns) {
+    if (kind == CO_COLL_REDUCE_SCATTER_BLOCK) kind = CO_COLL_REDUCE_SCATTER;
+    for (size_t i = 0; i < CO_ARRAY_LEN(rules); i++)
+        if (rules[i].kind == kind &&
+            holds(&rules[i], np, bytes, shared, cma_ns >= CO_CMA_COSTLY_NS))
+            return rules[i].alg;
     return 0;
 }
 
@@ -677,6 +696,7 @@ int co_coll_init(void) {
     /* Reduce_scatter_block is Reduce_scatter with equal blocks: the same rules */
     S->first_rule[CO_COLL_REDUCE_SCATTER_BLOCK] = S->first_rule[CO_COLL_REDUCE_SCATTER];
     S->end_rule[CO_COLL_REDUCE_SCATTER_BLOCK] = S->end_rule[CO_COLL_REDUCE_SCATTER];
+    S->cma_costly = co_st.cfg.cma_cost >= CO_CMA_COSTLY_NS;
     if (co_shm_heap_init(&S->heap, co_seg_heap(co_st.seg, co_st.world_rank),
                          co_st.seg->hdr->heap_slice))
         return MPI_ERR_NO_MEM;

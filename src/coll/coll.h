@@ -220,6 +220,7 @@ typedef struct co_coll_block {
 typedef struct co_coll_state {
     int forced[CO_COLL_KINDS]; /* algorithm forced by COHORT_<COLL>_ALGORITHM, or -1 */
     uint16_t first_rule[CO_COLL_KINDS], end_rule[CO_COLL_KINDS]; /* rules of each kind */
+    int cma_costly;   /* COHORT_CMA_COST >= CO_CMA_COSTLY_NS: the table's `costly` rules apply */
     co_shm_heap heap; /* allocator of this rank's heap slice */
     co_cshm_zombie *zombies;
     co_coll_block cache[CO_COLL_CACHE]; /* large scratch blocks kept for reuse */
@@ -237,6 +238,10 @@ void co_coll_comm_free(co_comm *c);
  * arguments give the same answer on every rank, so the ranks agree without talking. May set
  * up the shared-memory segment (collectively, on every rank at the same call). */
 int co_coll_pick(co_comm *c, int kind, size_t bytes, const co_op *op, const co_dtype *dt);
+/* The selection table alone: the first rule whose limits hold for np members (sharing memory
+ * or not), `bytes` per block and single-copy reads of cma_ns nanoseconds (COHORT_CMA_COST),
+ * as if every algorithm could run; 0 when no rule holds. For tests and `cohort info`. */
+int co_coll_table_pick(int kind, int np, size_t bytes, int shared, long cma_ns);
 
 /* ---- Helpers ------------------------------------------------------------------------------- */
 
@@ -440,6 +445,12 @@ void co_cshm_unpack_each(const co_cshm *s, unsigned b, uint64_t step, size_t slo
  * above this many bytes; below, one side copies it all (a system call and a handshake
  * fewer). Measured for Bcast and Exscan: docs/collectives.md. */
 #define CO_CMA_SPLIT_MIN (32 * 1024)
+
+/* Single-copy reads costing this many nanoseconds or more (a process_vm_readv of 64 bytes,
+ * COHORT_CMA_COST) make mid-size broadcasts cheaper through the shared buffers. They took
+ * 1.2-1.8 µs on the later machine the table was measured on; on the earlier one a whole
+ * two-rank single-copy Bcast of 8 KiB took 0.9 µs (docs/collectives.md, "Selection"). */
+#define CO_CMA_COSTLY_NS 1000
 
 /* Single copy between processes. A failure inside a collective call means the ranks' calls
  * disagree (a peer's address is not what this rank expects) and abandons the call

@@ -186,6 +186,7 @@ typedef struct co_config {
     long heap_slice;
     int cma;
     long cma_min_run;
+    long cma_cost;
     long spin_count;
     int log_level;
     int line_buffer;

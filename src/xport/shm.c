@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 static size_t ring_index(const co_seg *seg, int dst, int src) {
@@ -150,4 +151,22 @@ int co_shm_cma_read(pid_t pid, const struct iovec *local, int nlocal, const stru
         while (ri < nremote && remote[ri].iov_len == 0) ri++;
     }
     return 0;
+}
+
+long co_shm_cma_probe_ns(void) {
+    static char from[64], to[64];
+    struct iovec l = {to, sizeof(to)}, r = {from, sizeof(from)};
+    pid_t me = getpid();
+    long best = 0;
+    for (int i = 0; i <= 32; i++) { /* the first call only warms up */
+        struct timespec a, b;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        ssize_t got = process_vm_readv(me, &l, 1, &r, 1, 0);
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        if (got != (ssize_t)sizeof(to)) return 0;
+        long ns = (long)(b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec);
+        if (ns < 1) ns = 1;
+        if (i && (!best || ns < best)) best = ns;
+    }
+    return best;
 }

@@ -1,7 +1,8 @@
 /* Unit tests of core pieces, inside one process: handle tables (stale handles are caught),
  * the settings parser, the shared-memory queues (wrap-around, full queues, payload
- * integrity) driven as producer and consumer from the same process, and the message of a
- * single-copy read from a process that has ended. */
+ * integrity) driven as producer and consumer from the same process, the message of a
+ * single-copy read from a process that has ended, and the measured cost of single-copy reads
+ * in the collectives' selection table. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -170,12 +171,37 @@ static void cma_from_ended_process(void **state) {
     assert_null(strstr(out, "disagree"));
 }
 
+/* The cost of a single-copy read is measured (mpiexec passes it to the ranks) and moves the
+ * broadcast's limit between the shared buffers and single copy; nothing else. */
+static void cma_cost_selection(void **state) {
+    (void)state;
+    long ns = co_shm_cma_probe_ns();
+    assert_true(ns > 0 && ns < 1000000000L);
+    const long cheap = 0, edge = CO_CMA_COSTLY_NS - 1, costly = CO_CMA_COSTLY_NS;
+    assert_int_equal(co_coll_table_pick(CO_COLL_BCAST, 4, 4096, 1, cheap), CO_BCAST_SHM);
+    assert_int_equal(co_coll_table_pick(CO_COLL_BCAST, 4, 16384, 1, cheap), CO_BCAST_CMA);
+    assert_int_equal(co_coll_table_pick(CO_COLL_BCAST, 4, 16384, 1, edge), CO_BCAST_CMA);
+    assert_int_equal(co_coll_table_pick(CO_COLL_BCAST, 4, 16384, 1, costly), CO_BCAST_SHM);
+    assert_int_equal(co_coll_table_pick(CO_COLL_BCAST, 8, 32768, 1, costly), CO_BCAST_SHM);
+    assert_int_equal(co_coll_table_pick(CO_COLL_BCAST, 8, 32769, 1, costly), CO_BCAST_CMA);
+    assert_int_equal(co_coll_table_pick(CO_COLL_BCAST, 2, 16384, 1, costly), CO_BCAST_SHM);
+    assert_int_equal(co_coll_table_pick(CO_COLL_BCAST, 3, 32768, 1, costly), CO_BCAST_CMA);
+    assert_int_equal(co_coll_table_pick(CO_COLL_BCAST, 4, 65536, 1, costly), CO_BCAST_CMA);
+    /* without shared memory the point-to-point rules apply, whatever the cost */
+    assert_int_equal(co_coll_table_pick(CO_COLL_BCAST, 4, 16384, 0, costly), CO_BCAST_BINOMIAL);
+    for (size_t b = 1; b <= ((size_t)4 << 20); b *= 2)
+        for (int np = 2; np <= 8; np++)
+            for (int k = 0; k < CO_COLL_KINDS; k++)
+                if (k != CO_COLL_BCAST)
+                    assert_int_equal(co_coll_table_pick(k, np, b, 1, cheap),
+                                     co_coll_table_pick(k, np, b, 1, costly));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(htab_stale_handles),
-        cmocka_unit_test(config_parsing),
-        cmocka_unit_test(shm_queues),
-        cmocka_unit_test(cma_from_ended_process),
+        cmocka_unit_test(htab_stale_handles), cmocka_unit_test(config_parsing),
+        cmocka_unit_test(shm_queues),         cmocka_unit_test(cma_from_ended_process),
+        cmocka_unit_test(cma_cost_selection),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
