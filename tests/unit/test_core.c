@@ -172,7 +172,8 @@ static void cma_from_ended_process(void **state) {
 }
 
 /* The cost of a single-copy read is measured (mpiexec passes it to the ranks) and moves the
- * broadcast's limit between the shared buffers and single copy; nothing else. */
+ * limit between the shared buffers and single copy of Bcast, and of Allgather(v) and Alltoall
+ * at two ranks; nothing else. */
 static void cma_cost_selection(void **state) {
     (void)state;
     long ns = co_shm_cma_probe_ns();
@@ -189,12 +190,23 @@ static void cma_cost_selection(void **state) {
     assert_int_equal(co_coll_table_pick(CO_COLL_BCAST, 4, 65536, 1, costly), CO_BCAST_CMA);
     /* without shared memory the point-to-point rules apply, whatever the cost */
     assert_int_equal(co_coll_table_pick(CO_COLL_BCAST, 4, 16384, 0, costly), CO_BCAST_BINOMIAL);
+    /* two ranks: Allgather(v) and Alltoall through the shared buffers up to 16 KiB */
+    assert_int_equal(co_coll_table_pick(CO_COLL_ALLGATHER, 2, 8192, 1, cheap), CO_ALLGATHER_CMA);
+    assert_int_equal(co_coll_table_pick(CO_COLL_ALLGATHER, 2, 8192, 1, costly), CO_ALLGATHER_SHM);
+    assert_int_equal(co_coll_table_pick(CO_COLL_ALLGATHERV, 2, 16384, 1, costly),
+                     CO_ALLGATHERV_SHM);
+    assert_int_equal(co_coll_table_pick(CO_COLL_ALLTOALL, 2, 16384, 1, costly), CO_ALLTOALL_SHM);
+    assert_int_equal(co_coll_table_pick(CO_COLL_ALLTOALL, 2, 32768, 1, costly), CO_ALLTOALL_CMA);
+    /* and nothing else depends on it */
     for (size_t b = 1; b <= ((size_t)4 << 20); b *= 2)
         for (int np = 2; np <= 8; np++)
-            for (int k = 0; k < CO_COLL_KINDS; k++)
-                if (k != CO_COLL_BCAST)
+            for (int k = 0; k < CO_COLL_KINDS; k++) {
+                int two = np == 2 && (k == CO_COLL_ALLGATHER || k == CO_COLL_ALLGATHERV ||
+                                      k == CO_COLL_ALLTOALL);
+                if (k != CO_COLL_BCAST && !two)
                     assert_int_equal(co_coll_table_pick(k, np, b, 1, cheap),
                                      co_coll_table_pick(k, np, b, 1, costly));
+            }
 }
 
 int main(void) {
