@@ -70,6 +70,12 @@ cohort_mpi_test(coll_mismatch NP 2 3 4 8)
 foreach(v 0 1 2 3 4 5 6)
   cohort_mpi_test(coll_mismatch NP 2 4 ENV ${COLL_V${v}} SUFFIX .v${v})
 endforeach()
+# the choices that depend on what a single copy costs (measured by mpiexec), both ways whatever
+# this machine measures: with the automatic choice and with single copy forced
+foreach(cost 1 100000)
+  cohort_mpi_test(coll_move NP 2 3 4 8 ENV COHORT_CMA_COST=${cost} SUFFIX .cost${cost})
+  cohort_mpi_test(coll_move NP 2 4 ENV COHORT_CMA_COST=${cost} ${COLL_CMA} SUFFIX .cma.cost${cost})
+endforeach()
 cohort_mpi_test(coll_ops NP 1 2 4)
 # a Gatherv block too large for 4 KiB buffers, with the root late and rank 1 reusing its
 # buffers for a broadcast meanwhile

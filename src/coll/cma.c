@@ -15,9 +15,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Blocks at least this large go by single copy (a system call costs about what copying 16
- * KiB twice does here; docs/collectives.md). */
+/* Blocks at least this large go by single copy (a system call cost about what copying 16
+ * KiB twice does on the machine this was first measured on; docs/collectives.md). Where
+ * single copy is costly (CO_CMA_COSTLY_NS), blocks of 16 KiB go inline too between two
+ * ranks, and a gather's senders, who copy only their own block, inline theirs up to 32 KiB
+ * when there are more (a Scatter root copying every block inline was slower at 4 ranks). */
 #define CMA_MIN 16384
+static size_t cma_min(int n) {
+    return n == 2 && co_coll_cma_costly() ? CMA_MIN + 1 : CMA_MIN;
+}
+static size_t gather_inline(int n) {
+    return n > 2 && co_coll_cma_costly() ? 32768 + 1 : cma_min(n);
+}
 /* Alltoallv with more than two ranks inlines blocks below this (see co_cma_alltoallv). */
 #define ALLTOALL_INLINE (32768 + 1)
 
@@ -134,9 +143,9 @@ int co_cma_allgatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf
     int remote;
     if (sbuf == MPI_IN_PLACE)
         remote = offer(s, pay, &used, (ent *)pay, BLOCK(rbuf, displs[me], rdt), (size_t)rcounts[me],
-                       rdt, &t, CMA_MIN);
+                       rdt, &t, cma_min(s->n));
     else
-        remote = offer(s, pay, &used, (ent *)pay, sbuf, scount, sdt, &t, CMA_MIN);
+        remote = offer(s, pay, &used, (ent *)pay, sbuf, scount, sdt, &t, cma_min(s->n));
     co_cshm_publish(s, b, g + 1, 0, g + 2);
     co_cshm_iter it;
     co_cshm_iter_init(&it, s);
@@ -174,7 +183,7 @@ int co_cma_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, c
      * ranks: 55 against 63). With two, a rank's one system call is cheaper than the second
      * copy (16 KiB: 4.0 against 2.4). Scatterv keeps 16 KiB: there the root alone would
      * copy every block (4 ranks, 16 KiB: 4.7 against 2.8). */
-    size_t inl_max = n > 2 ? ALLTOALL_INLINE : CMA_MIN;
+    size_t inl_max = n > 2 ? ALLTOALL_INLINE : cma_min(n);
     for (int j = 1; j < n; j++) { /* the farthest peers' blocks last: they read last */
         int d = (me + j) % n;
         remote |= offer(s, pay, &used, &tab[slot(me, d, n)], BLOCK(sbuf, sdispls[d], sdt),
@@ -262,7 +271,7 @@ int co_cma_scatterv(const void *sbuf, const int *scounts, const int *displs, co_
     for (int j = 1; j < n; j++) {
         int d = (me + j) % n;
         remote |= offer(s, pay, &used, &tab[slot(me, d, n)], BLOCK(sbuf, displs[d], sdt),
-                        (size_t)scounts[d], sdt, &t, CMA_MIN);
+                        (size_t)scounts[d], sdt, &t, cma_min(n));
     }
     int copies = rbuf != MPI_IN_PLACE; /* in the header: tells a coop peer my share */
     co_cshm_publish(s, b, g + 1, (uint64_t)copies, g + 2);
@@ -300,7 +309,7 @@ int co_cma_gatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, c
         ent *e = (ent *)pay;
         size_t used = sizeof(ent);
         scratch t = {0};
-        if (!offer(s, pay, &used, e, sbuf, scount, sdt, &t, CMA_MIN)) { /* inline */
+        if (!offer(s, pay, &used, e, sbuf, scount, sdt, &t, gather_inline(n))) { /* inline */
             co_cshm_publish(s, b, g + 1, 0, g + 2);
             finish(s, g);
             return rc;

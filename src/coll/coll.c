@@ -239,6 +239,10 @@ int co_coll_pick(co_comm *c, int kind, size_t bytes, const co_op *op, const co_d
     return 0;
 }
 
+int co_coll_cma_costly(void) {
+    return S->cma_costly;
+}
+
 int co_coll_table_pick(int kind, int np, size_t bytes, int shared, long cma_ns) {
     if (kind == CO_COLL_REDUCE_SCATTER_BLOCK) kind = CO_COLL_REDUCE_SCATTER;
     for (size_t i = 0; i < CO_ARRAY_LEN(rules); i++)

@@ -242,6 +242,8 @@ int co_coll_pick(co_comm *c, int kind, size_t bytes, const co_op *op, const co_d
  * or not), `bytes` per block and single-copy reads of cma_ns nanoseconds (COHORT_CMA_COST),
  * as if every algorithm could run; 0 when no rule holds. For tests and `cohort info`. */
 int co_coll_table_pick(int kind, int np, size_t bytes, int shared, long cma_ns);
+/* Single-copy reads are costly here (COHORT_CMA_COST >= CO_CMA_COSTLY_NS). */
+int co_coll_cma_costly(void);
 
 /* ---- Helpers ------------------------------------------------------------------------------- */
 

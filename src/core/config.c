@@ -31,9 +31,8 @@ const co_setting co_settings[] = {
      "finer layouts use the pipelined copy"},
     {"CMA_COST", CO_CFG_INT, "0", CFG(cma_cost),
      "nanoseconds a small single-copy read takes on this machine; mpiexec measures it and "
-     "passes it to the ranks. From 1000 on, mid-size broadcasts (and two-rank allgathers and "
-     "alltoalls) go through the shared buffers instead (docs/collectives.md); 0: not known, "
-     "taken as cheap"},
+     "passes it to the ranks. From 1000 on, more mid-size blocks of the collectives go through "
+     "the shared buffers instead (docs/collectives.md); 0: not known, taken as cheap"},
     {"SPIN_COUNT", CO_CFG_INT, "0", CFG(spin_count),
      "idle progress passes before a waiting rank yields the CPU; 0 picks one from the number "
      "of ranks per core"},
