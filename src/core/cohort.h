@@ -186,7 +186,6 @@ typedef struct co_config {
     long heap_slice;
     int cma;
     long cma_min_run;
-    long cma_cost;
     long spin_count;
     int log_level;
     int line_buffer;
@@ -210,6 +209,7 @@ typedef struct co_config {
     long coll_shm_chunk;
     long id_batch;
     long id_space;
+    long cma_cost;
 } co_config;
 
 typedef struct co_setting {
