@@ -210,6 +210,7 @@ typedef struct co_config {
     long id_batch;
     long id_space;
     long cma_cost;
+    int cma_hugepages;
 } co_config;
 
 typedef struct co_setting {

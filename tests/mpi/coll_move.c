@@ -267,6 +267,38 @@ static void t_alltoallv(int k, size_t count, int inplace) {
     check_all(inplace ? "Alltoallv in place" : "Alltoallv", k, count);
 }
 
+/* Buffers holding whole 2 MiB pages, which their owner makes huge pages before its peers
+ * copy from or into them (COHORT_CMA_HUGEPAGES): a broadcast from the last rank, a gather to
+ * it and an allgather, in bytes, checked whole. Buffers of their own: the others are small.
+ * Run alone with COLL_MOVE=huge (tests/coll.cmake). */
+static void t_huge(void) {
+    const size_t bc = (5u << 20) + 3, gc = (2u << 20) + (3u << 19) + 5;
+    char *b = malloc(bc), *s = malloc(gc), *r = malloc(gc * (size_t)np);
+    CHECK(b && s && r, "malloc");
+    int root = np - 1;
+    for (size_t i = 0; i < bc; i++) b[i] = me == root ? (char)value(root, 0, i) : (char)GAP;
+    CHECK_RC(MPI_Bcast(b, (int)bc, MPI_CHAR, root, comm));
+    for (size_t i = 0; i < bc; i++)
+        CHECK(b[i] == (char)value(root, 0, i), "huge Bcast np %d: byte %zu", np, i);
+    for (int op = 0; op < 2; op++) { /* gather, allgather */
+        for (size_t i = 0; i < gc; i++) s[i] = (char)value(me, 0, i);
+        memset(r, GAP, gc * (size_t)np);
+        if (op)
+            CHECK_RC(MPI_Allgather(s, (int)gc, MPI_CHAR, r, (int)gc, MPI_CHAR, comm));
+        else
+            CHECK_RC(MPI_Gather(s, (int)gc, MPI_CHAR, r, (int)gc, MPI_CHAR, root, comm));
+        if (op || me == root)
+            for (int q = 0; q < np; q++)
+                for (size_t i = 0; i < gc; i++)
+                    CHECK(r[(size_t)q * gc + i] == (char)value(q, 0, i),
+                          "huge %s np %d: byte %zu of rank %d", op ? "Allgather" : "Gather", np, i,
+                          q);
+    }
+    free(b);
+    free(s);
+    free(r);
+}
+
 /* full: WORLD; the other communicators get the small counts only */
 static void run(MPI_Comm c, int full) {
     comm = c;
@@ -314,7 +346,15 @@ int main(int argc, char **argv) {
     MPI_Comm comms[MAXCOMMS];
     int owned[MAXCOMMS];
     int nc = cu_comms(comms, owned);
-    for (int i = 0; i < nc; i++) run(comms[i], i == 0);
+    const char *only = getenv("COLL_MOVE");
+    if (only && !strcmp(only, "huge")) {
+        comm = MPI_COMM_WORLD;
+        MPI_Comm_rank(comm, &me);
+        MPI_Comm_size(comm, &np);
+        t_huge();
+    } else {
+        for (int i = 0; i < nc; i++) run(comms[i], i == 0);
+    }
     cu_free_comms(comms, owned, nc);
     cu_type_free(&vec_type);
     free(sbuf), free(rbuf), free(want);
