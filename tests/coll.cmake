@@ -77,9 +77,10 @@ foreach(cost 1 100000)
   cohort_mpi_test(coll_move NP 2 4 ENV COHORT_CMA_COST=${cost} ${COLL_CMA} SUFFIX .cma.cost${cost})
 endforeach()
 # buffers with whole 2 MiB pages, made huge pages or not, by every engine and by single copy
-cohort_mpi_test(coll_move NP 1 2 3 4 8 ENV COLL_MOVE=huge SUFFIX .huge)
-cohort_mpi_test(coll_move NP 2 4 ENV COLL_MOVE=huge COHORT_CMA_HUGEPAGES=0 SUFFIX .huge.off)
-cohort_mpi_test(coll_move NP 2 4 ENV COLL_MOVE=huge ${COLL_CMA} SUFFIX .huge.cma)
+cohort_mpi_test(coll_move NP 2 4 ENV COLL_MOVE=huge SUFFIX .huge)
+cohort_mpi_test(coll_move NP 1 2 3 4 8 ENV COLL_MOVE=huge COHORT_CMA_HUGEPAGES=1 SUFFIX .huge.on)
+cohort_mpi_test(coll_move NP 2 4 ENV COLL_MOVE=huge COHORT_CMA_HUGEPAGES=1 ${COLL_CMA}
+  SUFFIX .huge.on.cma)
 cohort_mpi_test(coll_move NP 2 4 ENV COLL_MOVE=huge COHORT_CMA=0 SUFFIX .huge.nocma)
 cohort_mpi_test(coll_ops NP 1 2 4)
 # a Gatherv block too large for 4 KiB buffers, with the root late and rank 1 reusing its

@@ -33,10 +33,10 @@ const co_setting co_settings[] = {
      "nanoseconds a small single-copy read takes on this machine; mpiexec measures it and "
      "passes it to the ranks. From 1000 on, more mid-size blocks of the collectives go through "
      "the shared buffers instead (docs/collectives.md); 0: not known, taken as cheap"},
-    {"CMA_HUGEPAGES", CO_CFG_BOOL, "1", CFG(cma_hugepages),
-     "when peers copy from or into a collective's large buffer by single copy for the second "
-     "time, make the 2 MiB pages wholly inside it transparent huge pages (madvise "
-     "MADV_COLLAPSE), which the kernel pins faster"},
+    {"CMA_HUGEPAGES", CO_CFG_BOOL, "0", CFG(cma_hugepages),
+     "1: when peers copy from or into a collective's large buffer by single copy for the "
+     "second time, make the 2 MiB pages wholly inside it transparent huge pages (madvise "
+     "MADV_COLLAPSE), which the kernel pins faster; pays only for buffers used many times"},
     {"SPIN_COUNT", CO_CFG_INT, "0", CFG(spin_count),
      "idle progress passes before a waiting rank yields the CPU; 0 picks one from the number "
      "of ranks per core"},

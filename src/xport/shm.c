@@ -176,7 +176,7 @@ long co_shm_cma_probe_ns(void) {
 #define MADV_COLLAPSE 25 /* Linux 6.1 */
 #endif
 
-static int hugepages = 1;
+static int hugepages; /* COHORT_CMA_HUGEPAGES, off by default */
 
 void co_shm_cma_hugepages(int on) {
     hugepages = on;

@@ -132,8 +132,8 @@ long co_shm_cma_probe_ns(void);
  * reads or writes: the 2 MiB pages wholly inside it are made transparent huge pages
  * (MADV_COLLAPSE) the second time they are exposed. The kernel pins the pages of the process
  * it copies from or into one by one, and huge ones pin much faster: a process_vm_readv of
- * 4 MiB took 180 µs from huge pages against 460 (docs/collectives.md). co_shm_cma_hugepages(0)
- * turns it off (COHORT_CMA_HUGEPAGES=0). */
+ * 4 MiB took 180 µs from huge pages against 460 (docs/collectives.md). Off unless
+ * co_shm_cma_hugepages(1) (COHORT_CMA_HUGEPAGES=1): making a page huge costs 0.5-1 ms. */
 void co_shm_cma_expose(const void *p, size_t n);
 void co_shm_cma_hugepages(int on);
 
