@@ -181,24 +181,35 @@ static void cma_cost_selection(void **state) {
     long ns = co_shm_cma_probe_ns();
     assert_true(ns > 0 && ns < 1000000000L);
     const long cheap = 0, edge = CO_CMA_COSTLY_NS - 1, costly = CO_CMA_COSTLY_NS;
-    assert_int_equal(co_coll_table_pick(CO_COLL_BCAST, 4, 4096, 1, cheap), CO_BCAST_SHM);
-    assert_int_equal(co_coll_table_pick(CO_COLL_BCAST, 4, 16384, 1, cheap), CO_BCAST_CMA);
-    assert_int_equal(co_coll_table_pick(CO_COLL_BCAST, 4, 16384, 1, edge), CO_BCAST_CMA);
-    assert_int_equal(co_coll_table_pick(CO_COLL_BCAST, 4, 16384, 1, costly), CO_BCAST_SHM);
-    assert_int_equal(co_coll_table_pick(CO_COLL_BCAST, 8, 32768, 1, costly), CO_BCAST_SHM);
-    assert_int_equal(co_coll_table_pick(CO_COLL_BCAST, 8, 32769, 1, costly), CO_BCAST_CMA);
-    assert_int_equal(co_coll_table_pick(CO_COLL_BCAST, 2, 16384, 1, costly), CO_BCAST_SHM);
-    assert_int_equal(co_coll_table_pick(CO_COLL_BCAST, 3, 32768, 1, costly), CO_BCAST_CMA);
-    assert_int_equal(co_coll_table_pick(CO_COLL_BCAST, 4, 65536, 1, costly), CO_BCAST_CMA);
-    /* without shared memory the point-to-point rules apply, whatever the cost */
-    assert_int_equal(co_coll_table_pick(CO_COLL_BCAST, 4, 16384, 0, costly), CO_BCAST_BINOMIAL);
-    /* two ranks: Allgather(v) and Alltoall through the shared buffers up to 16 KiB */
-    assert_int_equal(co_coll_table_pick(CO_COLL_ALLGATHER, 2, 8192, 1, cheap), CO_ALLGATHER_CMA);
-    assert_int_equal(co_coll_table_pick(CO_COLL_ALLGATHER, 2, 8192, 1, costly), CO_ALLGATHER_SHM);
-    assert_int_equal(co_coll_table_pick(CO_COLL_ALLGATHERV, 2, 16384, 1, costly),
-                     CO_ALLGATHERV_SHM);
-    assert_int_equal(co_coll_table_pick(CO_COLL_ALLTOALL, 2, 16384, 1, costly), CO_ALLTOALL_SHM);
-    assert_int_equal(co_coll_table_pick(CO_COLL_ALLTOALL, 2, 32768, 1, costly), CO_ALLTOALL_CMA);
+    const struct {
+        int kind, np;
+        size_t bytes;
+        int shared;
+        long ns;
+        int want;
+    } picks[] = {
+        {CO_COLL_BCAST, 4, 4096, 1, cheap, CO_BCAST_SHM},
+        {CO_COLL_BCAST, 4, 16384, 1, cheap, CO_BCAST_CMA},
+        {CO_COLL_BCAST, 4, 16384, 1, edge, CO_BCAST_CMA},
+        {CO_COLL_BCAST, 4, 16384, 1, costly, CO_BCAST_SHM},
+        {CO_COLL_BCAST, 8, 32768, 1, costly, CO_BCAST_SHM},
+        {CO_COLL_BCAST, 8, 32769, 1, costly, CO_BCAST_CMA},
+        {CO_COLL_BCAST, 2, 16384, 1, costly, CO_BCAST_SHM},
+        {CO_COLL_BCAST, 3, 32768, 1, costly, CO_BCAST_CMA},
+        {CO_COLL_BCAST, 4, 65536, 1, costly, CO_BCAST_CMA},
+        /* without shared memory the point-to-point rules apply, whatever the cost */
+        {CO_COLL_BCAST, 4, 16384, 0, costly, CO_BCAST_BINOMIAL},
+        /* two ranks: Allgather(v) and Alltoall through the shared buffers up to 16 KiB */
+        {CO_COLL_ALLGATHER, 2, 8192, 1, cheap, CO_ALLGATHER_CMA},
+        {CO_COLL_ALLGATHER, 2, 8192, 1, costly, CO_ALLGATHER_SHM},
+        {CO_COLL_ALLGATHERV, 2, 16384, 1, costly, CO_ALLGATHERV_SHM},
+        {CO_COLL_ALLTOALL, 2, 16384, 1, costly, CO_ALLTOALL_SHM},
+        {CO_COLL_ALLTOALL, 2, 32768, 1, costly, CO_ALLTOALL_CMA},
+    };
+    for (size_t i = 0; i < sizeof(picks) / sizeof(picks[0]); i++)
+        assert_int_equal(co_coll_table_pick(picks[i].kind, picks[i].np, picks[i].bytes,
+                                            picks[i].shared, picks[i].ns),
+                         picks[i].want);
     /* and nothing else depends on it */
     for (size_t b = 1; b <= ((size_t)4 << 20); b *= 2)
         for (int np = 2; np <= 8; np++)
