@@ -24,8 +24,9 @@ static void usage(FILE *f) {
 
 /* Can a process read a sibling's memory with process_vm_readv here? (Yama, seccomp and
  * container policies can forbid it; Cohort then pipelines large messages instead.) */
-static const char *probe_cma(void) {
+static const char *probe_cma(int *ok) {
     static char value = 42;
+    *ok = 0;
     char got = 0;
     pid_t pid = fork();
     if (pid == 0) {
@@ -38,7 +39,10 @@ static const char *probe_cma(void) {
     int e = errno;
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
-    if (n == 1 && got == 42) return "available";
+    if (n == 1 && got == 42) {
+        *ok = 1;
+        return "available";
+    }
     static char msg[96];
     snprintf(msg, sizeof(msg), "not permitted (%s): pipelined copies are used", strerror(e));
     return msg;
@@ -104,9 +108,9 @@ int main(int argc, char **argv) {
         printf("  shm   shared memory between the ranks of one machine: per-pair queues, "
                "eager limit %ld bytes\n",
                cfg.eager_limit);
-        const char *cma = probe_cma();
-        printf("  cma   single-copy large messages (process_vm_readv): %s\n", cma);
-        long ns = strcmp(cma, "available") ? 0 : co_shm_cma_probe_ns();
+        int cma_ok;
+        printf("  cma   single-copy large messages (process_vm_readv): %s\n", probe_cma(&cma_ok));
+        long ns = cma_ok ? co_shm_cma_probe_ns() : 0;
         if (ns > 0) { /* and what the selection table makes of it */
             size_t shm_max = 0;
             for (size_t b = 1; b <= ((size_t)1 << 20); b *= 2)

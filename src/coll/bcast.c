@@ -159,7 +159,7 @@ static int bcast_cma(void *buf, size_t count, co_dtype *dt, int root, co_comm *c
     char *tmp;
     char *w = packed_view(buf, count, dt, me == root, &tmp);
     if (!w) co_fatal("out of memory in a broadcast");
-    co_shm_cma_expose(w, bytes);
+    co_cma_expose(w, bytes);
     co_cshm_ctl *mine = &s->ctl[me];
     atomic_store_explicit(&mine->addr, (uint64_t)(uintptr_t)w, memory_order_relaxed);
     atomic_store_explicit(&mine->bytes, bytes, memory_order_relaxed);

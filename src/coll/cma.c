@@ -88,7 +88,7 @@ static int offer(const co_cshm *s, char *pay, size_t *used, ent *e, const void *
         co_dt_pack(dt, count, buf, 0, m, bytes);
         e->addr = (uint64_t)(uintptr_t)m;
     }
-    co_shm_cma_expose((const void *)(uintptr_t)e->addr, bytes);
+    co_cma_expose((const void *)(uintptr_t)e->addr, bytes);
     return 1;
 }
 
@@ -246,7 +246,7 @@ int co_cma_scatterv(const void *sbuf, const int *scounts, const int *displs, co_
             char *m = rdt->contig ? NULL : co_coll_alloc(cap);
             mine->addr = (uint64_t)(uintptr_t)(m ? m : (char *)rbuf + rdt->true_lb);
             mine->bytes = cap;
-            co_shm_cma_expose((const void *)(uintptr_t)mine->addr, cap);
+            co_cma_expose((const void *)(uintptr_t)mine->addr, cap);
             co_cshm_publish(s, b, g + 1, 0, g + 2);
             size_t x = coop_split(e->bytes, cap, (int)root_copies);
             size_t nb = CO_MIN(e->bytes, cap);
@@ -270,10 +270,11 @@ int co_cma_scatterv(const void *sbuf, const int *scounts, const int *displs, co_
     ent *tab = (ent *)pay;
     size_t used = (size_t)(n - 1) * sizeof(ent);
     int remote = 0;
+    size_t inl_max = cma_min(n);
     for (int j = 1; j < n; j++) {
         int d = (me + j) % n;
         remote |= offer(s, pay, &used, &tab[slot(me, d, n)], BLOCK(sbuf, displs[d], sdt),
-                        (size_t)scounts[d], sdt, &t, cma_min(n));
+                        (size_t)scounts[d], sdt, &t, inl_max);
     }
     int copies = rbuf != MPI_IN_PLACE; /* in the header: tells a coop peer my share */
     co_cshm_publish(s, b, g + 1, (uint64_t)copies, g + 2);
@@ -346,7 +347,7 @@ int co_cma_gatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, c
         tab[q].inl = 0;
         tab[q].addr =
             (uint64_t)(uintptr_t)(tmp ? tmp + off : BLOCK(rbuf, displs[q], rdt) + rdt->true_lb);
-        if (q != me) co_shm_cma_expose((const void *)(uintptr_t)tab[q].addr, tab[q].bytes);
+        if (q != me) co_cma_expose((const void *)(uintptr_t)tab[q].addr, tab[q].bytes);
         off += tab[q].bytes;
     }
     int copies = sbuf != MPI_IN_PLACE; /* in the header: tells a coop peer my share */

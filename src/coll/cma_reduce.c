@@ -40,8 +40,8 @@ static uint64_t sig(int op, int root, size_t bytes) {
 static _Atomic uint64_t *publish_addrs(co_cshm *s, uint64_t g, const void *in, void *out,
                                        const co_dtype *dt, uint64_t bytes, uint64_t done) {
     unsigned b = (unsigned)(g % CO_CSHM_NBUF);
-    if (in) co_shm_cma_expose((const char *)in + dt->true_lb, bytes & SIG_BYTES);
-    if (out) co_shm_cma_expose((char *)out + dt->true_lb, bytes & SIG_BYTES);
+    if (in) co_cma_expose((const char *)in + dt->true_lb, bytes & SIG_BYTES);
+    if (out) co_cma_expose((char *)out + dt->true_lb, bytes & SIG_BYTES);
     published *p = (published *)co_cshm_acquire(s, b);
     p->a.in = in ? (uint64_t)(uintptr_t)((const char *)in + dt->true_lb) : 0;
     p->a.out = out ? (uint64_t)(uintptr_t)((char *)out + dt->true_lb) : 0;

@@ -459,6 +459,16 @@ void co_cshm_unpack_each(const co_cshm *s, unsigned b, uint64_t step, size_t slo
  * (co_coll_fail); elsewhere it is fatal. */
 void co_cma_read(pid_t pid, void *local, const void *remote, size_t n);
 void co_cma_write(pid_t pid, const void *local, void *remote, size_t n);
+/* Called by the owner of a buffer before it publishes its address for peers' single-copy
+ * reads or writes: with COHORT_CMA_HUGEPAGES=1, the 2 MiB pages wholly inside it are made
+ * transparent huge pages (MADV_COLLAPSE) the second time they are exposed. The kernel pins
+ * the pages of the process it copies from or into one by one, and huge ones pin much faster:
+ * a process_vm_readv of 4 MiB took 180 µs from huge pages against 460; but making a page
+ * huge costs 0.5-1 ms, hence off by default (docs/collectives.md). */
+void co_cma_expose(const void *p, size_t n);
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25 /* Linux 6.1; older C library headers lack it */
+#endif
 /* The same read for one of cnt processes reading one buffer at once: in pieces (at least
  * CO_CMA_PIECE bytes, or a 32nd of the buffer), reader idx starting idx/cnt of the way in.
  * Readers that pin the same pages at the same moment slow each other down: a 4 MiB Bcast

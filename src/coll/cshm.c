@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -133,6 +134,35 @@ void co_cma_read(pid_t pid, void *local, const void *remote, size_t n) {
     struct iovec l = {local, n}, r = {(void *)remote, n};
     int e = n ? co_shm_cma_read(pid, &l, 1, &r, 1) : 0;
     if (e) cma_fail("process_vm_readv", pid, -e);
+}
+
+#define HUGE_SHIFT 21   /* 2 MiB pages */
+#define HUGE_SEEN  1024 /* pages remembered (open addressing); beyond, nothing more is done */
+#define HUGE_AFTER 2    /* a page is made huge the second time it is exposed */
+
+void co_cma_expose(const void *p, size_t n) {
+    static uintptr_t seen[HUGE_SEEN];
+    static unsigned char uses[HUGE_SEEN];
+    static int nseen;
+    if (!co_st.cfg.cma_hugepages) return;
+    uintptr_t lo = ((uintptr_t)p + (1u << HUGE_SHIFT) - 1) >> HUGE_SHIFT,
+              hi = ((uintptr_t)p + n) >> HUGE_SHIFT;
+    for (uintptr_t pg = lo; pg < hi; pg++) {
+        size_t h = (size_t)(pg * 0x9e3779b97f4a7c15ull >> 54) % HUGE_SEEN;
+        while (seen[h] && seen[h] != pg) h = (h + 1) % HUGE_SEEN;
+        if (!seen[h]) {
+            if (nseen >= HUGE_SEEN / 2) return;
+            seen[h] = pg;
+            nseen++;
+        }
+        /* Making a page huge costs a copy of it (0.5-1 ms here), which only pays when the
+         * buffer is used again and again: wait for its second use, then try once. Failures
+         * (no huge page free, THP switched off, an odd mapping) leave the page as it was. */
+        if (uses[h] >= HUGE_AFTER || ++uses[h] < HUGE_AFTER) continue;
+        void *a = (void *)(pg << HUGE_SHIFT);
+        if (madvise(a, (size_t)1 << HUGE_SHIFT, MADV_HUGEPAGE) == 0)
+            (void)madvise(a, (size_t)1 << HUGE_SHIFT, MADV_COLLAPSE);
+    }
 }
 
 void co_cma_read_spread(pid_t pid, void *local, const void *remote, size_t n, int idx, int cnt) {

@@ -128,13 +128,4 @@ int co_shm_cma_read(pid_t pid, const struct iovec *local, int nlocal, const stru
  * call, the lookup of the process and the pinning of its pages). 0 when the call fails. */
 long co_shm_cma_probe_ns(void);
 
-/* Called by the owner of a buffer before it publishes its address for peers' single-copy
- * reads or writes: the 2 MiB pages wholly inside it are made transparent huge pages
- * (MADV_COLLAPSE) the second time they are exposed. The kernel pins the pages of the process
- * it copies from or into one by one, and huge ones pin much faster: a process_vm_readv of
- * 4 MiB took 180 µs from huge pages against 460 (docs/collectives.md). Off unless
- * co_shm_cma_hugepages(1) (COHORT_CMA_HUGEPAGES=1): making a page huge costs 0.5-1 ms. */
-void co_shm_cma_expose(const void *p, size_t n);
-void co_shm_cma_hugepages(int on);
-
 #endif /* CO_SHM_H */

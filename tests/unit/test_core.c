@@ -271,16 +271,17 @@ static void cma_expose_hugepages(void **state) {
     (void)state;
     const size_t n = 6u << 20;
     char *r = filled_region(n);
-    co_shm_cma_hugepages(1);
-    co_shm_cma_expose(r + 1, n - 2);
+    co_st.cfg.cma_hugepages = 1;
+    co_cma_expose(r + 1, n - 2);
     assert_true(huge_kb(r + (3u << 20)) <= 0 || strstr(thp_mode(), "[always]"));
-    co_shm_cma_expose(r + 1, n - 2); /* the second time: made huge */
+    co_cma_expose(r + 1, n - 2); /* the second time: made huge */
     assert_true(same_fill(r, n));
     long kb = huge_kb(r + (3u << 20));
     if (kb < 2048) { /* only if this kernel cannot make huge pages at all */
         char *t = filled_region(4u << 20);
         char *a = (char *)(((uintptr_t)t + (2u << 20) - 1) & ~(uintptr_t)((2u << 20) - 1));
-        int direct = madvise(a, 2u << 20, MADV_HUGEPAGE) == 0 && madvise(a, 2u << 20, 25) == 0;
+        int direct =
+            madvise(a, 2u << 20, MADV_HUGEPAGE) == 0 && madvise(a, 2u << 20, MADV_COLLAPSE) == 0;
         munmap(t, 4u << 20);
         assert_false(direct);
         print_message("huge pages unavailable here: nothing to check\n");
@@ -288,12 +289,12 @@ static void cma_expose_hugepages(void **state) {
     munmap(r, n);
     if (!strstr(thp_mode(), "[always]")) { /* otherwise any fault may bring a huge page */
         r = filled_region(n);
-        co_shm_cma_hugepages(0);
-        for (int i = 0; i < 4; i++) co_shm_cma_expose(r + 1, n - 2);
+        co_st.cfg.cma_hugepages = 0;
+        for (int i = 0; i < 4; i++) co_cma_expose(r + 1, n - 2);
         assert_true(huge_kb(r + (3u << 20)) <= 0);
         assert_true(same_fill(r, n));
         munmap(r, n);
-        co_shm_cma_hugepages(1);
+        co_st.cfg.cma_hugepages = 1;
     }
 }
 
