@@ -302,6 +302,7 @@ void co_coll_comm_free(co_comm *c) {
         free(s->seen);
         free(s);
     }
+    free(cc->lag);
     free(cc);
     c->coll = NULL;
 }
@@ -319,8 +320,10 @@ typedef struct co_coll_call {
 /* Numbers the call on its communicator and remembers its signature; returns it. */
 static inline co_coll_sig record(co_coll_comm *cc, int kind, int root, uint64_t bytes) {
     uint64_t n = ++cc->calls, what = (uint64_t)kind << 32 | (uint32_t)root;
+    /* the chain leaves the sizes out: a call whose sizes differed and that the data path
+     * reported (TRUNCATE, COUNT) leaves the communicator usable */
     uint64_t chain = (cc->hist[(n - 1) % CO_COLL_HIST].chain ^ what) * 0x9e3779b97f4a7c15ull;
-    chain = (chain ^ bytes ^ chain >> 29) * 0xbf58476d1ce4e5b9ull;
+    chain = (chain ^ chain >> 29) * 0xbf58476d1ce4e5b9ull;
     co_coll_sig g = {n, what, bytes, chain};
     cc->hist[n % CO_COLL_HIST] = g;
     return g;
@@ -430,6 +433,24 @@ static int peer_sig(const co_cshm_sig *t, co_coll_sig *g) {
     return g->call && atomic_load_explicit(&t->call, memory_order_relaxed) == g->call;
 }
 
+/* Whether peer q has sat in call `call` for CO_COLL_LAG_NS since this rank first found it
+ * there with other sizes. Different sizes alone do not mean a hang: the ranks may share the
+ * algorithm, and then its data path reports MPI_ERR_TRUNCATE or MPI_ERR_COUNT and the
+ * communicator stays usable, or q may just not have been scheduled yet (a rank that has left
+ * a broadcast as its root finds its reader still in it). Only a peer that stays there is
+ * waiting for something that will not come. */
+static int lagged_long(co_comm *c, int q, uint64_t call) {
+    co_coll_comm *cc = c->coll;
+    if (!cc->lag && !(cc->lag = calloc((size_t)c->size, sizeof(*cc->lag))))
+        return 1; /* no memory to wait patiently with */
+    uint64_t now = co_now_ns();
+    if (cc->lag[q].call != call) {
+        cc->lag[q].call = call;
+        cc->lag[q].since = now;
+    }
+    return now - cc->lag[q].since >= CO_COLL_LAG_NS;
+}
+
 /* Installed as co_st.wait_check: run by a rank that has waited long. A peer in the same call
  * (or behind, in a call this rank remembers) with another signature means the calls
  * disagree; a peer that is ahead makes the comparison itself if it comes to wait. */
@@ -453,6 +474,8 @@ static void wait_check(void) {
         if (!peer_sig(&s->sig[q], &g) || g.call > cc->calls || cc->calls - g.call >= CO_COLL_HIST)
             continue;
         const co_coll_sig *mine = &cc->hist[g.call % CO_COLL_HIST];
+        if (mine->what == g.what && mine->bytes != g.bytes && !lagged_long(c, q, g.call))
+            continue; /* sizes alone: the data path may still report it, see lagged_long */
         if (mine->what == g.what && mine->bytes == g.bytes) {
             if (mine->chain == g.chain) continue;
             snprintf(cc->broken_msg, sizeof(cc->broken_msg),

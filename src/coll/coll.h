@@ -164,6 +164,14 @@ typedef struct co_coll_sig {
     uint64_t chain; /* hash of every signature so far: differs once any call disagreed */
 } co_coll_sig;
 #define CO_COLL_HIST 64 /* own signatures remembered per communicator */
+/* how long a peer must stay in a call whose sizes differ from ours before we give it up */
+#define CO_COLL_LAG_NS 100000000ull
+
+/* A peer found in collective call `call` with sizes other than ours, first at `since` (ns;
+ * coll.c, lagged_long). */
+typedef struct co_coll_lag {
+    uint64_t call, since;
+} co_coll_lag;
 
 typedef struct co_coll_comm {
     uint64_t barrier_epoch;         /* counter barriers entered on this communicator */
@@ -172,6 +180,7 @@ typedef struct co_coll_comm {
     int broken;                     /* error class of a disagreement found on it, 0 if none */
     uint64_t calls;                 /* collective calls made on it */
     co_coll_sig hist[CO_COLL_HIST]; /* this rank's last calls, by call % CO_COLL_HIST */
+    co_coll_lag *lag;               /* [size], allocated at the first such finding */
     char broken_msg[400];
 } co_coll_comm;
 

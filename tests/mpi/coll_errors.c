@@ -6,8 +6,17 @@
  * communicator must keep working afterwards. */
 #include "coll_util.h"
 
+#include <time.h>
+
 static void user_fn(void *in, void *inout, int *len, MPI_Datatype *dt) {
     (void)in, (void)inout, (void)len, (void)dt;
+}
+
+/* Rank `who` arrives 20 ms late: long enough for a waiting peer to compare signatures, well
+ * short of the 100 ms after which a peer whose sizes differ counts as stuck. */
+static void late(int me, int who) {
+    struct timespec ts = {0, 20 * 1000 * 1000};
+    if (me == who) nanosleep(&ts, NULL);
 }
 
 int main(int argc, char **argv) {
@@ -144,44 +153,57 @@ int main(int argc, char **argv) {
 
     /* mismatched counts between two ranks: a rank that receives more than it expects gets
      * MPI_ERR_TRUNCATE, one that receives less MPI_ERR_COUNT (tests/mpi/coll_mismatch.c has
-     * every collective, and counts far enough apart for different algorithms) */
-    if (np == 2) {
+     * every collective, and counts far enough apart for different algorithms); first with both
+     * ranks on time, then with one rank or the other arriving late at every call, so that its peer
+     * waits long in the call (or in the next one) and compares signatures: a difference in
+     * counts alone must still be left to the data path, which reports it and keeps the
+     * communicator usable (slow = -1: nobody late) */
+    for (int slow = -1; np == 2 && slow < 2; slow++) {
         for (int i = 0; i < 64; i++) sb[i] = i;
         /* the root of a broadcast may see the mismatch too (scatter_allgather has it
          * receive pieces back), but need not */
+        late(me, slow);
         int rc = MPI_Bcast(sb, me == 0 ? 4 : 2, MPI_INT, 0, w);
         if (me == 1)
             CHECK_ERR(rc, MPI_ERR_TRUNCATE);
         else if (rc != MPI_SUCCESS)
             CHECK_ERR(rc, MPI_ERR_COUNT);
+        late(me, slow);
         rc = MPI_Gather(sb, me == 1 ? 4 : 2, MPI_INT, rb, 2, MPI_INT, 0, w);
         if (me == 0)
             CHECK_ERR(rc, MPI_ERR_TRUNCATE);
         else
             CHECK_RC(rc);
+        late(me, slow);
         rc = MPI_Scatter(sb, 4, MPI_INT, rb, me == 0 ? 4 : 2, MPI_INT, 0, w);
         if (me == 1)
             CHECK_ERR(rc, MPI_ERR_TRUNCATE);
         else
             CHECK_RC(rc);
         /* both ways at once: rank 1 receives more than it expects, rank 0 less */
+        late(me, slow);
         rc = MPI_Allgather(sb, me == 0 ? 4 : 2, MPI_INT, rb, me == 0 ? 4 : 2, MPI_INT, w);
         CHECK_ERR(rc, me == 1 ? MPI_ERR_TRUNCATE : MPI_ERR_COUNT);
+        late(me, slow);
         rc = MPI_Alltoall(sb, me == 0 ? 4 : 2, MPI_INT, rb, me == 0 ? 4 : 2, MPI_INT, w);
         CHECK_ERR(rc, me == 1 ? MPI_ERR_TRUNCATE : MPI_ERR_COUNT);
         /* a reader expecting more than the root sends */
+        late(me, slow);
         rc = MPI_Bcast(sb, me == 0 ? 2 : 4, MPI_INT, 0, w);
         if (me == 1)
             CHECK_ERR(rc, MPI_ERR_COUNT);
         else if (rc != MPI_SUCCESS)
             CHECK_ERR(rc, MPI_ERR_TRUNCATE);
-        /* reductions whose counts differ */
-        rc = MPI_Allreduce(sb, rb, me == 0 ? 2 : 3, MPI_INT, MPI_SUM, w);
+    }
+    /* reductions whose counts differ */
+    if (np == 2) {
+        int rc = MPI_Allreduce(sb, rb, me == 0 ? 2 : 3, MPI_INT, MPI_SUM, w);
         CHECK(rc != MPI_SUCCESS, "Allreduce with counts 2 and 3 succeeded");
     }
 
-    /* the communicator still works */
+    /* the communicator still works, also when one rank waits long for the other */
     int one = 1, sum = 0;
+    late(me, np - 1);
     CHECK_RC(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, w));
     CHECK(sum == np, "sum %d after the errors", sum);
     CHECK_RC(MPI_Barrier(w));
