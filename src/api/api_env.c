@@ -152,7 +152,12 @@ int PMPI_Error_string(int errorcode, char *string, int *resultlen) {
     const char *text = co_error_class_text(errorcode);
     if (!text)
         return co_error(NULL, "MPI_Error_string", MPI_ERR_ARG, "invalid error code %d", errorcode);
-    int n = snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s", co_error_class_name(errorcode), text);
+    /* the class's text, and the reason of this process's latest error of the class, which is
+     * where the code just returned came from when the call returned instead of aborting */
+    const char *name = co_error_class_name(errorcode), *last = co_error_last_reason(errorcode);
+    int n = *last ? snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s (latest on this process: %s)",
+                             name, text, last)
+                  : snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s", name, text);
     *resultlen = n < MPI_MAX_ERROR_STRING ? n : MPI_MAX_ERROR_STRING - 1;
     return MPI_SUCCESS;
 }

@@ -243,6 +243,8 @@ void co_log(int level, const char *fmt, ...) CO_PRINTF(2, 3);
 int co_error(co_comm *comm, const char *fn, int cls, const char *fmt, ...) CO_PRINTF(4, 5);
 const char *co_error_class_name(int cls);
 const char *co_error_class_text(int cls);
+/* "MPI_Xxx: reason" of the latest error of class cls raised on this process, or "". */
+const char *co_error_last_reason(int cls);
 /* Ends the job: `kind` (CO_ABORT_* in boot.h) tells mpiexec what happened. */
 CO_NORETURN void co_abort_job(int code, int kind, const char *msg);
 CO_NORETURN void co_fatal(const char *fmt, ...) CO_PRINTF(1, 2);

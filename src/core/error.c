@@ -1,7 +1,8 @@
 /* Error reporting: class names and texts, dispatch to a communicator's error handler, and the
  * job abort that ERRORS_ARE_FATAL and MPI_Abort end in. Codes returned to users are the error
  * classes themselves, so `rc == MPI_ERR_TAG` works as well as MPI_Error_class; the detailed
- * reason goes into the message the fatal handler prints. */
+ * reason goes into the message the fatal handler prints, and is kept per class so that
+ * MPI_Error_string can give it when the call returned instead. */
 #include "cohort.h"
 #include "../boot/boot.h"
 
@@ -77,6 +78,14 @@ static const struct {
     [MPI_T_ERR_INVALID] = {"MPI_T_ERR_INVALID", "invalid tool interface use"},
 };
 
+/* The reason of the most recent error of each class raised on this process ("" if none). */
+static char last_reason[CO_ARRAY_LEN(classes)][640]; /* MPI_Error_string cuts it short */
+
+const char *co_error_last_reason(int cls) {
+    if (cls <= 0 || (size_t)cls >= CO_ARRAY_LEN(classes)) return "";
+    return last_reason[cls];
+}
+
 const char *co_error_class_name(int cls) {
     if (cls < 0 || (size_t)cls >= CO_ARRAY_LEN(classes) || !classes[cls].name)
         return "MPI_ERR_UNKNOWN";
@@ -111,13 +120,15 @@ void co_fatal(const char *fmt, ...) {
 int co_error(co_comm *comm, const char *fn, int cls, const char *fmt, ...) {
     co_errhandler *eh = comm ? comm->errh : (co_st.world ? co_st.world->errh : NULL);
     if (!eh) eh = co_st.errh_fatal;
-    if (eh && eh->builtin == 2) return cls;
 
     char reason[600];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(reason, sizeof(reason), fmt, ap);
     va_end(ap);
+    if (cls > 0 && (size_t)cls < CO_ARRAY_LEN(classes))
+        snprintf(last_reason[cls], sizeof(last_reason[cls]), "%s: %s", fn, reason);
+    if (eh && eh->builtin == 2) return cls;
     if (eh && eh->builtin == 0 && eh->fn && !co_st.in_error_handler) {
         MPI_Comm h = comm ? comm->handle : MPI_COMM_WORLD;
         int code = cls;

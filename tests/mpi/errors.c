@@ -93,6 +93,11 @@ int main(int argc, char **argv) {
     }
     MPI_Error_string(MPI_ERR_TAG, s1, &len);
     CHECK(strstr(s1, "MPI_ERR_TAG") && strstr(s1, "tag"), "tag error string '%s'", s1);
+    /* with MPI_ERRORS_RETURN the string also gives the reason of this process's latest error
+     * of the class: here the Irecv with tag -7 above */
+    CHECK(strstr(s1, "MPI_Irecv") && strstr(s1, "-7"), "tag error string '%s'", s1);
+    MPI_Error_string(MPI_ERR_QUOTA, s1, &len); /* never raised here: the class's text alone */
+    CHECK(strcmp(s1, "MPI_ERR_QUOTA: quota exceeded") == 0, "quota error string '%s'", s1);
     CHECK_ERR(MPI_Error_string(-3, s1, &len), MPI_ERR_ARG);
 
     /* a user handler sees the code and the communicator */
