@@ -1,0 +1,79 @@
+/* Machine probe run by bench/run around every benchmark run (not an MPI program): the
+ * round trip of one cache line between two processes pinned to CPUs 0 and 1, in
+ * nanoseconds (the least of several batches). On a virtual machine the host may move the
+ * two virtual CPUs apart or together while the benchmarks run, and this figure shows which:
+ * shared-memory collectives pass many cache lines between cores and slow down with it.
+ * Prints "line_rtt_ns N", or nothing where there is only one CPU. */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define ROUNDS  20000
+#define BATCHES 5
+
+static double now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+static int pin(int cpu) {
+    cpu_set_t s;
+    CPU_ZERO(&s);
+    CPU_SET(cpu, &s);
+    return sched_setaffinity(0, sizeof(s), &s);
+}
+
+int main(void) {
+    cpu_set_t all;
+    if (sched_getaffinity(0, sizeof(all), &all) || CPU_COUNT(&all) < 2) return 0;
+    int cpu[2], k = 0;
+    for (int c = 0; c < CPU_SETSIZE && k < 2; c++)
+        if (CPU_ISSET(c, &all)) cpu[k++] = c;
+    _Atomic long *line =
+        mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (line == MAP_FAILED) return 1;
+    atomic_store(line, 0);
+    alarm(5); /* neither side waits forever if the other cannot run (the child sets its own) */
+    long total = 2L * ROUNDS * BATCHES;
+    pid_t child = fork();
+    if (child < 0) return 1;
+    if (child == 0) { /* answers every odd value with the next even one */
+        alarm(5);
+        if (pin(cpu[1])) _exit(1);
+        for (long v = 1; v < total; v += 2) {
+            while (atomic_load_explicit(line, memory_order_acquire) != v) {
+            }
+            atomic_store_explicit(line, v + 1, memory_order_release);
+        }
+        _exit(0);
+    }
+    int ok = pin(cpu[0]) == 0;
+    double best = 0;
+    for (long b = 0, v = 0; ok && b < BATCHES; b++) {
+        double t0 = now_ns();
+        for (int i = 0; i < ROUNDS; i++, v += 2) {
+            atomic_store_explicit(line, v + 1, memory_order_release);
+            while (atomic_load_explicit(line, memory_order_acquire) != v + 2) {
+            }
+        }
+        double rtt = (now_ns() - t0) / ROUNDS;
+        if (b == 0 || rtt < best) best = rtt;
+    }
+    int st = 0;
+    if (!ok) {
+        kill(child, 9);
+        waitpid(child, &st, 0);
+        return 1;
+    }
+    waitpid(child, &st, 0);
+    if (!WIFEXITED(st) || WEXITSTATUS(st)) return 1;
+    printf("line_rtt_ns %.0f\n", best);
+    return 0;
+}
