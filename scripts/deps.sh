@@ -4,7 +4,7 @@
 # Nothing else is ever installed by hand: `make demo` and `make check` call this first.
 set -e
 need_build="gcc g++ make cmake"
-need_check="$need_build libcmocka-dev pkg-config clang clang-format"
+need_check="$need_build libcmocka-dev pkg-config clang clang-format python3"
 need_bench="$need_build openmpi-bin libopenmpi-dev mpich libmpich-dev python3"
 
 case "${1:-build}" in

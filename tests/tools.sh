@@ -2,7 +2,7 @@
 # The user-facing tools: compiler wrappers (flags, -show, C and C++), the build tree used in
 # place (every declared function exported), `make install` into a prefix, the library built
 # with clang, `cohort info`, the README's settings list being the one generated from the code,
-# and source formatting.
+# source formatting, and the benchmark runner.
 #   tools.sh SOURCE_DIR BUILD_DIR SCENARIO
 set -u
 SRC=$1 BUILD=$2 SCENARIO=$3
@@ -192,6 +192,36 @@ format)
   bad=$(echo "$files" | while read -r f; do
           clang-format --dry-run -Werror "$f" > /dev/null 2>&1 || echo "$f"; done)
   [ -z "$bad" ] || fail "not clang-formatted: $bad"
+  ;;
+bench-runner)
+  # bench/run end to end with Cohort alone (tiny sizes and times), and its record of the
+  # machine's state: a cache-line probe before and after every run, runs counted as far
+  out="$work/bench-out"
+  "$SRC/bench/run" --suites coll --mpi cohort --np-coll 2 --coll barrier,bcast \
+    --args 'coll=-S 4 -t 2' -r 2 --build-dir "$work/bench" --cohort-bin "$BUILD/bin" -o "$out" \
+    > "$work/bench.log" 2>&1 || { cat "$work/bench.log"; fail "bench/run failed"; }
+  grep -q "^coll,2,Bcast,4,us," "$out/summary.csv" || fail "no Bcast row in summary.csv"
+  if [ "$(nproc)" -ge 2 ]; then
+    [ "$(tr -d '\r' < "$out/machine.csv" | grep -Ec '^[12],cohort,2,coll,[0-9.]+,[0-9.]+$')" = 2 ] \
+      || { cat "$out/machine.csv"; fail "machine.csv lacks a probe before and after each run"; }
+    grep -q "^| Cohort | 2 | 2 | [0-2] | [0-9]* |$" "$out/results.md" \
+      || fail "results.md lacks the machine table"
+  fi
+  # the far count: a run is far when either figure exceeds twice the least seen
+  python3 - "$SRC/bench/run" <<'PY' || fail "machine table: far runs miscounted"
+import importlib.machinery, importlib.util, sys
+loader = importlib.machinery.SourceFileLoader("benchrun", sys.argv[1])
+spec = importlib.util.spec_from_loader("benchrun", loader)
+run = importlib.util.module_from_spec(spec)
+loader.exec_module(run)
+def m(mpi, before, after):
+    return dict(rep=1, mpi=mpi, np=4, bench="coll", before_ns=before, after_ns=after)
+lines = run.machine_lines([m("cohort", 100, 110), m("cohort", 90, 250), m("cohort", None, 180),
+                           m("openmpi", 400, 95)], ["cohort", "openmpi"])
+assert "| Cohort | 4 | 3 | 1 | 180 |" in lines, lines
+assert "| Open MPI | 4 | 1 | 1 | 400 |" in lines, lines
+assert run.machine_lines([m("cohort", None, None)], ["cohort"]) == []
+PY
   ;;
 *) echo "unknown scenario"; exit 2 ;;
 esac
