@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define ROUNDS   20000
+#define ROUNDS   100
 #define BATCHES  200
 #define LIMIT_NS 5e8
 #define STOP     (-1L)

@@ -216,11 +216,12 @@ run = importlib.util.module_from_spec(spec)
 loader.exec_module(run)
 def m(mpi, before, after):
     return dict(rep=1, mpi=mpi, np=4, bench="coll", before_ns=before, after_ns=after)
-lines = run.machine_lines([m("cohort", 100, 110), m("cohort", 90, 250), m("cohort", None, 180),
-                           m("openmpi", 400, 95)], ["cohort", "openmpi"])
+lines = run.machine_lines(*run.machine_rows(
+    [m("cohort", 100, 110), m("cohort", 90, 250), m("cohort", None, 180), m("openmpi", 400, 95)],
+    ["cohort", "openmpi"]))
 assert "| Cohort | 4 | 3 | 1 | 180 |" in lines, lines
 assert "| Open MPI | 4 | 1 | 1 | 400 |" in lines, lines
-assert run.machine_lines([m("cohort", None, None)], ["cohort"]) == []
+assert run.machine_lines(*run.machine_rows([m("cohort", None, None)], ["cohort"])) == []
 PY
   ;;
 *) echo "unknown scenario"; exit 2 ;;
