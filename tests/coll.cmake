@@ -93,3 +93,9 @@ set_tests_properties(coll.vectorized PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120)
 add_test(NAME coll.registry
   COMMAND ${CMAKE_SOURCE_DIR}/tests/coll-registry.sh ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
 set_tests_properties(coll.registry PROPERTIES TIMEOUT 60)
+# random sequences of every collective on four communicators at once, with late ranks and
+# pending wildcard receives: with the table, every algorithm family, and small buffers
+cohort_mpi_test(coll_random NP 1 2 3 4 5 8)
+foreach(v 0 1 4 6)
+  cohort_mpi_test(coll_random NP 3 4 ENV ${COLL_V${v}} COLL_RANDOM_SEED=${v}${v} SUFFIX .v${v})
+endforeach()
