@@ -223,6 +223,20 @@ assert "| Cohort | 4 | 3 | 1 | 180 |" in lines, lines
 assert "| Open MPI | 4 | 1 | 1 | 400 |" in lines, lines
 assert run.machine_lines(*run.machine_rows([m("cohort", None, None)], ["cohort"])) == []
 PY
+  # bench/phase-sweep: rounds of forced algorithms between two probes, counted by phase
+  "$SRC/bench/phase-sweep" --np 2 --coll bcast --variants auto,shm,nosuchalg --sizes 4 \
+    --rounds 2 --args '-t 2' --build-dir "$work/bench" --cohort-bin "$BUILD/bin" \
+    > "$work/sweep.log" 2> "$work/sweep.err" || { cat "$work/sweep.log" "$work/sweep.err"; fail "bench/phase-sweep failed"; }
+  python3 - "$work/sweep.log" <<'PY' || { cat "$work/sweep.log"; fail "bench/phase-sweep: bad report"; }
+import re, sys
+text = open(sys.argv[1]).read()
+m = re.search(r"^rounds: near (\d+), far (\d+), mixed (\d+)", text, re.M)
+assert m and sum(map(int, m.groups())) == 2, text
+rows = re.findall(r"^Bcast +4 +([0-9.]+) +([0-9.]+) +(\S+)$", text, re.M)
+assert len(rows) == (int(m.group(1)) > 0) + (int(m.group(2)) > 0), rows
+assert all(float(a) > 0 and float(b) > 0 and c == "-" for a, b, c in rows), rows
+PY
+  grep -q "nosuchalg: failed" "$work/sweep.err" || fail "bench/phase-sweep: a bad algorithm went unreported"
   ;;
 *) echo "unknown scenario"; exit 2 ;;
 esac
