@@ -39,4 +39,13 @@ echo "$msg" | grep -q 'COHORT_ALLREDUCE_ALGORITHM=no_such: unknown allreduce alg
     echo "unclear message for an unknown algorithm: $msg"
     exit 1
 }
+# Init's failure ends the rank there (errors are fatal by default), not at the next call
+if echo "$msg" | grep -q 'called before MPI_Init'; then
+    echo "the program went on after MPI_Init failed: $msg"
+    exit 1
+fi
+echo "$msg" | grep -q 'MPI_Init(rank 0): initialisation failed (MPI_ERR_ARG)' || {
+    echo "no fatal MPI_Init error: $msg"
+    exit 1
+}
 echo "ok"
