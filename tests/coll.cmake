@@ -87,6 +87,10 @@ cohort_mpi_test(coll_ops NP 1 2 4)
 # buffers for a broadcast meanwhile
 cohort_mpi_test(coll_overrun NP 2 ENV COHORT_COLL_SHM_CHUNK=4K COHORT_BCAST_ALGORITHM=shm
   COHORT_GATHERV_ALGORITHM=cma)
+# Alltoallv spilling inline blocks into more of its buffers while the root of the next
+# broadcasts reuses them (tests/mpi/coll_spill.c)
+cohort_mpi_test(coll_spill NP 3 4 8 ENV COHORT_COLL_SHM_CHUNK=8K COHORT_ALLTOALLV_ALGORITHM=cma
+  COHORT_BCAST_ALGORITHM=shm)
 add_test(NAME coll.vectorized
   COMMAND ${CMAKE_SOURCE_DIR}/tests/check-vectorized.sh ${CMAKE_C_COMPILER} ${CMAKE_SOURCE_DIR})
 set_tests_properties(coll.vectorized PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120)
@@ -99,3 +103,7 @@ cohort_mpi_test(coll_random NP 1 2 3 4 5 8)
 foreach(v 0 1 4 6)
   cohort_mpi_test(coll_random NP 3 4 ENV ${COLL_V${v}} COLL_RANDOM_SEED=${v}${v} SUFFIX .v${v})
 endforeach()
+# single copy with 8 KiB buffers: Alltoall(v) spills inline blocks into one to three more of its
+# buffers (and sends the rest by single copy)
+cohort_mpi_test(coll_random NP 3 5 8 ENV COHORT_COLL_SHM_CHUNK=8K ${COLL_CMA} COLL_RANDOM_SEED=7
+  SUFFIX .cma8k)

@@ -92,14 +92,21 @@ static int offer(const co_cshm *s, char *pay, size_t *used, ent *e, const void *
     return 1;
 }
 
-/* Take block e of rank q (whose buffer payload is qpay) into (buf, count, dt). */
-static int take(const co_cshm *s, int q, const char *qpay, const ent *e, void *buf, size_t count,
+/* An inline copy may lie in one of the owner's later buffers (alltoallv spills there):
+ * `inl` - 1 is then that buffer's distance from b times the capacity, plus the offset. */
+static const char *inline_at(const co_cshm *s, int q, unsigned b, uint64_t inl) {
+    size_t cap = co_cshm_cap(s), at = (size_t)inl - 1;
+    return co_cshm_data(s, q, (unsigned)((b + at / cap) % CO_CSHM_NBUF)) + at % cap;
+}
+
+/* Take block e of rank q, published in its buffer b, into (buf, count, dt). */
+static int take(const co_cshm *s, int q, unsigned b, const ent *e, void *buf, size_t count,
                 co_dtype *dt) {
     size_t want = count * dt->size, n = CO_MIN(e->bytes, want);
     int rc = co_coll_sizes(e->bytes, want);
     if (!n) return rc;
     if (e->inl) {
-        co_dt_unpack(dt, count, buf, 0, qpay + e->inl - 1, n);
+        co_dt_unpack(dt, count, buf, 0, inline_at(s, q, b, e->inl), n);
     } else if (dt->contig) {
         co_cma_read(s->pids[q], (char *)buf + dt->true_lb, (const void *)(uintptr_t)e->addr, n);
     } else {
@@ -153,7 +160,7 @@ int co_cma_allgatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf
     CO_CSHM_EACH_READY(s, &it, b, g + 1, q) {
         const char *qp = co_cshm_data(s, q, b);
         int r =
-            take(s, q, qp, (const ent *)qp, BLOCK(rbuf, displs[q], rdt), (size_t)rcounts[q], rdt);
+            take(s, q, b, (const ent *)qp, BLOCK(rbuf, displs[q], rdt), (size_t)rcounts[q], rdt);
         if (r && !rc) rc = r;
     }
     co_cshm_iter_fini(&it);
@@ -184,18 +191,34 @@ int co_cma_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, c
      * ranks: 55 against 63). With two, a rank's one system call is cheaper than the second
      * copy (16 KiB: 4.0 against 2.4). Scatterv keeps 16 KiB: there the root alone would
      * copy every block (4 ranks, 16 KiB: 4.7 against 2.8). */
-    size_t inl_max = n > 2 ? ALLTOALL_INLINE : cma_min(n);
+    size_t inl_max = n > 2 ? ALLTOALL_INLINE : cma_min(n), cap = co_cshm_cap(s);
+    /* Inline blocks that do not fit spill into my other buffers (readers find them there by
+     * the offset, inline_at), not to single copy: 16 KiB blocks at 8 ranks need two. Spares
+     * are taken one, three, two buffers on: successive two-step collectives start in buffers
+     * two apart, so the odd ones are the least likely to be wanted next. */
+    static const unsigned spare[CO_CSHM_NBUF] = {0, 1, 3, 2};
+    char *room = pay;
+    int k = 0;
     for (int j = 1; j < n; j++) { /* the farthest peers' blocks last: they read last */
         int d = (me + j) % n;
-        remote |= offer(s, pay, &used, &tab[slot(me, d, n)], BLOCK(sbuf, sdispls[d], sdt),
-                        (size_t)scounts[d], sdt, &t, inl_max);
+        size_t bytes = (size_t)scounts[d] * sdt->size;
+        if (bytes < inl_max && used + bytes > cap && bytes <= cap && k + 1 < CO_CSHM_NBUF) {
+            unsigned bk = (b + spare[++k]) % CO_CSHM_NBUF;
+            room = co_cshm_acquire(s, bk);
+            s->free_at[bk] = g + 2; /* readers are done with it when they post g+2 */
+            used = 0;
+        }
+        ent *e = &tab[slot(me, d, n)];
+        remote |= offer(s, room, &used, e, BLOCK(sbuf, sdispls[d], sdt), (size_t)scounts[d], sdt,
+                        &t, inl_max);
+        if (e->inl) e->inl += (uint64_t)spare[k] * cap;
     }
     co_cshm_publish(s, b, g + 1, 0, g + 2);
     co_cshm_iter it;
     co_cshm_iter_init(&it, s);
     CO_CSHM_EACH_READY(s, &it, b, g + 1, q) {
         const char *qp = co_cshm_data(s, q, b);
-        int r = take(s, q, qp, (const ent *)qp + slot(q, me, n), BLOCK(rbuf, rdispls[q], rdt),
+        int r = take(s, q, b, (const ent *)qp + slot(q, me, n), BLOCK(rbuf, rdispls[q], rdt),
                      (size_t)rcounts[q], rdt);
         if (r && !rc) rc = r;
     }
@@ -263,7 +286,7 @@ int co_cma_scatterv(const void *sbuf, const int *scounts, const int *displs, co_
             s->seq = g + 2;
             return rc;
         }
-        rc = take(s, root, rp, e, rbuf, rcount, rdt);
+        rc = take(s, root, b, e, rbuf, rcount, rdt);
         finish(s, g);
         return rc;
     }
