@@ -27,8 +27,14 @@ static size_t cma_min(int n) {
 static size_t gather_inline(int n) {
     return n > 2 && co_coll_cma_costly() ? 32768 + 1 : cma_min(n);
 }
-/* Alltoallv with more than two ranks inlines blocks below this (see co_cma_alltoallv). */
+/* With more than two ranks, Alltoallv inlines blocks below this (see co_cma_alltoallv) and
+ * Scatterv below SCATTER_INLINE: its root alone copies every inline block while the readers
+ * wait, where by single copy they all copy at once. 8 ranks, µs, 4 KiB limit against the
+ * old 16 KiB, near: 8 KiB blocks 5.5-6.0 / 7.2-9.6, 12 KiB 5.9-6.5 / 9.2-11.4; far: 8 KiB
+ * 6.1-7.5 / 21-23, 12 KiB 6.7-7.9 / 31-33; 4 ranks near, 12 KiB 4.9-6.0 / 6.4-7.2. Up to 4
+ * KiB inline stays ahead (4 ranks, 4 KiB: 2.6-3.3 against 4.6-5.3 by single copy). */
 #define ALLTOALL_INLINE (32768 + 1)
+#define SCATTER_INLINE  (4096 + 1)
 
 typedef struct co_cma_ent_ {
     uint64_t addr;  /* where the block lies in its owner's memory (remote entries) */
@@ -175,44 +181,53 @@ int co_cma_allgatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf
     return rc;
 }
 
+/* Offer my blocks for every peer (the farthest peers' last: they read last) in the table at
+ * the start of my buffer g % NBUF, whose first `used` bytes are taken. Inline blocks that do
+ * not fit spill into my other buffers, not to single copy (readers find them by the offset,
+ * inline_at): Alltoallv's 16 KiB blocks at 8 ranks need two. Spares are taken one, three,
+ * two buffers on: successive two-step collectives start in buffers two apart, so the odd
+ * ones are the least likely to be wanted next. A spare stays mine until every rank is past
+ * g+2. Returns 1 if any block is remote. */
+static int offer_blocks(co_cshm *s, uint64_t g, ent *tab, size_t used, const void *sbuf,
+                        const int *counts, const int *displs, co_dtype *dt, scratch *t,
+                        size_t inl_max) {
+    static const unsigned spare[CO_CSHM_NBUF] = {0, 1, 3, 2};
+    int n = s->n, me = s->me, remote = 0, k = 0;
+    unsigned b = (unsigned)(g % CO_CSHM_NBUF);
+    size_t cap = co_cshm_cap(s);
+    char *room = (char *)tab;
+    for (int j = 1; j < n; j++) {
+        int d = (me + j) % n;
+        size_t bytes = (size_t)counts[d] * dt->size;
+        if (bytes < inl_max && used + bytes > cap && bytes <= cap && k + 1 < CO_CSHM_NBUF) {
+            unsigned bk = (b + spare[++k]) % CO_CSHM_NBUF;
+            room = co_cshm_acquire(s, bk);
+            s->free_at[bk] = g + 2;
+            used = 0;
+        }
+        ent *e = &tab[slot(me, d, n)];
+        remote |=
+            offer(s, room, &used, e, BLOCK(sbuf, displs[d], dt), (size_t)counts[d], dt, t, inl_max);
+        if (e->inl) e->inl += (uint64_t)spare[k] * cap;
+    }
+    return remote;
+}
+
 int co_cma_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, co_dtype *sdt,
                      void *rbuf, const int *rcounts, const int *rdispls, co_dtype *rdt,
                      co_comm *c) {
     co_cshm *s = c->coll->shm;
-    int n = s->n, me = s->me, rc = MPI_SUCCESS, remote = 0;
+    int n = s->n, me = s->me, rc = MPI_SUCCESS;
     uint64_t g = s->seq;
     unsigned b = (unsigned)(g % CO_CSHM_NBUF);
     scratch t = {0};
-    char *pay = co_cshm_acquire(s, b);
-    ent *tab = (ent *)pay;
-    size_t used = (size_t)(n - 1) * sizeof(ent);
-    /* With more than two ranks, blocks up to 32 KiB go inline while they fit: every rank
-     * copies (Alltoallv of 16 KiB blocks, 4 ranks: 9.7 µs against 14.6 by system call; 8
-     * ranks: 55 against 63). With two, a rank's one system call is cheaper than the second
-     * copy (16 KiB: 4.0 against 2.4). Scatterv keeps 16 KiB: there the root alone would
-     * copy every block (4 ranks, 16 KiB: 4.7 against 2.8). */
-    size_t inl_max = n > 2 ? ALLTOALL_INLINE : cma_min(n), cap = co_cshm_cap(s);
-    /* Inline blocks that do not fit spill into my other buffers (readers find them there by
-     * the offset, inline_at), not to single copy: 16 KiB blocks at 8 ranks need two. Spares
-     * are taken one, three, two buffers on: successive two-step collectives start in buffers
-     * two apart, so the odd ones are the least likely to be wanted next. */
-    static const unsigned spare[CO_CSHM_NBUF] = {0, 1, 3, 2};
-    char *room = pay;
-    int k = 0;
-    for (int j = 1; j < n; j++) { /* the farthest peers' blocks last: they read last */
-        int d = (me + j) % n;
-        size_t bytes = (size_t)scounts[d] * sdt->size;
-        if (bytes < inl_max && used + bytes > cap && bytes <= cap && k + 1 < CO_CSHM_NBUF) {
-            unsigned bk = (b + spare[++k]) % CO_CSHM_NBUF;
-            room = co_cshm_acquire(s, bk);
-            s->free_at[bk] = g + 2; /* readers are done with it when they post g+2 */
-            used = 0;
-        }
-        ent *e = &tab[slot(me, d, n)];
-        remote |= offer(s, room, &used, e, BLOCK(sbuf, sdispls[d], sdt), (size_t)scounts[d], sdt,
-                        &t, inl_max);
-        if (e->inl) e->inl += (uint64_t)spare[k] * cap;
-    }
+    ent *tab = (ent *)co_cshm_acquire(s, b);
+    /* With more than two ranks, blocks up to 32 KiB go inline: every rank copies (Alltoallv
+     * of 16 KiB blocks, 4 ranks: 9.7 µs against 14.6 by system call; 8 ranks: 55 against 63).
+     * With two, a rank's one system call is cheaper than the second copy (16 KiB: 4.0
+     * against 2.4). Scatterv inlines less (SCATTER_INLINE). */
+    int remote = offer_blocks(s, g, tab, (size_t)(n - 1) * sizeof(ent), sbuf, scounts, sdispls, sdt,
+                              &t, n > 2 ? ALLTOALL_INLINE : cma_min(n));
     co_cshm_publish(s, b, g + 1, 0, g + 2);
     co_cshm_iter it;
     co_cshm_iter_init(&it, s);
@@ -291,16 +306,9 @@ int co_cma_scatterv(const void *sbuf, const int *scounts, const int *displs, co_
         return rc;
     }
     scratch t = {0};
-    char *pay = co_cshm_acquire(s, b);
-    ent *tab = (ent *)pay;
-    size_t used = (size_t)(n - 1) * sizeof(ent);
-    int remote = 0;
-    size_t inl_max = cma_min(n);
-    for (int j = 1; j < n; j++) {
-        int d = (me + j) % n;
-        remote |= offer(s, pay, &used, &tab[slot(me, d, n)], BLOCK(sbuf, displs[d], sdt),
-                        (size_t)scounts[d], sdt, &t, inl_max);
-    }
+    ent *tab = (ent *)co_cshm_acquire(s, b);
+    int remote = offer_blocks(s, g, tab, (size_t)(n - 1) * sizeof(ent), sbuf, scounts, displs, sdt,
+                              &t, n > 2 ? SCATTER_INLINE : cma_min(n));
     int copies = rbuf != MPI_IN_PLACE; /* in the header: tells a coop peer my share */
     co_cshm_publish(s, b, g + 1, (uint64_t)copies, g + 2);
     if (coop_block(n, &tab[0])) {
