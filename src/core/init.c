@@ -89,12 +89,10 @@ int co_init(int *argc, char ***argv, int required, int *provided) {
     int rc;
     if ((rc = co_info_init()) || (rc = co_dtype_init()) || (rc = co_op_init()) ||
         (rc = co_p2p_init()) || (rc = co_comm_init()) || (rc = co_coll_init())) {
-        /* No handler but the default (errors are fatal) can be in place yet, and a program
-         * that ignores Init's return code would only fail later with a less clear error. */
-        char msg[200];
-        snprintf(msg, sizeof(msg), "MPI_Init(rank %d): initialisation failed (%s)",
-                 co_st.world_rank, co_error_class_name(rc));
-        co_abort_job(rc, CO_ABORT_FATAL_ERROR, msg);
+        /* No handler but the default (errors are fatal) can be in place yet, so this ends
+         * the rank here: a program that ignores Init's return code would only fail later,
+         * with a less clear error. */
+        return co_error(NULL, "MPI_Init", rc, "initialisation failed");
     }
     if (co_st.launched && co_st.cfg.line_buffer) setvbuf(stdout, NULL, _IOLBF, 0);
     atomic_store(&co_st.seg->ranks[co_st.world_rank].state, CO_RANK_RUNNING);
