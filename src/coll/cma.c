@@ -181,20 +181,19 @@ int co_cma_allgatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf
     return rc;
 }
 
-/* Offer my blocks for every peer (the farthest peers' last: they read last) in the table at
- * the start of my buffer g % NBUF, whose first `used` bytes are taken. Inline blocks that do
+/* Offer my blocks for every peer (the farthest peers' last: they read last) in the table of
+ * n-1 entries at the start of my buffer g % NBUF, inline data after it. Inline blocks that do
  * not fit spill into my other buffers, not to single copy (readers find them by the offset,
  * inline_at): Alltoallv's 16 KiB blocks at 8 ranks need two. Spares are taken one, three,
  * two buffers on: successive two-step collectives start in buffers two apart, so the odd
  * ones are the least likely to be wanted next. A spare stays mine until every rank is past
  * g+2. Returns 1 if any block is remote. */
-static int offer_blocks(co_cshm *s, uint64_t g, ent *tab, size_t used, const void *sbuf,
-                        const int *counts, const int *displs, co_dtype *dt, scratch *t,
-                        size_t inl_max) {
+static int offer_blocks(co_cshm *s, uint64_t g, ent *tab, const void *sbuf, const int *counts,
+                        const int *displs, co_dtype *dt, scratch *t, size_t inl_max) {
     static const unsigned spare[CO_CSHM_NBUF] = {0, 1, 3, 2};
     int n = s->n, me = s->me, remote = 0, k = 0;
     unsigned b = (unsigned)(g % CO_CSHM_NBUF);
-    size_t cap = co_cshm_cap(s);
+    size_t cap = co_cshm_cap(s), used = (size_t)(n - 1) * sizeof(ent);
     char *room = (char *)tab;
     for (int j = 1; j < n; j++) {
         int d = (me + j) % n;
@@ -226,8 +225,8 @@ int co_cma_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, c
      * of 16 KiB blocks, 4 ranks: 9.7 µs against 14.6 by system call; 8 ranks: 55 against 63).
      * With two, a rank's one system call is cheaper than the second copy (16 KiB: 4.0
      * against 2.4). Scatterv inlines less (SCATTER_INLINE). */
-    int remote = offer_blocks(s, g, tab, (size_t)(n - 1) * sizeof(ent), sbuf, scounts, sdispls, sdt,
-                              &t, n > 2 ? ALLTOALL_INLINE : cma_min(n));
+    int remote = offer_blocks(s, g, tab, sbuf, scounts, sdispls, sdt, &t,
+                              n > 2 ? ALLTOALL_INLINE : cma_min(n));
     co_cshm_publish(s, b, g + 1, 0, g + 2);
     co_cshm_iter it;
     co_cshm_iter_init(&it, s);
@@ -307,8 +306,8 @@ int co_cma_scatterv(const void *sbuf, const int *scounts, const int *displs, co_
     }
     scratch t = {0};
     ent *tab = (ent *)co_cshm_acquire(s, b);
-    int remote = offer_blocks(s, g, tab, (size_t)(n - 1) * sizeof(ent), sbuf, scounts, displs, sdt,
-                              &t, n > 2 ? SCATTER_INLINE : cma_min(n));
+    int remote = offer_blocks(s, g, tab, sbuf, scounts, displs, sdt, &t,
+                              n > 2 ? SCATTER_INLINE : cma_min(n));
     int copies = rbuf != MPI_IN_PLACE; /* in the header: tells a coop peer my share */
     co_cshm_publish(s, b, g + 1, (uint64_t)copies, g + 2);
     if (coop_block(n, &tab[0])) {
