@@ -72,29 +72,29 @@ static void scratch_free(scratch *t) {
     co_coll_free(t->p);
 }
 
-/* Describe (buf, count, dt) in entry e: inline at pay + *used if smaller than inl_max and
- * there is room, else by address (packed first when not contiguous). Returns 1 for a
- * remote entry. */
-static int offer(const co_cshm *s, char *pay, size_t *used, ent *e, const void *buf, size_t count,
-                 co_dtype *dt, scratch *t, size_t inl_max) {
-    size_t bytes = count * dt->size;
-    e->bytes = bytes;
-    if (bytes < inl_max && *used + bytes <= co_cshm_cap(s)) {
-        co_dt_pack(dt, count, buf, 0, pay + *used, bytes);
-        e->inl = *used + 1;
-        e->addr = 0;
-        *used += (bytes + 15) & ~(size_t)15;
+/* Describe (buf, count, dt) in *v: inline at pay + *used if smaller than inl_max and there
+ * is room, else by address (packed first when not contiguous). `at` is added to an inline
+ * offset (a spill buffer's distance, see inline_at). Returns 1 for a remote entry. The
+ * caller stores *v in the table and keeps its own copy: the table's first line is the one
+ * readers poll, so a load from it right after the stores waits for the line to come back
+ * (the stores cannot be forwarded to a wider load). */
+static int offer(const co_cshm *s, char *pay, size_t *used, ent *v, const void *buf, size_t count,
+                 co_dtype *dt, scratch *t, size_t inl_max, size_t at) {
+    *v = (ent){.bytes = count * dt->size};
+    if (v->bytes < inl_max && *used + v->bytes <= co_cshm_cap(s)) {
+        co_dt_pack(dt, count, buf, 0, pay + *used, v->bytes);
+        v->inl = at + *used + 1;
+        *used += (v->bytes + 15) & ~(size_t)15;
         return 0;
     }
-    e->inl = 0;
     if (dt->contig) {
-        e->addr = (uint64_t)(uintptr_t)((const char *)buf + dt->true_lb);
+        v->addr = (uint64_t)(uintptr_t)((const char *)buf + dt->true_lb);
     } else {
-        char *m = scratch_alloc(t, bytes);
-        co_dt_pack(dt, count, buf, 0, m, bytes);
-        e->addr = (uint64_t)(uintptr_t)m;
+        char *m = scratch_alloc(t, v->bytes);
+        co_dt_pack(dt, count, buf, 0, m, v->bytes);
+        v->addr = (uint64_t)(uintptr_t)m;
     }
-    co_cma_expose((const void *)(uintptr_t)e->addr, bytes);
+    co_cma_expose((const void *)(uintptr_t)v->addr, v->bytes);
     return 1;
 }
 
@@ -155,11 +155,13 @@ int co_cma_allgatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf
     char *pay = co_cshm_acquire(s, b);
     size_t used = sizeof(ent);
     int remote;
+    ent v;
     if (sbuf == MPI_IN_PLACE)
-        remote = offer(s, pay, &used, (ent *)pay, BLOCK(rbuf, displs[me], rdt), (size_t)rcounts[me],
-                       rdt, &t, cma_min(s->n));
+        remote = offer(s, pay, &used, &v, BLOCK(rbuf, displs[me], rdt), (size_t)rcounts[me], rdt,
+                       &t, cma_min(s->n), 0);
     else
-        remote = offer(s, pay, &used, (ent *)pay, sbuf, scount, sdt, &t, cma_min(s->n));
+        remote = offer(s, pay, &used, &v, sbuf, scount, sdt, &t, cma_min(s->n), 0);
+    *(ent *)pay = v;
     co_cshm_publish(s, b, g + 1, 0, g + 2);
     co_cshm_iter it;
     co_cshm_iter_init(&it, s);
@@ -189,7 +191,7 @@ int co_cma_allgatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf
  * ones are the least likely to be wanted next. A spare stays mine until every rank is past
  * g+2. Returns 1 if any block is remote. */
 static int offer_blocks(co_cshm *s, uint64_t g, ent *tab, const void *sbuf, const int *counts,
-                        const int *displs, co_dtype *dt, scratch *t, size_t inl_max) {
+                        const int *displs, co_dtype *dt, scratch *t, size_t inl_max, ent *first) {
     static const unsigned spare[CO_CSHM_NBUF] = {0, 1, 3, 2};
     int n = s->n, me = s->me, remote = 0, k = 0;
     unsigned b = (unsigned)(g % CO_CSHM_NBUF);
@@ -204,10 +206,11 @@ static int offer_blocks(co_cshm *s, uint64_t g, ent *tab, const void *sbuf, cons
             s->free_at[bk] = g + 2;
             used = 0;
         }
-        ent *e = &tab[slot(me, d, n)];
-        remote |=
-            offer(s, room, &used, e, BLOCK(sbuf, displs[d], dt), (size_t)counts[d], dt, t, inl_max);
-        if (e->inl) e->inl += (uint64_t)spare[k] * cap;
+        ent v;
+        remote |= offer(s, room, &used, &v, BLOCK(sbuf, displs[d], dt), (size_t)counts[d], dt, t,
+                        inl_max, spare[k] * cap);
+        tab[slot(me, d, n)] = v;
+        if (j == 1 && first) *first = v;
     }
     return remote;
 }
@@ -226,7 +229,7 @@ int co_cma_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, c
      * With two, a rank's one system call is cheaper than the second copy (16 KiB: 4.0
      * against 2.4). Scatterv inlines less (SCATTER_INLINE). */
     int remote = offer_blocks(s, g, tab, sbuf, scounts, sdispls, sdt, &t,
-                              n > 2 ? ALLTOALL_INLINE : cma_min(n));
+                              n > 2 ? ALLTOALL_INLINE : cma_min(n), NULL);
     co_cshm_publish(s, b, g + 1, 0, g + 2);
     co_cshm_iter it;
     co_cshm_iter_init(&it, s);
@@ -306,17 +309,18 @@ int co_cma_scatterv(const void *sbuf, const int *scounts, const int *displs, co_
     }
     scratch t = {0};
     ent *tab = (ent *)co_cshm_acquire(s, b);
+    ent e0; /* my entry for the next rank, kept here: readers poll the line it is in */
     int remote = offer_blocks(s, g, tab, sbuf, scounts, displs, sdt, &t,
-                              n > 2 ? SCATTER_INLINE : cma_min(n));
+                              n > 2 ? SCATTER_INLINE : cma_min(n), &e0);
     int copies = rbuf != MPI_IN_PLACE; /* in the header: tells a coop peer my share */
     co_cshm_publish(s, b, g + 1, (uint64_t)copies, g + 2);
-    if (coop_block(n, &tab[0])) {
+    if (coop_block(n, &e0)) {
         int p = 1 - me;
         const ent *pe = (const ent *)co_cshm_read(s, p, b, g + 1, NULL);
-        size_t x = coop_split(tab[0].bytes, pe->bytes, copies);
+        size_t x = coop_split(e0.bytes, pe->bytes, copies);
         if (x)
-            co_cma_write(s->pids[p], (const char *)(uintptr_t)tab[0].addr,
-                         (char *)(uintptr_t)pe->addr, x);
+            co_cma_write(s->pids[p], (const char *)(uintptr_t)e0.addr, (char *)(uintptr_t)pe->addr,
+                         x);
     }
     co_cshm_post(s, g + 2); /* my part of the copying into others is done */
     if (rbuf != MPI_IN_PLACE)
@@ -341,21 +345,23 @@ int co_cma_gatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, c
     unsigned b = (unsigned)(g % CO_CSHM_NBUF);
     if (me != root) {
         char *pay = co_cshm_acquire(s, b);
-        ent *e = (ent *)pay;
         size_t used = sizeof(ent);
         scratch t = {0};
-        if (!offer(s, pay, &used, e, sbuf, scount, sdt, &t, gather_inline(n))) { /* inline */
+        ent e;
+        int remote = offer(s, pay, &used, &e, sbuf, scount, sdt, &t, gather_inline(n), 0);
+        *(ent *)pay = e;
+        if (!remote) {
             co_cshm_publish(s, b, g + 1, 0, g + 2);
             finish(s, g);
             return rc;
         }
         uint64_t root_copies;
         const ent *dst = (const ent *)co_cshm_read(s, root, b, g + 1, &root_copies) + me;
-        size_t nb = CO_MIN(e->bytes, dst->bytes);
-        const char *from = (const char *)(uintptr_t)e->addr;
+        size_t nb = CO_MIN(e.bytes, dst->bytes);
+        const char *from = (const char *)(uintptr_t)e.addr;
         /* shared: the root reads [0, x) from here while I write the rest, so my entry goes
          * first; otherwise it tells the root that my block is in place */
-        size_t x = coop_block(n, e) ? coop_split(e->bytes, dst->bytes, (int)root_copies) : 0;
+        size_t x = coop_block(n, &e) ? coop_split(e.bytes, dst->bytes, (int)root_copies) : 0;
         if (x) co_cshm_publish(s, b, g + 1, 0, g + 2);
         if (nb > x) co_cma_write(s->pids[root], from + x, (char *)(uintptr_t)dst->addr + x, nb - x);
         if (!x) co_cshm_publish(s, b, g + 1, 0, g + 2);
@@ -392,7 +398,7 @@ int co_cma_gatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, c
     CO_CSHM_EACH_READY(s, &it, b, g + 1, q) {
         const char *qp = co_cshm_data(s, q, b);
         const ent *e = (const ent *)qp;
-        size_t want = tab[q].bytes;
+        size_t want = (size_t)rcounts[q] * rdt->size;
         if (!rc) rc = co_coll_sizes(e->bytes, want);
         size_t x = coop_block(n, e) ? coop_split(e->bytes, want, copies) : 0;
         if (x) { /* my share of the peer's block, then wait for the peer's share */
