@@ -25,10 +25,15 @@ int co_bcast_binomial(void *buf, size_t count, co_dtype *dt, int root, co_comm *
     if (n < 2 || count == 0) return MPI_SUCCESS;
     int rel = (c->rank - root + n) % n;
     int mask = 1;
+    size_t fwd = count;
     while (mask < n) {
         if (rel & mask) {
             int src = (rel - mask + root) % n;
-            rc = co_recv(buf, count, dt, src, CO_TAG_BCAST, c, co_coll_ctx(c), NULL);
+            co_status st;
+            rc = co_recv(buf, count, dt, src, CO_TAG_BCAST, c, co_coll_ctx(c), &st);
+            /* a short message (the root's count is smaller) goes on short, whole elements
+             * only, so that the ranks below report it too */
+            if (rc == MPI_ERR_COUNT && dt->size) fwd = st.bytes / dt->size;
             break;
         }
         mask <<= 1;
@@ -37,7 +42,7 @@ int co_bcast_binomial(void *buf, size_t count, co_dtype *dt, int root, co_comm *
     while (mask > 0) {
         if (rel + mask < n) {
             int dst = (rel + mask + root) % n;
-            int r = co_send(buf, count, dt, dst, CO_TAG_BCAST, c, co_coll_ctx(c));
+            int r = co_send(buf, fwd, dt, dst, CO_TAG_BCAST, c, co_coll_ctx(c));
             if (r && !rc) rc = r;
         }
         mask >>= 1;
@@ -68,12 +73,18 @@ static int bcast_scatter_allgather(void *buf, size_t count, co_dtype *dt, int ro
 #define LO(i) CO_MIN((size_t)(i)*bs, bytes)
     int rel = (me - root + n) % n;
     int mask = 1;
+    /* A rank that received less than it expected (the root's count is smaller) sends empty
+     * pieces from then on, so that every rank after it reports the short message too (the
+     * root, whose count is the smaller one, gets its pieces as they are: too large). */
+    int shortfall = 0;
+#define SEND(lo, hi, to) (shortfall && (to) != root ? 0 : (hi) - (lo))
     while (mask < n) {
         if (rel & mask) {
             int src = (rel - mask + root) % n;
             size_t lo = LO(rel), hi = LO(CO_MIN(rel + mask, n));
             int r = co_recv(w + lo, hi - lo, byte, src, CO_TAG_BCAST, c, co_coll_ctx(c), NULL);
             if (r && !rc) rc = r;
+            shortfall |= r == MPI_ERR_COUNT;
             break;
         }
         mask <<= 1;
@@ -83,7 +94,7 @@ static int bcast_scatter_allgather(void *buf, size_t count, co_dtype *dt, int ro
         if (rel + mask < n) {
             int dst = (rel + mask + root) % n;
             size_t lo = LO(rel + mask), hi = LO(CO_MIN(rel + 2 * mask, n));
-            int r = co_send(w + lo, hi - lo, byte, dst, CO_TAG_BCAST, c, co_coll_ctx(c));
+            int r = co_send(w + lo, SEND(lo, hi, dst), byte, dst, CO_TAG_BCAST, c, co_coll_ctx(c));
             if (r && !rc) rc = r;
         }
         mask >>= 1;
@@ -92,10 +103,13 @@ static int bcast_scatter_allgather(void *buf, size_t count, co_dtype *dt, int ro
     int right = (me + 1) % n, left = (me - 1 + n) % n;
     for (int k = 0; k < n - 1; k++) {
         int sb = (rel - k + n) % n, rb = (rel - k - 1 + n) % n;
-        int r = co_sendrecv(w + LO(sb), LO(sb + 1) - LO(sb), byte, right, CO_TAG_BCAST, w + LO(rb),
-                            LO(rb + 1) - LO(rb), byte, left, CO_TAG_BCAST, c, co_coll_ctx(c), NULL);
+        int r = co_sendrecv(w + LO(sb), SEND(LO(sb), LO(sb + 1), right), byte, right, CO_TAG_BCAST,
+                            w + LO(rb), LO(rb + 1) - LO(rb), byte, left, CO_TAG_BCAST, c,
+                            co_coll_ctx(c), NULL);
         if (r && !rc) rc = r;
+        shortfall |= r == MPI_ERR_COUNT;
     }
+#undef SEND
 #undef LO
     if (tmp) {
         if (me != root) co_dt_unpack(dt, count, buf, 0, tmp, bytes);
@@ -149,6 +163,20 @@ static int bcast_shm(void *buf, size_t count, co_dtype *dt, int root, co_comm *c
     return rc;
 }
 
+/* Rank q's addresses (ctl) describe this step of this algorithm: a rank that posted the
+ * step from another algorithm left other ones there (its calls disagree with mine). A
+ * later step cannot be there: the root waits for every reader's g+2 before it leaves, and a
+ * reader for the root's. */
+static void check_pub(const co_cshm *s, int q, uint64_t pub) {
+    uint64_t theirs = atomic_load_explicit(&s->ctl[q].pub, memory_order_relaxed);
+    if (CO_UNLIKELY(theirs != pub))
+        co_coll_differ(q,
+                       theirs >> CO_CSHM_TAG_BITS == pub >> CO_CSHM_TAG_BITS
+                           ? (unsigned)(theirs & ((1u << CO_CSHM_TAG_BITS) - 1))
+                           : 0,
+                       s->tag);
+}
+
 /* Step g+1: addresses published. Step g+2: a reader has finished reading (and, with two
  * ranks, the root has finished writing into its peer). */
 static int bcast_cma(void *buf, size_t count, co_dtype *dt, int root, co_comm *c) {
@@ -161,8 +189,10 @@ static int bcast_cma(void *buf, size_t count, co_dtype *dt, int root, co_comm *c
     if (!w) co_fatal("out of memory in a broadcast");
     co_cma_expose(w, bytes);
     co_cshm_ctl *mine = &s->ctl[me];
+    uint64_t pub = (g + 1) << CO_CSHM_TAG_BITS | s->tag;
     atomic_store_explicit(&mine->addr, (uint64_t)(uintptr_t)w, memory_order_relaxed);
     atomic_store_explicit(&mine->bytes, bytes, memory_order_relaxed);
+    atomic_store_explicit(&mine->pub, pub, memory_order_relaxed);
     co_cshm_post(s, g + 1);
     /* with two ranks the root writes the head, the peer reads the tail; up to 32 KiB the
      * peer reads it all (the root's system call and handshake cost more than half the copy
@@ -172,6 +202,7 @@ static int bcast_cma(void *buf, size_t count, co_dtype *dt, int root, co_comm *c
         if (n == 2 && bytes > CO_CMA_SPLIT_MIN) {
             int p = 1 - me;
             co_cshm_wait(s, p, g + 1);
+            check_pub(s, p, pub);
             size_t pb = atomic_load_explicit(&s->ctl[p].bytes, memory_order_relaxed);
             split = CO_MIN(bytes / 2, pb);
             char *remote =
@@ -182,6 +213,7 @@ static int bcast_cma(void *buf, size_t count, co_dtype *dt, int root, co_comm *c
         co_cshm_wait_all(s, g + 2);
     } else {
         co_cshm_wait(s, root, g + 1);
+        check_pub(s, root, pub);
         size_t total = atomic_load_explicit(&s->ctl[root].bytes, memory_order_relaxed);
         const char *remote =
             (const char *)(uintptr_t)atomic_load_explicit(&s->ctl[root].addr, memory_order_relaxed);

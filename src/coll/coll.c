@@ -231,7 +231,7 @@ static int holds(const rule *r, int np, size_t bytes, int shared, int costly) {
            (!r->costly || costly);
 }
 
-int co_coll_pick(co_comm *c, int kind, size_t bytes, const co_op *op, const co_dtype *dt) {
+static int choose(co_comm *c, int kind, size_t bytes, const co_op *op, const co_dtype *dt) {
     int f = S->forced[kind];
     if (f >= 0 && usable(c, kind, f, op, dt)) return f;
     int shared = all_local(c);
@@ -241,6 +241,15 @@ int co_coll_pick(co_comm *c, int kind, size_t bytes, const co_op *op, const co_d
             return r->alg;
     }
     return 0;
+}
+
+/* The choice also becomes the segment's tag, which every buffer published from now on
+ * carries: a reader that finds another tag knows the ranks chose differently. */
+int co_coll_pick(co_comm *c, int kind, size_t bytes, const co_op *op, const co_dtype *dt) {
+    int alg = choose(c, kind, bytes, op, dt);
+    if (c->coll && c->coll->shm)
+        c->coll->shm->tag = (unsigned)(kind + 1) << 8 | (unsigned)(alg + 1);
+    return alg;
 }
 
 int co_coll_cma_costly(void) {
@@ -500,6 +509,45 @@ static void wait_check(void) {
                                                        : MPI_ERR_COUNT;
         abandon(k, cls);
     }
+}
+
+static void tag_name(char *out, size_t len, unsigned tag) {
+    int kind = (int)(tag >> 8) - 1, alg = (int)(tag & 0xff) - 1;
+    if (kind < 0 || kind >= CO_COLL_KINDS || alg < 0 || alg >= registry[kind].nalgs)
+        snprintf(out, len, "another collective or algorithm");
+    else
+        snprintf(out, len, "%s by %s", registry[kind].name, registry[kind].algs[alg].name);
+}
+
+void co_coll_differ(int q, unsigned theirs, unsigned mine) {
+    co_coll_call *k = S ? S->cur : NULL;
+    if (!k) co_fatal("rank %d published data of another collective outside a collective call", q);
+    co_comm *c = k->c;
+    co_coll_comm *cc = c->coll;
+    char t[96], m[96];
+    tag_name(t, sizeof(t), theirs);
+    tag_name(m, sizeof(m), mine);
+    co_coll_sig g;
+    const co_coll_sig *own = &cc->hist[cc->calls % CO_COLL_HIST];
+    if (peer_sig(&cc->shm->sig[q], &g) && g.call == cc->calls &&
+        (g.what != own->what || g.bytes != own->bytes)) { /* say what differs, as wait_check */
+        char ta[96], oa[96];
+        describe(ta, sizeof(ta), &g);
+        describe(oa, sizeof(oa), own);
+        snprintf(cc->broken_msg, sizeof(cc->broken_msg),
+                 "collective call %llu on this communicator: rank %d called %s, this rank %s, "
+                 "and the ranks chose different algorithms",
+                 (unsigned long long)g.call, q, ta, oa);
+        abandon(k, (g.what >> 32) != (own->what >> 32) ? MPI_ERR_OTHER
+                   : g.what != own->what               ? MPI_ERR_ROOT
+                   : g.bytes > own->bytes              ? MPI_ERR_TRUNCATE
+                                                       : MPI_ERR_COUNT);
+    }
+    snprintf(cc->broken_msg, sizeof(cc->broken_msg),
+             "collective call %llu on this communicator: rank %d runs %s, this rank %s (the "
+             "ranks' arguments or COHORT_*_ALGORITHM settings differ)",
+             (unsigned long long)cc->calls, q, t, m);
+    abandon(k, MPI_ERR_OTHER);
 }
 
 /* ---- Helpers --------------------------------------------------------------------------------- */

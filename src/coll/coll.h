@@ -322,7 +322,8 @@ typedef struct co_cshm_ctl {
     _Atomic uint64_t addr;  /* address of its user buffer (single-copy algorithms) */
     _Atomic uint64_t addr2;
     _Atomic uint64_t probe; /* set-up: its verdict on single copy (never reused) */
-    char pad0[24];
+    _Atomic uint64_t pub;   /* step << 16 | call tag of what addr and bytes describe */
+    char pad0[16];
     _Atomic uint64_t counter; /* counter barrier: one add per arriving peer */
     char pad1[56];
 } co_cshm_ctl;
@@ -345,9 +346,11 @@ typedef struct co_cshm_hdr {
 #define CO_CSHM_NBUF 4
 
 /* Every data buffer starts with this header. `seq` is the step the buffer's content belongs
- * to, stored last with release order: a reader polls it and finds up to 48 bytes of payload
- * in the same cache line (small collectives then cost one line transfer). `bytes` is the
- * writer's total size, so that a reader expecting another size reports the mismatch. */
+ * to (shifted left by CO_CSHM_TAG_BITS) and the writer's call tag (co_cshm.tag), stored last
+ * with release order: a reader polls it and finds up to 48 bytes of payload in the same cache
+ * line (small collectives then cost one line transfer), and a reader whose own tag differs
+ * knows the two ranks run different collectives or algorithms (co_coll_differ). `bytes` is
+ * the writer's total size, so that a reader expecting another size reports the mismatch. */
 typedef struct co_cshm_bufhdr {
     _Atomic uint64_t seq;
     uint64_t bytes;
@@ -368,7 +371,14 @@ typedef struct co_cshm {
     int cma;                        /* single copy works between all members */
     pid_t *pids;                    /* process of each rank */
     uint64_t *seen; /* a step each rank is known to have reached: spares reading its line */
+    unsigned tag;   /* the running algorithm: (collective + 1) << 8 | (algorithm + 1) */
 } co_cshm;
+#define CO_CSHM_TAG_BITS 16
+
+/* Rank q published data tagged `theirs` where this rank, in the same step, expects its own
+ * tag: the calls disagree (another collective, or counts or settings that chose another
+ * algorithm). Abandons the call with the matching error class (never returns). */
+CO_NORETURN void co_coll_differ(int q, unsigned theirs, unsigned mine);
 
 /* The communicator's segment, set up collectively on first use; NULL if unavailable. */
 co_cshm *co_cshm_get(co_comm *c);

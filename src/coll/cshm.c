@@ -49,11 +49,20 @@ void co_cshm_wait_all(const co_cshm *s, uint64_t step) {
     for (int q = 0; q < s->n; q++) co_cshm_wait(s, q, step);
 }
 
+/* The step in header word v (noted in seen[q]). A word at or past the awaited step was
+ * written in this call (a writer reuses a buffer only once its readers are done with it), so
+ * its tag must be mine; an earlier, stale one may carry any tag. */
+static inline uint64_t header_step(const co_cshm *s, int q, uint64_t v, uint64_t step) {
+    uint64_t st = v >> CO_CSHM_TAG_BITS;
+    if (st > s->seen[q]) s->seen[q] = st;
+    unsigned tag = (unsigned)(v & ((1u << CO_CSHM_TAG_BITS) - 1));
+    if (st >= step && CO_UNLIKELY(tag != s->tag)) co_coll_differ(q, tag, s->tag);
+    return st;
+}
+
 static inline int buf_ready(const co_cshm *s, int q, unsigned b, uint64_t step) {
     const co_cshm_bufhdr *h = (const co_cshm_bufhdr *)co_cshm_buf(s, q, b);
-    uint64_t v = atomic_load_explicit(&h->seq, memory_order_acquire);
-    if (v > s->seen[q]) s->seen[q] = v;
-    return v >= step;
+    return header_step(s, q, atomic_load_explicit(&h->seq, memory_order_acquire), step) >= step;
 }
 
 int co_cshm_next(const co_cshm *s, unsigned b, uint64_t step, char *done, int *cursor) {
@@ -99,15 +108,15 @@ char *co_cshm_acquire(co_cshm *s, unsigned b) {
 void co_cshm_publish(co_cshm *s, unsigned b, uint64_t step, uint64_t bytes, uint64_t free) {
     co_cshm_bufhdr *h = (co_cshm_bufhdr *)co_cshm_buf(s, s->me, b);
     h->bytes = bytes;
-    atomic_store_explicit(&h->seq, step, memory_order_release);
+    atomic_store_explicit(&h->seq, step << CO_CSHM_TAG_BITS | s->tag, memory_order_release);
     s->free_at[b] = free;
     co_cshm_post(s, step);
 }
 
 const char *co_cshm_read(const co_cshm *s, int q, unsigned b, uint64_t step, uint64_t *bytes) {
     co_cshm_bufhdr *h = (co_cshm_bufhdr *)co_cshm_buf(s, q, b);
-    uint64_t v = co_cshm_wait_word(&h->seq, step);
-    if (v > s->seen[q]) s->seen[q] = v; /* q published step v, so it reached it */
+    /* q published a step, so it reached it (header_step notes it in seen[q]) */
+    header_step(s, q, co_cshm_wait_word(&h->seq, step << CO_CSHM_TAG_BITS), step);
     if (bytes) *bytes = h->bytes;
     return (const char *)h + CO_CSHM_HDR;
 }

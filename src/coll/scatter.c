@@ -65,9 +65,12 @@ static int scatter_binomial(const void *sbuf, size_t scount, co_dtype *sdt, void
     }
     co_req *reqs[32];
     int nr = 0;
+    /* a short message (the root's blocks are smaller) goes on empty, so that the ranks below
+     * report it too */
+    int shortfall = rc == MPI_ERR_COUNT;
     for (int mask = 1; mask < low && rel + mask < n; mask <<= 1) {
         int child = rel + mask;
-        size_t cb = (size_t)CO_MIN(mask, n - child) * bb;
+        size_t cb = shortfall ? 0 : (size_t)CO_MIN(mask, n - child) * bb;
         int r = co_isend(tmp + (size_t)mask * bb, cb, byte, (child + root) % n, CO_TAG_SCATTER, c,
                          co_coll_ctx(c), CO_MODE_STD, &reqs[nr++]);
         if (r && !rc) rc = r;

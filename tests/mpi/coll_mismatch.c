@@ -47,18 +47,27 @@ static int allowed(int cls) {
 }
 
 /* Everyone calls `kind` with count n, except rank `odd`, which calls `odd_kind` with count
- * odd_n. `short_side`: the rank that receives fewer bytes than its count says, or -1. */
-static void run_case(int kind, int n, int odd, int odd_kind, int odd_n, int short_side) {
+ * odd_n. `short_side`: a rank whose count disagrees with what it receives and that must
+ * report it (one that receives fewer bytes must always: data it expects is missing), or -1.
+ * `warm`: agreeing calls of `kind` with both counts first, so that the buffers the
+ * algorithms share hold what earlier calls published (a rank must not take that for the
+ * data of the disagreeing call). */
+static void run_case(int kind, int n, int odd, int odd_kind, int odd_n, int short_side, int warm) {
     int must_err = kind == odd_kind;
     char what[160];
-    snprintf(what, sizeof(what), "%s count %d, rank %d: %s count %d", names[kind], n, odd,
-             names[odd_kind], odd_n);
+    snprintf(what, sizeof(what), "%s count %d, rank %d: %s count %d%s", names[kind], n, odd,
+             names[odd_kind], odd_n, warm ? " (after agreeing calls)" : "");
     MPI_Comm d;
     if (getenv("MISMATCH_TRACE")) fprintf(stderr, "rank %d: %s\n", me, what);
     CHECK_RC(MPI_Comm_dup(MPI_COMM_WORLD, &d));
+    for (int i = 0; i < warm; i++) {
+        CHECK_RC(call(kind, d, n));
+        CHECK_RC(call(kind, d, odd_n));
+    }
     int cls = class_of(me == odd ? call(odd_kind, d, odd_n) : call(kind, d, n));
     CHECK(allowed(cls), "%s: error class %d", what, cls);
-    CHECK(me != short_side || cls != MPI_SUCCESS, "%s: a short receive reported success", what);
+    CHECK(me != short_side || cls != MPI_SUCCESS, "%s: a receive of another size reported success",
+          what);
     int err = cls != MPI_SUCCESS, any = 0;
     CHECK_RC(MPI_Allreduce(&err, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
     CHECK(any || !must_err, "%s: no rank reported an error", what);
@@ -88,16 +97,21 @@ int main(int argc, char **argv) {
     int last = np - 1;
     for (int k = 0; k < NKIND; k++) {
         /* a non-root rank gives more, then less (small counts: same algorithm everywhere) */
-        run_case(k, 2, last, k, 4, -1);
-        run_case(k, 4, last, k, 2, (k == BCAST || k == SCATTER) ? last : -1);
-        /* counts different enough for different algorithms, both ways */
-        run_case(k, 16, last, k, BIG, -1);
-        run_case(k, BIG, last, k, 16, (k == BCAST || k == SCATTER) ? last : -1);
+        int sc = k == BCAST || k == SCATTER;
+        run_case(k, 2, last, k, 4, -1, 0);
+        run_case(k, 4, last, k, 2, sc ? last : -1, 0);
+        /* counts different enough for different algorithms, both ways; on a fresh
+         * communicator and on one whose buffers earlier calls of both algorithms used */
+        for (int warm = 0; warm <= 2; warm += 2) {
+            run_case(k, 16, last, k, BIG, sc ? last : -1, warm);
+            run_case(k, BIG, last, k, 16, sc ? last : -1, warm);
+            run_case(k, 16, 0, k, BIG, -1, warm); /* truncated: forwarded trees hide it */
+            run_case(k, BIG, 0, k, 16, sc ? last : -1, warm);
+        }
         /* the root (rank 0) gives another count than everyone else */
-        run_case(k, 4, 0, k, 2, -1);
-        run_case(k, 16, 0, k, BIG, -1);
+        run_case(k, 4, 0, k, 2, -1, 0);
         /* another collective */
-        run_case(k, 4, last, (k + 1) % NKIND, 4, -1);
+        run_case(k, 4, last, (k + 1) % NKIND, 4, -1, 0);
     }
     int one = 1, sum = 0;
     CHECK_RC(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
