@@ -26,12 +26,16 @@ static int allgather_ring(const void *sbuf, size_t scount, co_dtype *sdt, void *
     if (sbuf != MPI_IN_PLACE)
         rc = co_coll_copy(sbuf, scount, sdt, (char *)rbuf + rext * (size_t)me, rcount, rdt);
     int right = (me + 1) % n, left = (me - 1 + n) % n;
+    /* after a short block (a rank's count is smaller) the blocks go on empty, so that every
+     * rank after this one reports it too instead of receiving a full block from it */
+    int shortfall = 0;
     for (int k = 0; k < n - 1; k++) {
         int sb = (me - k + n) % n, rb = (me - k - 1 + n) % n;
-        int r = co_sendrecv((char *)rbuf + rext * (size_t)sb, rcount, rdt, right, CO_TAG_ALLGATHER,
-                            (char *)rbuf + rext * (size_t)rb, rcount, rdt, left, CO_TAG_ALLGATHER,
-                            c, co_coll_ctx(c), NULL);
+        int r = co_sendrecv((char *)rbuf + rext * (size_t)sb, shortfall ? 0 : rcount, rdt, right,
+                            CO_TAG_ALLGATHER, (char *)rbuf + rext * (size_t)rb, rcount, rdt, left,
+                            CO_TAG_ALLGATHER, c, co_coll_ctx(c), NULL);
         if (r && !rc) rc = r;
+        shortfall |= r == MPI_ERR_COUNT;
     }
     return rc;
 }
@@ -49,12 +53,14 @@ static int allgather_bruck(const void *sbuf, size_t scount, co_dtype *sdt, void 
         co_dt_pack(sdt, scount, sbuf, 0, tmp, CO_MIN(bb, scount * sdt->size));
     }
     co_dtype *byte = co_dt_get(MPI_BYTE);
+    int shortfall = 0; /* as in the ring: short blocks are passed on empty */
     for (int dist = 1; dist < n; dist <<= 1) {
         size_t nb = (size_t)CO_MIN(dist, n - dist);
-        int r = co_sendrecv(tmp, nb * bb, byte, (me - dist + n) % n, CO_TAG_ALLGATHER,
-                            tmp + (size_t)dist * bb, nb * bb, byte, (me + dist) % n,
-                            CO_TAG_ALLGATHER, c, co_coll_ctx(c), NULL);
+        int r = co_sendrecv(tmp, shortfall ? 0 : nb * bb, byte, (me - dist + n) % n,
+                            CO_TAG_ALLGATHER, tmp + (size_t)dist * bb, nb * bb, byte,
+                            (me + dist) % n, CO_TAG_ALLGATHER, c, co_coll_ctx(c), NULL);
         if (r && !rc) rc = r;
+        shortfall |= r == MPI_ERR_COUNT;
     }
     for (int j = 0; j < n; j++) {
         int q = (me + j) % n;
@@ -100,7 +106,10 @@ int co_allgather(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, siz
             st = rdt;
         }
         int rc = co_gather(s, sc, st, rbuf, rcount, rdt, 0, c);
-        int r = co_bcast(rbuf, rcount * (size_t)n, rdt, 0, c);
+        /* a root that gathered a short block broadcasts one element less, so that every rank
+         * reports it */
+        size_t all = rcount * (size_t)n;
+        int r = co_bcast(rbuf, c->rank == 0 && rc == MPI_ERR_COUNT ? all - 1 : all, rdt, 0, c);
         return rc ? rc : r;
     }
     default: return allgather_ring(sbuf, scount, sdt, rbuf, rcount, rdt, c);

@@ -25,12 +25,14 @@ static int allgatherv_ring(const void *sbuf, size_t scount, co_dtype *sdt, void 
     if (sbuf != MPI_IN_PLACE)
         rc = co_coll_copy(sbuf, scount, sdt, BLK(me), (size_t)rcounts[me], rdt);
     int right = (me + 1) % n, left = (me - 1 + n) % n;
+    int shortfall = 0; /* after a short block the blocks go on empty (allgather.c's ring) */
     for (int k = 0; k < n - 1; k++) {
         int sb = (me - k + n) % n, rb = (me - k - 1 + n) % n;
-        int r =
-            co_sendrecv(BLK(sb), (size_t)rcounts[sb], rdt, right, CO_TAG_ALLGATHER, BLK(rb),
-                        (size_t)rcounts[rb], rdt, left, CO_TAG_ALLGATHER, c, co_coll_ctx(c), NULL);
+        int r = co_sendrecv(BLK(sb), shortfall ? 0 : (size_t)rcounts[sb], rdt, right,
+                            CO_TAG_ALLGATHER, BLK(rb), (size_t)rcounts[rb], rdt, left,
+                            CO_TAG_ALLGATHER, c, co_coll_ctx(c), NULL);
         if (r && !rc) rc = r;
+        shortfall |= r == MPI_ERR_COUNT;
     }
     return rc;
 }
@@ -61,7 +63,10 @@ static int allgatherv_gatherv_bcast(const void *sbuf, size_t scount, co_dtype *s
                        (size_t)rcounts[i] * rdt->size);
             off += (size_t)rcounts[i] * rdt->size;
         }
-    int r = co_bcast(tmp, total, co_dt_get(MPI_BYTE), 0, c);
+    /* a root that gathered a short block broadcasts a byte less, so that every rank reports
+     * it */
+    int r = co_bcast(tmp, me == 0 && rc == MPI_ERR_COUNT ? total - 1 : total, co_dt_get(MPI_BYTE),
+                     0, c);
     if (r && !rc) rc = r;
     off = 0;
     if (me != 0)

@@ -333,9 +333,14 @@ typedef struct co_coll_call {
 /* Numbers the call on its communicator and remembers its signature; returns it. */
 static inline co_coll_sig record(co_coll_comm *cc, int kind, int root, uint64_t bytes) {
     uint64_t n = ++cc->calls, what = (uint64_t)kind << 32 | (uint32_t)root;
-    /* the chain leaves the sizes out: a call whose sizes differed and that the data path
-     * reported (TRUNCATE, COUNT) leaves the communicator usable */
-    uint64_t chain = (cc->hist[(n - 1) % CO_COLL_HIST].chain ^ what) * 0x9e3779b97f4a7c15ull;
+    /* The chain leaves the sizes out: a call whose sizes differed and that the data path
+     * reported (TRUNCATE, COUNT) leaves the communicator usable. It takes in the segment's
+     * step count instead, the same on every rank unless such a call made the ranks' shared-
+     * memory algorithms run different numbers of rounds: then the next wait finds the chains
+     * apart, where the ranks would otherwise wait for steps that never come. */
+    uint64_t steps = cc->shm ? cc->shm->seq : 0;
+    uint64_t chain = (cc->hist[(n - 1) % CO_COLL_HIST].chain ^ what ^ steps << 40 ^ steps >> 24) *
+                     0x9e3779b97f4a7c15ull;
     chain = (chain ^ chain >> 29) * 0xbf58476d1ce4e5b9ull;
     co_coll_sig g = {n, what, bytes, chain};
     cc->hist[n % CO_COLL_HIST] = g;

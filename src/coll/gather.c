@@ -68,8 +68,10 @@ static int gather_binomial(const void *sbuf, size_t scount, co_dtype *sdt, void 
     int r = co_coll_waitall(nr, reqs);
     if (r && !rc) rc = r;
     if (rel) {
-        r = co_send(tmp, (size_t)sub * bb, byte, (rel - low + root) % n, CO_TAG_GATHER, c,
-                    co_coll_ctx(c));
+        /* a child's short message (its count is smaller) goes on empty, so that the root
+         * reports it too */
+        size_t up = r == MPI_ERR_COUNT ? 0 : (size_t)sub * bb;
+        r = co_send(tmp, up, byte, (rel - low + root) % n, CO_TAG_GATHER, c, co_coll_ctx(c));
         if (r && !rc) rc = r;
     } else {
         for (int j = 0; j < n; j++) {

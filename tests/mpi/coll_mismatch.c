@@ -49,10 +49,11 @@ static int allowed(int cls) {
 /* Everyone calls `kind` with count n, except rank `odd`, which calls `odd_kind` with count
  * odd_n. `short_side`: a rank whose count disagrees with what it receives and that must
  * report it (one that receives fewer bytes must always: data it expects is missing), or -1.
- * `warm`: agreeing calls of `kind` with both counts first, so that the buffers the
- * algorithms share hold what earlier calls published (a rank must not take that for the
- * data of the disagreeing call). */
-static void run_case(int kind, int n, int odd, int odd_kind, int odd_n, int short_side, int warm) {
+ * `warm`: rounds of agreeing calls of `kind` with both counts (and warm_n, if not 0) first,
+ * so that the buffers the algorithms share hold what earlier calls published (a rank must
+ * not take that for the data of the disagreeing call). */
+static void run_case(int kind, int n, int odd, int odd_kind, int odd_n, int short_side, int warm,
+                     int warm_n) {
     int must_err = kind == odd_kind;
     char what[160];
     snprintf(what, sizeof(what), "%s count %d, rank %d: %s count %d%s", names[kind], n, odd,
@@ -63,6 +64,7 @@ static void run_case(int kind, int n, int odd, int odd_kind, int odd_n, int shor
     for (int i = 0; i < warm; i++) {
         CHECK_RC(call(kind, d, n));
         CHECK_RC(call(kind, d, odd_n));
+        if (warm_n) CHECK_RC(call(kind, d, warm_n));
     }
     int cls = class_of(me == odd ? call(odd_kind, d, odd_n) : call(kind, d, n));
     CHECK(allowed(cls), "%s: error class %d", what, cls);
@@ -79,6 +81,40 @@ static void run_case(int kind, int n, int odd, int odd_kind, int odd_n, int shor
     CHECK(allowed(cls), "%s: allreduce afterwards: error class %d", what, cls);
     CHECK(cls != MPI_SUCCESS || sum == np, "%s: allreduce afterwards: sum %d", what, sum);
     CHECK_RC(MPI_Comm_free(&d));
+}
+
+/* Whether this rank receives fewer bytes than its count says when every rank calls `kind`
+ * with count a except rank odd, with b (roots are rank 0; the reductions are left out: what
+ * they combine is not a receive). */
+static int is_short(int kind, int a, int b, int odd) {
+    int mine = me == odd ? b : a, root = odd == 0 ? b : a;
+    switch (kind) {
+    case BCAST:
+    case SCATTER: return me != 0 && mine > root;
+    case GATHER: return me == 0 && (odd == 0 ? a < b : b < a);
+    case ALLGATHER:
+    case ALLTOALL: return me == odd ? a < b : b < a;
+    default: return 0;
+    }
+}
+
+/* Disagreements drawn at random (the same on every rank): a collective, two counts from a
+ * list around the selection table's limits, the rank that differs, and how many rounds of
+ * agreeing calls of both counts (and a third) come first. COLL_MISMATCH_SEED changes the
+ * draw. */
+static void random_cases(int trials) {
+    static const int counts[] = {1,    4,    12,   16,   32,   128,  129,   256,
+                                 1024, 1025, 2048, 4096, 4097, 8192, 16384, 65536};
+    const int nc = (int)(sizeof(counts) / sizeof(counts[0]));
+    const char *e = getenv("COLL_MISMATCH_SEED");
+    uint64_t x = 0x9e3779b97f4a7c15ull ^ (e ? strtoull(e, NULL, 10) : 1);
+#define DRAW(n) (x ^= x << 13, x ^= x >> 7, x ^= x << 17, (int)(x % (uint64_t)(n)))
+    for (int t = 0; t < trials; t++) {
+        int k = DRAW(NKIND), a = counts[DRAW(nc)], b = counts[DRAW(nc)];
+        int odd = DRAW(np), warm = DRAW(3), third = counts[DRAW(nc)];
+        if (a != b) run_case(k, a, odd, k, b, is_short(k, a, b, odd) ? me : -1, warm, third);
+    }
+#undef DRAW
 }
 
 int main(int argc, char **argv) {
@@ -98,21 +134,22 @@ int main(int argc, char **argv) {
     for (int k = 0; k < NKIND; k++) {
         /* a non-root rank gives more, then less (small counts: same algorithm everywhere) */
         int sc = k == BCAST || k == SCATTER;
-        run_case(k, 2, last, k, 4, -1, 0);
-        run_case(k, 4, last, k, 2, sc ? last : -1, 0);
+        run_case(k, 2, last, k, 4, -1, 0, 0);
+        run_case(k, 4, last, k, 2, sc ? last : -1, 0, 0);
         /* counts different enough for different algorithms, both ways; on a fresh
          * communicator and on one whose buffers earlier calls of both algorithms used */
         for (int warm = 0; warm <= 2; warm += 2) {
-            run_case(k, 16, last, k, BIG, sc ? last : -1, warm);
-            run_case(k, BIG, last, k, 16, sc ? last : -1, warm);
-            run_case(k, 16, 0, k, BIG, -1, warm); /* truncated: forwarded trees hide it */
-            run_case(k, BIG, 0, k, 16, sc ? last : -1, warm);
+            run_case(k, 16, last, k, BIG, sc ? last : -1, warm, 0);
+            run_case(k, BIG, last, k, 16, sc ? last : -1, warm, 0);
+            run_case(k, 16, 0, k, BIG, -1, warm, 0); /* truncated: forwarded trees hide it */
+            run_case(k, BIG, 0, k, 16, sc ? last : -1, warm, 0);
         }
         /* the root (rank 0) gives another count than everyone else */
-        run_case(k, 4, 0, k, 2, -1, 0);
+        run_case(k, 4, 0, k, 2, -1, 0, 0);
         /* another collective */
-        run_case(k, 4, last, (k + 1) % NKIND, 4, -1, 0);
+        run_case(k, 4, last, (k + 1) % NKIND, 4, -1, 0, 0);
     }
+    random_cases(40);
     int one = 1, sum = 0;
     CHECK_RC(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
     CHECK(sum == np, "sum %d", sum);
