@@ -429,7 +429,9 @@ char *co_cshm_acquire(co_cshm *s, unsigned b);
 /* Publish own buffer b as step `step`: header size `bytes`, then its seq, then my step. The
  * buffer stays mine until every rank is past `free` (the step by which readers are done). */
 void co_cshm_publish(co_cshm *s, unsigned b, uint64_t step, uint64_t bytes, uint64_t free);
-/* Rank q's buffer b once it holds step `step` (or later); *bytes: the writer's size. */
+/* Rank q's buffer b once it holds step `step` (or later); *bytes: the writer's size. A step
+ * published under another tag than mine abandons the call (co_coll_differ), as does
+ * co_cshm_next's. */
 const char *co_cshm_read(const co_cshm *s, int q, unsigned b, uint64_t step, uint64_t *bytes);
 
 /* The next rank (not marked in done[], which it then marks) whose buffer b holds step
