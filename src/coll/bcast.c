@@ -172,7 +172,7 @@ static void check_pub(const co_cshm *s, int q, uint64_t pub) {
     if (CO_UNLIKELY(theirs != pub))
         co_coll_differ(q,
                        theirs >> CO_CSHM_TAG_BITS == pub >> CO_CSHM_TAG_BITS
-                           ? (unsigned)(theirs & ((1u << CO_CSHM_TAG_BITS) - 1))
+                           ? (unsigned)(theirs & CO_CSHM_TAG_MASK)
                            : 0,
                        s->tag);
 }

@@ -247,8 +247,7 @@ static int choose(co_comm *c, int kind, size_t bytes, const co_op *op, const co_
  * carries: a reader that finds another tag knows the ranks chose differently. */
 int co_coll_pick(co_comm *c, int kind, size_t bytes, const co_op *op, const co_dtype *dt) {
     int alg = choose(c, kind, bytes, op, dt);
-    if (c->coll && c->coll->shm)
-        c->coll->shm->tag = (unsigned)(kind + 1) << 8 | (unsigned)(alg + 1);
+    if (c->coll && c->coll->shm) c->coll->shm->tag = CO_CSHM_TAG(kind, alg);
     return alg;
 }
 
@@ -469,6 +468,23 @@ static int lagged_long(co_comm *c, int q, uint64_t call) {
     return now - cc->lag[q].since >= CO_COLL_LAG_NS;
 }
 
+/* Abandons call k because peer q's signature g of the same call differs from mine: says
+ * both (and `why`, if not NULL) and picks the class from what differs. */
+CO_NORETURN static void disagree(co_coll_call *k, int q, const co_coll_sig *g,
+                                 const co_coll_sig *mine, const char *why) {
+    co_coll_comm *cc = k->c->coll;
+    char theirs[96], ours[96];
+    describe(theirs, sizeof(theirs), g);
+    describe(ours, sizeof(ours), mine);
+    snprintf(cc->broken_msg, sizeof(cc->broken_msg),
+             "collective call %llu on this communicator: rank %d called %s, this rank %s%s%s",
+             (unsigned long long)g->call, q, theirs, ours, why ? ", " : "", why ? why : "");
+    abandon(k, (g->what >> 32) != (mine->what >> 32) ? MPI_ERR_OTHER
+               : g->what != mine->what               ? MPI_ERR_ROOT
+               : g->bytes > mine->bytes              ? MPI_ERR_TRUNCATE
+                                                     : MPI_ERR_COUNT);
+}
+
 /* Installed as co_st.wait_check: run by a rank that has waited long. A peer in the same call
  * (or behind, in a call this rank remembers) with another signature means the calls
  * disagree; a peer that is ahead makes the comparison itself if it comes to wait. */
@@ -502,22 +518,12 @@ static void wait_check(void) {
                      q);
             abandon(k, MPI_ERR_OTHER);
         }
-        char theirs[96], ours[96];
-        describe(theirs, sizeof(theirs), &g);
-        describe(ours, sizeof(ours), mine);
-        snprintf(cc->broken_msg, sizeof(cc->broken_msg),
-                 "collective call %llu on this communicator: rank %d called %s, this rank %s",
-                 (unsigned long long)g.call, q, theirs, ours);
-        int cls = (g.what >> 32) != (mine->what >> 32) ? MPI_ERR_OTHER
-                  : g.what != mine->what               ? MPI_ERR_ROOT
-                  : g.bytes > mine->bytes              ? MPI_ERR_TRUNCATE
-                                                       : MPI_ERR_COUNT;
-        abandon(k, cls);
+        disagree(k, q, &g, mine, NULL);
     }
 }
 
 static void tag_name(char *out, size_t len, unsigned tag) {
-    int kind = (int)(tag >> 8) - 1, alg = (int)(tag & 0xff) - 1;
+    int kind = (int)(tag >> 8) - 1, alg = (int)(tag & 0xff) - 1; /* as CO_CSHM_TAG made it */
     if (kind < 0 || kind >= CO_COLL_KINDS || alg < 0 || alg >= registry[kind].nalgs)
         snprintf(out, len, "another collective or algorithm");
     else
@@ -535,19 +541,8 @@ void co_coll_differ(int q, unsigned theirs, unsigned mine) {
     co_coll_sig g;
     const co_coll_sig *own = &cc->hist[cc->calls % CO_COLL_HIST];
     if (peer_sig(&cc->shm->sig[q], &g) && g.call == cc->calls &&
-        (g.what != own->what || g.bytes != own->bytes)) { /* say what differs, as wait_check */
-        char ta[96], oa[96];
-        describe(ta, sizeof(ta), &g);
-        describe(oa, sizeof(oa), own);
-        snprintf(cc->broken_msg, sizeof(cc->broken_msg),
-                 "collective call %llu on this communicator: rank %d called %s, this rank %s, "
-                 "and the ranks chose different algorithms",
-                 (unsigned long long)g.call, q, ta, oa);
-        abandon(k, (g.what >> 32) != (own->what >> 32) ? MPI_ERR_OTHER
-                   : g.what != own->what               ? MPI_ERR_ROOT
-                   : g.bytes > own->bytes              ? MPI_ERR_TRUNCATE
-                                                       : MPI_ERR_COUNT);
-    }
+        (g.what != own->what || g.bytes != own->bytes)) /* say what differs, as wait_check */
+        disagree(k, q, &g, own, "and the ranks chose different algorithms");
     snprintf(cc->broken_msg, sizeof(cc->broken_msg),
              "collective call %llu on this communicator: rank %d runs %s, this rank %s (the "
              "ranks' arguments or COHORT_*_ALGORITHM settings differ)",

@@ -373,7 +373,9 @@ typedef struct co_cshm {
     uint64_t *seen; /* a step each rank is known to have reached: spares reading its line */
     unsigned tag;   /* the running algorithm: (collective + 1) << 8 | (algorithm + 1) */
 } co_cshm;
-#define CO_CSHM_TAG_BITS 16
+#define CO_CSHM_TAG_BITS       16
+#define CO_CSHM_TAG_MASK       ((1u << CO_CSHM_TAG_BITS) - 1)
+#define CO_CSHM_TAG(kind, alg) ((unsigned)((kind) + 1) << 8 | (unsigned)((alg) + 1))
 
 /* Rank q published data tagged `theirs` where this rank, in the same step, expects its own
  * tag: the calls disagree (another collective, or counts or settings that chose another

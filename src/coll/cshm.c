@@ -55,7 +55,7 @@ void co_cshm_wait_all(const co_cshm *s, uint64_t step) {
 static inline uint64_t header_step(const co_cshm *s, int q, uint64_t v, uint64_t step) {
     uint64_t st = v >> CO_CSHM_TAG_BITS;
     if (st > s->seen[q]) s->seen[q] = st;
-    unsigned tag = (unsigned)(v & ((1u << CO_CSHM_TAG_BITS) - 1));
+    unsigned tag = (unsigned)(v & CO_CSHM_TAG_MASK);
     if (st >= step && CO_UNLIKELY(tag != s->tag)) co_coll_differ(q, tag, s->tag);
     return st;
 }
