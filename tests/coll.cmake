@@ -67,6 +67,20 @@ cohort_mpi_test(coll_errors NP 1 2 3 4)
 # above 17 ranks the flag barrier gathers arrivals up a radix-8 tree instead of reading them all
 cohort_mpi_test(coll_barrier NP 18 ENV COHORT_BARRIER_ALGORITHM=flag SUFFIX .tree)
 cohort_mpi_test(coll_mismatch NP 2 3 4 8)
+# a rank that refuses a call for its own arguments and then calls MPI_Finalize: on the
+# communicator's first call (its segment's set-up) and after others, by point-to-point and by
+# shared-memory algorithms; and a root that finalizes while its readers are still to come
+foreach(c allgatherv:-1:0 allreduce:0:0 barrier:1:3 alltoall:-1:3 allreduce_large:0:3 bcast:-1:3
+    reduce:1:0 leave:0:0 leave:0:3)
+  string(REPLACE ":" ";" a ${c})
+  list(GET a 0 case)
+  string(REPLACE ":" "_" sfx ${c})
+  string(REPLACE "-" "m" sfx ${sfx})
+  cohort_mpi_test(coll_refused NP 2 3 8 ARGS ${a} SUFFIX .${sfx})
+  foreach(v 0 4)
+    cohort_mpi_test(coll_refused NP 4 ARGS ${a} ENV ${COLL_V${v}} SUFFIX .${sfx}.v${v})
+  endforeach()
+endforeach()
 foreach(v 0 1 2 3 4 5 6)
   cohort_mpi_test(coll_mismatch NP 2 4 ENV ${COLL_V${v}} SUFFIX .v${v})
 endforeach()

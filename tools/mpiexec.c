@@ -184,6 +184,9 @@ static void rank_exited(job *j, int rank, int status) {
     } else if (state == CO_RANK_RUNNING) {
         code = 1;
         snprintf(what, sizeof(what), "exited without calling MPI_Finalize");
+    } else if (state == CO_RANK_FINALIZING) {
+        code = 1;
+        snprintf(what, sizeof(what), "exited before MPI_Finalize had finished");
     } else {
         return; /* a clean exit */
     }

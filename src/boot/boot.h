@@ -18,7 +18,8 @@ enum co_rank_state {
     CO_RANK_NEW = 0,   /* not yet in MPI_Init */
     CO_RANK_RUNNING,   /* MPI_Init done */
     CO_RANK_FINALIZED, /* MPI_Finalize done */
-    CO_RANK_ABORTED    /* MPI_Abort or a fatal error */
+    CO_RANK_ABORTED,   /* MPI_Abort or a fatal error */
+    CO_RANK_FINALIZING /* in MPI_Finalize: its messages are sent, it makes no more calls */
 };
 
 enum co_abort_kind { CO_ABORT_CALLED = 1, CO_ABORT_FATAL_ERROR, CO_ABORT_INTERNAL };

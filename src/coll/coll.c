@@ -326,6 +326,7 @@ void co_coll_comm_free(co_comm *c) {
 typedef struct co_coll_call {
     co_comm *c;
     int cls;         /* the error class, when the call was abandoned (message: broken_msg) */
+    int setup;       /* setting up the communicator's segment (its first call), not numbered */
     void *escape[5]; /* for __builtin_setjmp */
 } co_coll_call;
 
@@ -354,10 +355,19 @@ static inline co_coll_sig record(co_coll_comm *cc, int kind, int root, uint64_t 
 static inline int enter(co_coll_call *k, co_comm *c, int kind, int root, uint64_t bytes) {
     co_coll_comm *cc = c->coll;
     k->c = c;
+    k->setup = 0;
     if (CO_UNLIKELY(!cc || cc->shm_state <= 0 || cc->broken)) {
         cc = co_coll_comm_of(c);
         if (cc->broken) return cc->broken;
-        if (c->size == 1 || !co_cshm_get(c)) {
+        int ready = c->size > 1 && cc->shm_state > 0;
+        if (c->size > 1 && cc->shm_state == 0) { /* the set-up waits for every rank: watch it */
+            k->setup = 1;
+            S->cur = k;
+            ready = co_cshm_get(c) != NULL;
+            S->cur = NULL;
+            k->setup = 0;
+        }
+        if (!ready) {
             record(cc, kind, root, bytes);
             return MPI_SUCCESS;
         }
@@ -377,15 +387,16 @@ static inline int enter(co_coll_call *k, co_comm *c, int kind, int root, uint64_
 int co_coll_watched(co_comm *c, int kind, int root, uint64_t bytes, co_coll_body body,
                     const void *arg, int *failed) {
     co_coll_call k;
-    int rc = enter(&k, c, kind, root, bytes);
-    *failed = rc ? CO_CALL_BROKEN : CO_CALL_RAN;
-    if (rc) return rc;
     /* The compiler's own setjmp (GCC and clang) saves only what the jump needs, where libc's
-     * saves every register and mangles pointers; abandon() jumps back. */
+     * saves every register and mangles pointers; abandon() jumps back (from the segment's
+     * set-up in enter, too). */
     if (__builtin_setjmp(k.escape)) {
         *failed = CO_CALL_ABANDONED;
         return k.cls;
     }
+    int rc = enter(&k, c, kind, root, bytes);
+    *failed = rc ? CO_CALL_BROKEN : CO_CALL_RAN;
+    if (rc) return rc;
     rc = body(c, arg);
     S->cur = NULL;
     if (rc == MPI_ERR_TRUNCATE || rc == MPI_ERR_COUNT) c->quarantined = 1; /* ranks disagree */
@@ -421,8 +432,9 @@ CO_NORETURN static void abandon(co_coll_call *k, int cls) {
     co_coll_comm *cc = c->coll;
     cc->broken = cls;
     c->quarantined = 1;
-    atomic_store_explicit(&cc->shm->sig[c->rank].broken, cc->calls << 32 | (uint32_t)cls,
-                          memory_order_release);
+    if (cc->shm) /* (none yet if the set-up was abandoned before the segment was known) */
+        atomic_store_explicit(&cc->shm->sig[c->rank].broken, cc->calls << 32 | (uint32_t)cls,
+                              memory_order_release);
     co_p2p_abandon(co_coll_ctx(c));
     free_blocks(); /* the abandoned call's scratch memory */
     k->cls = cls;
@@ -485,17 +497,52 @@ CO_NORETURN static void disagree(co_coll_call *k, int q, const co_coll_sig *g,
                                                      : MPI_ERR_COUNT);
 }
 
+/* Whether peer q of c has called MPI_Finalize and so makes no more calls. Its earlier calls'
+ * stores (its signature, its steps) are visible once this says so. */
+static int finalizing(const co_comm *c, int q) {
+    return atomic_load_explicit(&co_st.seg->ranks[c->local->world[q]].state,
+                                memory_order_acquire) == CO_RANK_FINALIZING;
+}
+
+/* Abandons call k if peer q has called MPI_Finalize without making it (it refused the call,
+ * say, for its own arguments). MPI_COMM_WORLD is left to the signatures: MPI_Finalize's
+ * barrier is a call on it. */
+static void check_finalizing(co_coll_call *k, int q) {
+    co_comm *c = k->c;
+    co_coll_comm *cc = c->coll;
+    if (c == co_st.world || !finalizing(c, q)) return;
+    if (k->setup) {
+        /* No rank leaves the set-up before every rank has posted its first step. */
+        if (cc->shm && atomic_load_explicit(&cc->shm->ctl[q].step, memory_order_acquire) >= 1)
+            return;
+    } else if (atomic_load_explicit(&cc->shm->sig[q].call, memory_order_acquire) >= cc->calls) {
+        return; /* it made this call and left it (the root of a broadcast, say) */
+    }
+    snprintf(cc->broken_msg, sizeof(cc->broken_msg),
+             "rank %d called MPI_Finalize without making collective call %llu on this "
+             "communicator (a call that failed its argument checks there, perhaps)",
+             q, (unsigned long long)cc->calls + (uint64_t)k->setup);
+    abandon(k, MPI_ERR_OTHER);
+}
+
 /* Installed as co_st.wait_check: run by a rank that has waited long. A peer in the same call
  * (or behind, in a call this rank remembers) with another signature means the calls
- * disagree; a peer that is ahead makes the comparison itself if it comes to wait. */
+ * disagree; a peer that is ahead makes the comparison itself if it comes to wait. A peer
+ * that has called MPI_Finalize instead will never come. */
 static void wait_check(void) {
     co_coll_call *k = S ? S->cur : NULL;
     if (!k) return;
     co_comm *c = k->c;
     co_coll_comm *cc = c->coll;
+    if (k->setup) { /* no call numbers or signatures yet */
+        for (int q = 0; q < c->size; q++)
+            if (q != c->rank) check_finalizing(k, q);
+        return;
+    }
     const co_cshm *s = cc->shm;
     for (int q = 0; q < c->size; q++) {
         if (q == c->rank) continue;
+        check_finalizing(k, q);
         uint64_t b = atomic_load_explicit(&s->sig[q].broken, memory_order_acquire);
         if (b) {
             snprintf(cc->broken_msg, sizeof(cc->broken_msg),

@@ -264,6 +264,7 @@ static co_cshm *setup(co_comm *c) {
             ok = 2;
     }
     if (c->rank != 0) atomic_store(&s->ctl[s->me].probe, ok);
+    co_coll_comm_of(c)->shm = s; /* freed with the communicator if the wait is abandoned */
     co_cshm_post(s, 1);
     co_cshm_wait_all(s, 1);
     /* everyone is past MPI_Init now, so every pid is published */

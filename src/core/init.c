@@ -105,6 +105,10 @@ int co_finalize(void) {
      * waiting for queue room go first: a later message (the barrier's) may find room and
      * overtake them, and a peer that has left never makes room again. */
     co_p2p_flush();
+    /* From here on this rank sends nothing and calls nothing more: a peer that waits for it
+     * in a collective it never made can tell (coll.c, wait_check). */
+    atomic_store_explicit(&co_st.seg->ranks[co_st.world_rank].state, CO_RANK_FINALIZING,
+                          memory_order_release);
     int rc = co_coll_final_barrier(co_st.world);
     if (rc) return rc;
     co_coll_fini();

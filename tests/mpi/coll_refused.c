@@ -1,0 +1,112 @@
+/* A collective that one rank refuses (its own arguments fail the checks) while the others
+ * make it, after which that rank calls MPI_Finalize: the others must not wait for it
+ * forever. They get MPI_ERR_OTHER naming MPI_Finalize, or MPI_SUCCESS where the call did not
+ * need the refusing rank (a broadcast from another root, say), and the job ends cleanly.
+ *
+ * Arguments: CASE RANK WARM. CASE is one of the names in `cases` below; RANK refuses (-1:
+ * the last rank); WARM agreeing calls come first on the communicator (0: the refused call
+ * is the communicator's first, during which its shared segment is set up).
+ *
+ * The case "leave" is the check the other way: no rank refuses, the root of a broadcast
+ * leaves the call and calls MPI_Finalize at once while the others enter late; they must
+ * still receive the data. */
+#include "coll_util.h"
+
+#include <time.h>
+
+static void sleep_ms(int ms) {
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+enum { N = 4096 };
+static int sb[N], rb[N * 8], cnt[8], dsp[8];
+
+/* The call of case `name`, with a bad argument at the refusing rank; the class it gets there;
+ * and whether every other rank needs it (so must see the error). */
+static int run(const char *name, int bad, MPI_Comm c, int np, int *refused_cls, int *needed) {
+    int n = bad ? -1 : 4;
+    *needed = 1;
+    *refused_cls = MPI_ERR_COUNT;
+    if (!strcmp(name, "allreduce")) return MPI_Allreduce(sb, rb, n, MPI_INT, MPI_SUM, c);
+    if (!strcmp(name, "allreduce_large")) /* large enough for segmented algorithms */
+        return MPI_Allreduce(sb, rb, bad ? -1 : N, MPI_INT, MPI_SUM, c);
+    if (!strcmp(name, "alltoall")) return MPI_Alltoall(sb, n, MPI_INT, rb, 4, MPI_INT, c);
+    if (!strcmp(name, "barrier")) {
+        *refused_cls = MPI_ERR_COMM;
+        return MPI_Barrier(bad ? MPI_COMM_NULL : c);
+    }
+    if (!strcmp(name, "allgatherv")) { /* a send count larger than the rank's own block */
+        *refused_cls = MPI_ERR_TRUNCATE;
+        for (int i = 0; i < np; i++) cnt[i] = 4, dsp[i] = 4 * i;
+        return MPI_Allgatherv(sb, bad ? 5 : 4, MPI_INT, rb, cnt, dsp, MPI_INT, c);
+    }
+    if (!strcmp(name, "bcast")) { /* only the refusing rank's subtree needs it */
+        *needed = 0;
+        return MPI_Bcast(sb, n, MPI_INT, 0, c);
+    }
+    if (!strcmp(name, "reduce")) {
+        *needed = 0; /* the root needs everyone; a leaf of the tree only sends */
+        return MPI_Reduce(sb, rb, n, MPI_INT, MPI_SUM, 0, c);
+    }
+    fprintf(stderr, "coll_refused: unknown case %s\n", name);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+    return MPI_ERR_ARG;
+}
+
+static void leave(MPI_Comm c, int me) {
+    /* 1 element (eager / shm), then 64 Ki ints (single copy or rendezvous, where the root
+     * waits for its readers), each on a fresh broadcast after agreeing calls */
+    for (int round = 0; round < 2; round++) {
+        int n = round ? N : 1;
+        for (int i = 0; i < n; i++) sb[i] = me == 0 ? 1000 + i : -1;
+        if (me != 0) sleep_ms(30); /* the root is already in MPI_Finalize when round 1 ends */
+        CHECK_RC(MPI_Bcast(sb, n, MPI_INT, 0, c));
+        for (int i = 0; i < n; i++) CHECK(sb[i] == 1000 + i, "element %d: %d", i, sb[i]);
+    }
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int me, np;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &np);
+    CHECK(argc == 4 && np <= 8, "usage: coll_refused CASE RANK WARM (at most 8 ranks)");
+    const char *name = argv[1];
+    int who = atoi(argv[2]), warm = atoi(argv[3]);
+    if (who < 0) who = np - 1;
+    MPI_Comm c;
+    CHECK_RC(MPI_Comm_dup(MPI_COMM_WORLD, &c));
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    for (int i = 0; i < warm; i++) CHECK_RC(MPI_Allreduce(sb, rb, 1, MPI_INT, MPI_SUM, c));
+
+    if (!strcmp(name, "leave")) {
+        leave(c, me);
+        MPI_Finalize();
+        return 0;
+    }
+    int refused_cls, needed;
+    int rc = run(name, me == who, c, np, &refused_cls, &needed);
+    int cls = MPI_SUCCESS;
+    if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls);
+    if (me == who) {
+        CHECK(cls == refused_cls, "the refusing rank got class %d, not %d", cls, refused_cls);
+        sleep_ms(20); /* let the others wait in the call first */
+    } else {
+        CHECK(cls == MPI_ERR_OTHER || (!needed && cls == MPI_SUCCESS),
+              "rank %d got class %d, not MPI_ERR_OTHER", me, cls);
+        if (cls == MPI_ERR_OTHER) {
+            char msg[MPI_MAX_ERROR_STRING];
+            int len;
+            MPI_Error_string(rc, msg, &len);
+            /* found here, or learnt from a rank that found it */
+            CHECK(strstr(msg, "rank") && (strstr(msg, "MPI_Finalize") || strstr(msg, "found that")),
+                  "the error names neither MPI_Finalize nor the rank that found it: %s", msg);
+        }
+        /* the communicator is broken after an abandoned call */
+        if (cls == MPI_ERR_OTHER) CHECK_ERR(MPI_Barrier(c), MPI_ERR_OTHER);
+    }
+    MPI_Finalize();
+    return 0;
+}
