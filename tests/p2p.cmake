@@ -10,6 +10,12 @@ cohort_mpi_test(info NP 1 2 4)
 cohort_mpi_test(p2p_mprobe NP 1 2 4 8)
 cohort_mpi_test(p2p_mprobe NP 2 ENV COHORT_CMA=0 SUFFIX .nocma)
 cohort_mpi_test(errors NP 1 2 4 8)
+# waits on a rank that has called MPI_Finalize end with an error instead of hanging
+foreach(k recv wait probe anysource send ssend)
+  cohort_mpi_test(p2p_finalized NP 2 4 ARGS ${k} SUFFIX .${k})
+endforeach()
+cohort_mpi_test(p2p_finalized NP 2 ARGS send ENV COHORT_CMA=0 SUFFIX .send.nocma)
+cohort_mpi_test(p2p_finalized NP 3 8 ARGS slow SUFFIX .slow)
 
 # Launcher behaviour (tests/launcher.sh): failures end the job with the right status and
 # message, output and input forwarding, environment, binding, and nothing left behind.

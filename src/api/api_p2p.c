@@ -2,6 +2,7 @@
  * completion calls (Wait/Test families), probes, status queries and persistent requests. */
 #include "api.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 /* Checks shared by every send and receive; returns the datatype or NULL with *rc set. */
@@ -42,6 +43,38 @@ static int isend_common(const char *fn, const void *buf, int count, MPI_Datatype
     return MPI_SUCCESS;
 }
 
+/* A receive or probe that no message can match any more (co_p2p_wait_check,
+ * co_p2p_senders_gone): s holds its source and tag. */
+static int no_sender_error(co_comm *c, const char *fn, const co_status *s) {
+    char tag[32];
+    if (s->tag == MPI_ANY_TAG)
+        snprintf(tag, sizeof(tag), "any tag");
+    else
+        snprintf(tag, sizeof(tag), "tag %d", s->tag);
+    if (s->source == MPI_ANY_SOURCE)
+        return co_error(c, fn, MPI_ERR_OTHER,
+                        "no message (%s) can arrive from any source: every other rank has "
+                        "called MPI_Finalize",
+                        tag);
+    return co_error(c, fn, MPI_ERR_OTHER,
+                    "no message from rank %d (%s) can arrive: that rank has called "
+                    "MPI_Finalize without sending a matching one",
+                    s->source, tag);
+}
+
+/* A send whose receiver has called MPI_Finalize without receiving it (co_p2p_wait_check):
+ * s holds its destination and tag. */
+static int no_receiver_error(co_comm *c, const char *fn, const co_status *s) {
+    return co_error(c, fn, MPI_ERR_OTHER,
+                    "send to rank %d (tag %d) cannot complete: that rank has called "
+                    "MPI_Finalize without receiving it",
+                    s->source, s->tag);
+}
+
+static int is_send(const co_req *r) {
+    return r->kind == CO_REQ_SEND || r->kind == CO_REQ_PSEND;
+}
+
 static int send_common(const char *fn, const void *buf, int count, MPI_Datatype type, int dest,
                        int tag, MPI_Comm comm, int mode) {
     CO_ENTER(fn);
@@ -55,8 +88,9 @@ static int send_common(const char *fn, const void *buf, int count, MPI_Datatype 
     if ((rc = co_isend(buf, (size_t)count, dt, dest, tag, c, c->ctx, mode, &r)))
         return co_error(c, fn, rc, "cannot start the send");
     co_progress_wait(r);
+    co_status s = r->status;
     co_req_free(r);
-    return MPI_SUCCESS;
+    return s.error ? no_receiver_error(c, fn, &s) : MPI_SUCCESS;
 }
 
 CO_WEAK(MPI_Send, PMPI_Send);
@@ -193,7 +227,8 @@ int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
 static int recv_finish(co_comm *c, const char *fn, co_req *r, MPI_Status *status) {
     co_progress_wait(r);
     co_api_status(status, &r->status);
-    int rc = r->status.error
+    int rc = r->status.error == MPI_ERR_OTHER ? no_sender_error(c, fn, &r->status)
+             : r->status.error
                  ? co_error(c, fn, MPI_ERR_TRUNCATE,
                             "message from rank %d with tag %d truncated: receive buffer holds "
                             "%zu bytes",
@@ -239,8 +274,10 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
              co_isend(sendbuf, (size_t)sendcount, sdt, dest, sendtag, c, c->ctx, CO_MODE_STD, &sr)))
         return co_error(c, fn, rc, "cannot start the send");
     co_progress_wait(sr);
+    co_status ss = sr->status;
     co_req_free(sr);
-    return recv_finish(c, fn, rr, status);
+    rc = recv_finish(c, fn, rr, status);
+    return rc || !ss.error ? rc : no_receiver_error(c, fn, &ss);
 }
 
 CO_WEAK(MPI_Sendrecv_replace, PMPI_Sendrecv_replace);
@@ -270,9 +307,11 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
         return co_error(c, fn, rc, "cannot start the send");
     }
     co_progress_wait(sr);
+    co_status ss = sr->status;
     co_req_free(sr);
     free(tmp);
-    return recv_finish(c, fn, rr, status);
+    rc = recv_finish(c, fn, rr, status);
+    return rc || !ss.error ? rc : no_receiver_error(c, fn, &ss);
 }
 
 /* ---- Completion ------------------------------------------------------------------------------ */
@@ -311,7 +350,8 @@ static int bad_request(const char *fn, MPI_Request h) {
     return co_error(NULL, fn, MPI_ERR_REQUEST, "invalid request handle 0x%x", (unsigned)h);
 }
 
-static int completion_error(const char *fn, co_comm *c, int err, const co_status *s) {
+static int completion_error(const char *fn, co_comm *c, int err, const co_status *s, int send) {
+    if (err == MPI_ERR_OTHER) return send ? no_receiver_error(c, fn, s) : no_sender_error(c, fn, s);
     if (err == MPI_ERR_TRUNCATE)
         return co_error(c, fn, err, "message from rank %d with tag %d truncated", s->source,
                         s->tag);
@@ -331,8 +371,9 @@ int PMPI_Wait(MPI_Request *request, MPI_Status *status) {
     co_progress_wait(r);
     co_comm *c = r->comm;
     co_status s = r->status;
+    int send = is_send(r);
     int err = finish(request, r, status);
-    return err ? completion_error(fn, c, err, &s) : MPI_SUCCESS;
+    return err ? completion_error(fn, c, err, &s, send) : MPI_SUCCESS;
 }
 
 CO_WEAK(MPI_Test, PMPI_Test);
@@ -351,8 +392,9 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
     if (!r->complete) return MPI_SUCCESS;
     co_comm *c = r->comm;
     co_status s = r->status;
+    int send = is_send(r);
     int err = finish(request, r, status);
-    return err ? completion_error(fn, c, err, &s) : MPI_SUCCESS;
+    return err ? completion_error(fn, c, err, &s, send) : MPI_SUCCESS;
 }
 
 /* Waitall and Testall share this: complete all (wait) or report whether all are done (test). */
@@ -416,6 +458,16 @@ int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
     return all_common("MPI_Testall", count, array_of_requests, array_of_statuses, 0, flag);
 }
 
+/* Now and then in a wait on several requests: receives that nothing can match any more
+ * complete with an error (co_p2p_wait_check). */
+static void check_requests(const co_backoff *b, int count, const MPI_Request reqs[]) {
+    if (b->idle % CO_WAIT_CHECK_PASSES) return;
+    for (int i = 0; i < count; i++) {
+        co_req *r;
+        if (!lookup(reqs[i], &r) && r) co_p2p_wait_check(r);
+    }
+}
+
 /* Waitany/Testany: index of a completed request, or MPI_UNDEFINED if none is active. */
 static int any_common(const char *fn, int count, MPI_Request reqs[], int *index, int *flag,
                       MPI_Status *status, int wait) {
@@ -434,8 +486,9 @@ static int any_common(const char *fn, int count, MPI_Request reqs[], int *index,
             if (flag) *flag = 1;
             co_comm *c = r->comm;
             co_status s = r->status;
+            int send = is_send(r);
             int err = finish(&reqs[i], r, status);
-            return err ? completion_error(fn, c, err, &s) : MPI_SUCCESS;
+            return err ? completion_error(fn, c, err, &s, send) : MPI_SUCCESS;
         }
         if (!active) {
             *index = MPI_UNDEFINED;
@@ -450,10 +503,12 @@ static int any_common(const char *fn, int count, MPI_Request reqs[], int *index,
             return MPI_SUCCESS;
         }
         if (wait) {
-            if (ev)
+            if (ev) {
                 co_backoff_reset(&b);
-            else
+            } else {
                 co_backoff_idle(&b);
+                check_requests(&b, count, reqs);
+            }
         }
     }
 }
@@ -503,10 +558,12 @@ static int some_common(const char *fn, int incount, MPI_Request reqs[], int *out
             return MPI_SUCCESS;
         }
         first = 0;
-        if (co_progress())
+        if (co_progress()) {
             co_backoff_reset(&b);
-        else if (wait)
+        } else if (wait) {
             co_backoff_idle(&b);
+            check_requests(&b, incount, reqs);
+        }
     }
 }
 
@@ -592,6 +649,10 @@ static int probe_common(const char *fn, int source, int tag, MPI_Comm comm, int 
         co_iprobe(source, tag, c, c->ctx, &f, &s);
         if (f || !wait) break;
         co_backoff_idle(&b);
+        if (CO_UNLIKELY(b.idle % CO_WAIT_CHECK_PASSES == 0) && co_p2p_senders_gone(c, source)) {
+            co_iprobe(source, tag, c, c->ctx, &f, &s);
+            if (!f) return no_sender_error(c, fn, &(co_status){.source = source, .tag = tag});
+        }
     }
     if (flag) *flag = f;
     if (f) co_api_status(status, &s);
@@ -630,6 +691,11 @@ static int mprobe_common(const char *fn, int source, int tag, MPI_Comm comm, int
                 return co_error(c, fn, rc, "out of memory or message handles");
             if (m || !wait) break;
             co_backoff_idle(&b);
+            if (CO_UNLIKELY(b.idle % CO_WAIT_CHECK_PASSES == 0) && co_p2p_senders_gone(c, source)) {
+                if ((rc = co_improbe(source, tag, c, c->ctx, &m, &s)))
+                    return co_error(c, fn, rc, "out of memory or message handles");
+                if (!m) return no_sender_error(c, fn, &(co_status){.source = source, .tag = tag});
+            }
         }
     }
     int found = m || source == MPI_PROC_NULL;

@@ -30,10 +30,12 @@ void co_backoff_yield(co_backoff *b) {
 void co_progress_wait(co_req *r) {
     co_backoff b = {0};
     while (!r->complete) {
-        if (co_progress())
+        if (co_progress()) {
             co_backoff_reset(&b);
-        else
+        } else {
             co_backoff_idle(&b);
+            if (CO_UNLIKELY(b.idle % CO_WAIT_CHECK_PASSES == 0)) co_p2p_wait_check(r);
+        }
     }
 }
 

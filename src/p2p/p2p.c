@@ -922,6 +922,78 @@ void co_p2p_abandon(uint64_t ctx) {
     }
 }
 
+/* ---- Receives that nothing can match ---------------------------------------------------- */
+
+/* Whether world rank w has called MPI_Finalize: it had sent every message of its own before
+ * it said so (co_finalize), and sends nothing more on a user context. */
+static int finalizing(int w) {
+    return atomic_load_explicit(&co_st.seg->ranks[w].state, memory_order_acquire) ==
+           CO_RANK_FINALIZING;
+}
+
+/* Whether every rank of c that could still send to this rank from `src` (a rank, or
+ * MPI_ANY_SOURCE) has called MPI_Finalize. */
+static int no_sender_left(const co_comm *c, int src) {
+    if (src != MPI_ANY_SOURCE) return finalizing(c->peers[src]);
+    int others = 0;
+    for (int i = 0; i < c->npeers; i++) {
+        if (c->peers[i] == co_st.world_rank) continue; /* we wait here, so we send nothing */
+        if (!finalizing(c->peers[i])) return 0;
+        others++;
+    }
+    return others > 0;
+}
+
+/* Takes in what peers left in the queues; 0 if there is still more (ask again later). */
+static int drained(void) {
+    for (int i = 0; i < 1024; i++)
+        if (!co_progress()) return 1;
+    return 0;
+}
+
+int co_p2p_senders_gone(const co_comm *c, int src) {
+    return src != MPI_PROC_NULL && no_sender_left(c, src) && drained();
+}
+
+static int streaming(const co_req *r) {
+    for (const co_req *s = P->streaming; s; s = s->next)
+        if (s == r) return 1;
+    return 0;
+}
+
+/* A send that waits for its receiver to match it (a large message, or a synchronous one) when
+ * that receiver has called MPI_Finalize: it never will. A send still waiting for queue room
+ * is not one (a finalizing rank keeps reading its queues), nor one whose data is moving. */
+static int send_unreceivable(const co_req *r) {
+    return (r->kind == CO_REQ_SEND || r->kind == CO_REQ_PSEND) && !r->pending &&
+           r->peer_world != co_st.world_rank && finalizing(r->peer_world) && !streaming(r) &&
+           drained() && !r->complete && !streaming(r);
+}
+
+void co_p2p_wait_check(co_req *r) {
+    /* user traffic only: collective traffic has its own check (src/coll), and MPI_Finalize's
+     * barrier still talks on MPI_COMM_WORLD's collective context */
+    if (r->complete || !r->active || !r->comm || r->ctx != r->comm->ctx) return;
+    if (r->kind == CO_REQ_RECV || r->kind == CO_REQ_PRECV) {
+        if (r->matched || !co_p2p_senders_gone(r->comm, r->peer) || r->complete || r->matched)
+            return;
+        posted_unlink(r);
+    } else if (send_unreceivable(r)) {
+        if (r->rdv) { /* its slot is not handed out again: the RTS naming it is still queued */
+            list_remove(&P->rdv_sends, r);
+            P->nrdv--;
+            r->rdv = NULL;
+            r->rdv_slot = -1;
+        }
+    } else {
+        return;
+    }
+    r->status.source = r->peer;
+    r->status.tag = r->tag;
+    r->status.error = MPI_ERR_OTHER;
+    co_req_complete(r);
+}
+
 /* ---- Progress of queued work ------------------------------------------------------------------
  */
 

@@ -108,6 +108,10 @@ int co_isend(const void *buf, size_t count, co_dtype *dt, int dest, int tag, co_
              uint64_t ctx, int mode, co_req **out);
 int co_irecv(void *buf, size_t count, co_dtype *dt, int src, int tag, co_comm *comm, uint64_t ctx,
              co_req **out);
+/* Whether no message from `src` (a rank of c or MPI_ANY_SOURCE) can arrive on c any more:
+ * every rank that could send it has called MPI_Finalize, and what they sent before has been
+ * taken in (a probe or receive that still finds nothing never will). */
+int co_p2p_senders_gone(const co_comm *c, int src);
 /* A small contiguous standard-mode send straight into the queue, without a request: 1 if it
  * went, 0 if the caller must take the general path. `buf` points at the first byte. */
 int co_send_eager_fast(const void *buf, size_t bytes, co_comm *comm, int dest, int tag);
