@@ -12,13 +12,6 @@
  * still receive the data. */
 #include "coll_util.h"
 
-#include <time.h>
-
-static void sleep_ms(int ms) {
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
 enum { N = 4096 };
 static int sb[N], rb[N * 8], cnt[8], dsp[8];
 
@@ -60,7 +53,7 @@ static void leave(MPI_Comm c, int me) {
     for (int round = 0; round < 2; round++) {
         int n = round ? N : 1;
         for (int i = 0; i < n; i++) sb[i] = me == 0 ? 1000 + i : -1;
-        if (me != 0) sleep_ms(30); /* the root is already in MPI_Finalize when round 1 ends */
+        if (me != 0) tu_sleep_ms(30); /* the root is already in MPI_Finalize when round 1 ends */
         CHECK_RC(MPI_Bcast(sb, n, MPI_INT, 0, c));
         for (int i = 0; i < n; i++) CHECK(sb[i] == 1000 + i, "element %d: %d", i, sb[i]);
     }
@@ -92,7 +85,7 @@ int main(int argc, char **argv) {
     if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls);
     if (me == who) {
         CHECK(cls == refused_cls, "the refusing rank got class %d, not %d", cls, refused_cls);
-        sleep_ms(20); /* let the others wait in the call first */
+        tu_sleep_ms(20); /* let the others wait in the call first */
     } else {
         CHECK(cls == MPI_ERR_OTHER || (!needed && cls == MPI_SUCCESS),
               "rank %d got class %d, not MPI_ERR_OTHER", me, cls);

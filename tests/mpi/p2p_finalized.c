@@ -7,15 +7,8 @@
  * Argument: the case (a name from `main` below). */
 #include "testutil.h"
 
-#include <time.h>
-
 enum { BIG = 1 << 20 };
 static char big[BIG];
-
-static void sleep_ms(int ms) {
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
 
 /* rc must be MPI_ERR_OTHER with a message that names MPI_Finalize and `who`. */
 static void check_finalized(int rc, const char *who) {
@@ -66,7 +59,7 @@ int main(int argc, char **argv) {
     } else if (!strcmp(k, "anysource")) {
         /* every other rank sends one message after a pause; rank 0 takes one more */
         if (me > 0) {
-            sleep_ms(10 * me);
+            tu_sleep_ms(10 * me);
             CHECK_RC(MPI_Send(&me, 1, MPI_INT, 0, me, w));
         } else {
             int seen = 0;
@@ -102,9 +95,9 @@ int main(int argc, char **argv) {
          * receives from rank 2 (specific and any source) must complete */
         CHECK(np >= 3, "slow needs 3 ranks");
         if (me == 2) {
-            sleep_ms(200);
+            tu_sleep_ms(200);
             CHECK_RC(MPI_Send(big, BIG, MPI_CHAR, 0, 4, w));
-            sleep_ms(200);
+            tu_sleep_ms(200);
             CHECK_RC(MPI_Send(&me, 1, MPI_INT, 0, 5, w));
         }
         if (me == 0) {

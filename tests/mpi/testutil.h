@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int tu_rank(void) {
     int r = -1, init = 0;
@@ -40,6 +41,11 @@ static int tu_rank(void) {
         CHECK(cls_ == (cls), "%s: expected error class %d (%s), got rc %d class %d", #call, (cls), \
               #cls, rc_, cls_);                                                                    \
     } while (0)
+
+static inline void tu_sleep_ms(int ms) {
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
 
 static inline unsigned char tu_pattern(int src, int dst, size_t i) {
     return (unsigned char)(src * 31 + dst * 7 + i * 13 + (i >> 8));
