@@ -64,6 +64,13 @@ typedef struct co_seg_params {
     long heap_slice;
 } co_seg_params;
 
+/* Whether world rank w has entered MPI_Finalize: it had sent its messages before it said so,
+ * and sends nothing more but MPI_Finalize's barrier on MPI_COMM_WORLD's collective context.
+ * What it stored before is visible once this says so. */
+static inline int co_seg_finalizing(const co_seg *seg, int w) {
+    return atomic_load_explicit(&seg->ranks[w].state, memory_order_acquire) == CO_RANK_FINALIZING;
+}
+
 /* Launcher side (mpiexec, or a singleton): create and initialise; returns the memfd. */
 int co_seg_create(const co_seg_params *p, co_seg *seg, char *err, size_t errlen);
 /* Rank side: map an inherited segment descriptor. */

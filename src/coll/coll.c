@@ -497,20 +497,14 @@ CO_NORETURN static void disagree(co_coll_call *k, int q, const co_coll_sig *g,
                                                      : MPI_ERR_COUNT);
 }
 
-/* Whether peer q of c has called MPI_Finalize and so makes no more calls. Its earlier calls'
- * stores (its signature, its steps) are visible once this says so. */
-static int finalizing(const co_comm *c, int q) {
-    return atomic_load_explicit(&co_st.seg->ranks[c->local->world[q]].state,
-                                memory_order_acquire) == CO_RANK_FINALIZING;
-}
-
 /* Abandons call k if peer q has called MPI_Finalize without making it (it refused the call,
  * say, for its own arguments). MPI_COMM_WORLD is left to the signatures: MPI_Finalize's
  * barrier is a call on it. */
 static void check_finalizing(co_coll_call *k, int q) {
     co_comm *c = k->c;
     co_coll_comm *cc = c->coll;
-    if (c == co_st.world || !finalizing(c, q)) return;
+    /* its signature and steps are visible once it says it is finalizing */
+    if (c == co_st.world || !co_seg_finalizing(co_st.seg, c->local->world[q])) return;
     if (k->setup) {
         /* No rank leaves the set-up before every rank has posted its first step. */
         if (cc->shm && atomic_load_explicit(&cc->shm->ctl[q].step, memory_order_acquire) >= 1)

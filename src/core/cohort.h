@@ -255,7 +255,8 @@ int co_progress(void);            /* one pass over every transport; returns even
 void co_progress_wait(co_req *r); /* progress until r completes */
 /* Run by a wait on r now and then (every CO_WAIT_CHECK_PASSES idle passes): a user receive
  * that no message can match any more, since its source (or, for MPI_ANY_SOURCE, every other
- * rank) has called MPI_Finalize, completes with MPI_ERR_OTHER (src/p2p). */
+ * rank) has called MPI_Finalize, or a send waiting for a receiver that has, completes with
+ * MPI_ERR_OTHER (src/p2p). */
 void co_p2p_wait_check(co_req *r);
 void co_progress_wait_flag(const volatile int *flag, int value); /* until *flag >= value */
 

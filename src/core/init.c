@@ -105,8 +105,9 @@ int co_finalize(void) {
      * waiting for queue room go first: a later message (the barrier's) may find room and
      * overtake them, and a peer that has left never makes room again. */
     co_p2p_flush();
-    /* From here on this rank sends nothing and calls nothing more: a peer that waits for it
-     * in a collective it never made can tell (coll.c, wait_check). */
+    /* From here on this rank sends nothing and calls nothing more but the barrier below: a
+     * peer that waits for it in a collective it never made, or for a message it never sent
+     * or received, can tell (co_seg_finalizing). */
     atomic_store_explicit(&co_st.seg->ranks[co_st.world_rank].state, CO_RANK_FINALIZING,
                           memory_order_release);
     int rc = co_coll_final_barrier(co_st.world);

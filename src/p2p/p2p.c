@@ -924,21 +924,14 @@ void co_p2p_abandon(uint64_t ctx) {
 
 /* ---- Receives that nothing can match ---------------------------------------------------- */
 
-/* Whether world rank w has called MPI_Finalize: it had sent every message of its own before
- * it said so (co_finalize), and sends nothing more on a user context. */
-static int finalizing(int w) {
-    return atomic_load_explicit(&co_st.seg->ranks[w].state, memory_order_acquire) ==
-           CO_RANK_FINALIZING;
-}
-
 /* Whether every rank of c that could still send to this rank from `src` (a rank, or
  * MPI_ANY_SOURCE) has called MPI_Finalize. */
 static int no_sender_left(const co_comm *c, int src) {
-    if (src != MPI_ANY_SOURCE) return finalizing(c->peers[src]);
+    if (src != MPI_ANY_SOURCE) return co_seg_finalizing(co_st.seg, c->peers[src]);
     int others = 0;
     for (int i = 0; i < c->npeers; i++) {
         if (c->peers[i] == co_st.world_rank) continue; /* we wait here, so we send nothing */
-        if (!finalizing(c->peers[i])) return 0;
+        if (!co_seg_finalizing(co_st.seg, c->peers[i])) return 0;
         others++;
     }
     return others > 0;
@@ -966,8 +959,8 @@ static int streaming(const co_req *r) {
  * is not one (a finalizing rank keeps reading its queues), nor one whose data is moving. */
 static int send_unreceivable(const co_req *r) {
     return (r->kind == CO_REQ_SEND || r->kind == CO_REQ_PSEND) && !r->pending &&
-           r->peer_world != co_st.world_rank && finalizing(r->peer_world) && !streaming(r) &&
-           drained() && !r->complete && !streaming(r);
+           r->peer_world != co_st.world_rank && co_seg_finalizing(co_st.seg, r->peer_world) &&
+           !streaming(r) && drained() && !r->complete && !streaming(r);
 }
 
 void co_p2p_wait_check(co_req *r) {
