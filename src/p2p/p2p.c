@@ -960,7 +960,10 @@ static int streaming(const co_req *r) {
 static int send_unreceivable(const co_req *r) {
     return (r->kind == CO_REQ_SEND || r->kind == CO_REQ_PSEND) && !r->pending &&
            r->peer_world != co_st.world_rank && co_seg_finalizing(co_st.seg, r->peer_world) &&
-           !streaming(r) && drained() && !r->complete && !streaming(r);
+           !streaming(r) && drained() && !r->complete && !streaming(r) &&
+           (!r->rdv || /* a receiver that matched it (a rank finalizing with a receive still
+                          open, which MPI forbids) has moved its slot on */
+            atomic_load_explicit(&((co_rdv *)r->rdv)->state, memory_order_acquire) == RDV_POSTED);
 }
 
 void co_p2p_wait_check(co_req *r) {
