@@ -71,7 +71,7 @@ cohort_mpi_test(coll_mismatch NP 2 3 4 8)
 # communicator's first call (its segment's set-up) and after others, by point-to-point and by
 # shared-memory algorithms; and a root that finalizes while its readers are still to come
 foreach(c allgatherv:-1:0 allreduce:0:0 barrier:1:3 alltoall:-1:3 allreduce_large:0:3 bcast:-1:3
-    reduce:1:0 leave:0:0 leave:0:3)
+    reduce:1:0 leave:0:0 leave:0:3 elsewhere:1:0 elsewhere:-1:3 order:0:2 order:-1:0)
   string(REPLACE ":" ";" a ${c})
   list(GET a 0 case)
   string(REPLACE ":" "_" sfx ${c})

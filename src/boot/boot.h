@@ -30,8 +30,15 @@ typedef struct co_rank_ctl {
     int32_t abort_code;
     int32_t cpu;        /* core the launcher bound it to, or -1 */
     int32_t abort_kind; /* CO_ABORT_* */
-    char pad[44];
+    /* The collective call this rank has waited in long, if any (src/coll, "waits"): odd
+     * `wait_gen` while it waits there, the communicator's ID, the call's number and kind. */
+    _Atomic int32_t wait_kind;
+    _Atomic uint64_t wait_gen;
+    _Atomic uint64_t wait_comm;
+    _Atomic uint64_t wait_call;
+    char pad[16];
 } co_rank_ctl;
+_Static_assert(sizeof(co_rank_ctl) == 64, "a rank's control block is one cache line");
 
 typedef struct co_seg_hdr {
     uint64_t magic;
@@ -64,11 +71,12 @@ typedef struct co_seg_params {
     long heap_slice;
 } co_seg_params;
 
-/* Whether world rank w has entered MPI_Finalize: it had sent its messages before it said so,
- * and sends nothing more but MPI_Finalize's barrier on MPI_COMM_WORLD's collective context.
- * What it stored before is visible once this says so. */
+/* Whether world rank w has entered MPI_Finalize (or finished it): it had sent its messages
+ * before it said so, and sends nothing more but MPI_Finalize's barrier on MPI_COMM_WORLD's
+ * collective context. What it stored before is visible once this says so. */
 static inline int co_seg_finalizing(const co_seg *seg, int w) {
-    return atomic_load_explicit(&seg->ranks[w].state, memory_order_acquire) == CO_RANK_FINALIZING;
+    int32_t st = atomic_load_explicit(&seg->ranks[w].state, memory_order_acquire);
+    return st == CO_RANK_FINALIZING || st == CO_RANK_FINALIZED;
 }
 
 /* Launcher side (mpiexec, or a singleton): create and initialise; returns the memfd. */

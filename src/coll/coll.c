@@ -325,10 +325,14 @@ void co_coll_comm_free(co_comm *c) {
 /* The call in progress: where to jump back to when it is abandoned. */
 typedef struct co_coll_call {
     co_comm *c;
-    int cls;         /* the error class, when the call was abandoned (message: broken_msg) */
-    int setup;       /* setting up the communicator's segment (its first call), not numbered */
-    void *escape[5]; /* for __builtin_setjmp */
+    int cls;          /* the error class, when the call was abandoned (message: broken_msg) */
+    int setup;        /* setting up the communicator's segment (its first call), not numbered */
+    int published;    /* this rank's control block says it waits in this call (unpublish) */
+    co_coll_sig pend; /* during the set-up: the signature the call will have */
+    void *escape[5];  /* for __builtin_setjmp */
 } co_coll_call;
+
+static void unpublish(co_coll_call *k);
 
 /* Numbers the call on its communicator and remembers its signature; returns it. */
 static inline co_coll_sig record(co_coll_comm *cc, int kind, int root, uint64_t bytes) {
@@ -356,15 +360,18 @@ static inline int enter(co_coll_call *k, co_comm *c, int kind, int root, uint64_
     co_coll_comm *cc = c->coll;
     k->c = c;
     k->setup = 0;
+    k->published = 0;
     if (CO_UNLIKELY(!cc || cc->shm_state <= 0 || cc->broken)) {
         cc = co_coll_comm_of(c);
         if (cc->broken) return cc->broken;
         int ready = c->size > 1 && cc->shm_state > 0;
         if (c->size > 1 && cc->shm_state == 0) { /* the set-up waits for every rank: watch it */
             k->setup = 1;
+            k->pend = (co_coll_sig){cc->calls + 1, (uint64_t)kind << 32 | (uint32_t)root, bytes, 0};
             S->cur = k;
             ready = co_cshm_get(c) != NULL;
             S->cur = NULL;
+            if (k->published) unpublish(k); /* it said "set-up", which needs every rank */
             k->setup = 0;
         }
         if (!ready) {
@@ -399,6 +406,7 @@ int co_coll_watched(co_comm *c, int kind, int root, uint64_t bytes, co_coll_body
     if (rc) return rc;
     rc = body(c, arg);
     S->cur = NULL;
+    if (CO_UNLIKELY(k.published)) unpublish(&k);
     if (rc == MPI_ERR_TRUNCATE || rc == MPI_ERR_COUNT) c->quarantined = 1; /* ranks disagree */
     return rc;
 }
@@ -437,6 +445,7 @@ CO_NORETURN static void abandon(co_coll_call *k, int cls) {
                               memory_order_release);
     co_p2p_abandon(co_coll_ctx(c));
     free_blocks(); /* the abandoned call's scratch memory */
+    if (k->published) unpublish(k);
     k->cls = cls;
     S->cur = NULL;
     __builtin_longjmp(k->escape, 1);
@@ -498,15 +507,20 @@ CO_NORETURN static void disagree(co_coll_call *k, int q, const co_coll_sig *g,
 }
 
 /* Abandons call k if peer q has called MPI_Finalize without making it (it refused the call,
- * say, for its own arguments). MPI_COMM_WORLD is left to the signatures: MPI_Finalize's
- * barrier is a call on it. */
+ * say, for its own arguments). On MPI_COMM_WORLD only once q has finished MPI_Finalize:
+ * until then its barrier, a call on MPI_COMM_WORLD, may still be the one this rank waits in
+ * (and is left to the signatures). */
 static void check_finalizing(co_coll_call *k, int q) {
     co_comm *c = k->c;
     co_coll_comm *cc = c->coll;
+    int w = c->local->world[q];
     /* its signature and steps are visible once it says it is finalizing */
-    if (c == co_st.world || !co_seg_finalizing(co_st.seg, c->local->world[q])) return;
+    if (!co_seg_finalizing(co_st.seg, w) ||
+        (c == co_st.world && atomic_load_explicit(&co_st.seg->ranks[w].state,
+                                                  memory_order_acquire) != CO_RANK_FINALIZED))
+        return;
     if (k->setup) {
-        /* No rank leaves the set-up before every rank has posted its first step. */
+        /* A rank that left the set-up any other way published its broken word. */
         if (cc->shm && atomic_load_explicit(&cc->shm->ctl[q].step, memory_order_acquire) >= 1)
             return;
     } else if (atomic_load_explicit(&cc->shm->sig[q].call, memory_order_acquire) >= cc->calls) {
@@ -519,6 +533,119 @@ static void check_finalizing(co_coll_call *k, int q) {
     abandon(k, MPI_ERR_OTHER);
 }
 
+/* ---- Waits on two communicators -------------------------------------------------------------
+ * A rank that has waited long in a call says where in its control block of the job segment
+ * (communicator ID, call number, kind), so that a peer it waits for elsewhere can tell that
+ * they wait for each other: this rank in call m on B, which needs the peer, the peer in call n
+ * on A, which needs this rank. Neither can leave: the ranks called collectives on A and B in
+ * different orders (or one refused a call on A and went on to B). Only calls that no rank can
+ * leave before every rank has entered count (needs_everyone); the v-variants and rooted ones
+ * may let a rank through early. */
+
+/* Whether no rank can leave call g before every rank has entered it. */
+static int needs_everyone(const co_coll_sig *g) {
+    switch ((int)(g->what >> 32)) {
+    case CO_COLL_BARRIER: return 1;
+    case CO_COLL_ALLREDUCE:
+    case CO_COLL_ALLGATHER:
+    case CO_COLL_ALLTOALL:
+    case CO_COLL_REDUCE_SCATTER_BLOCK: return g->bytes > 0;
+    default: return 0;
+    }
+}
+
+#define WAIT_NEEDS_ALL (1 << 16) /* in wait_kind: the call needs every rank */
+
+/* The signature of call k (during the set-up, the one it will have). */
+static const co_coll_sig *call_sig(const co_coll_call *k) {
+    const co_coll_comm *cc = k->c->coll;
+    return k->setup ? &k->pend : &cc->hist[cc->calls % CO_COLL_HIST];
+}
+
+/* Whether call k cannot end before every rank has entered it: the set-up never can. */
+static int call_needs_everyone(const co_coll_call *k) {
+    return k->setup || needs_everyone(call_sig(k));
+}
+
+static void publish(co_coll_call *k) {
+    const co_coll_sig *g = call_sig(k);
+    co_rank_ctl *me = &co_st.seg->ranks[co_st.world_rank];
+    uint64_t gen = atomic_load_explicit(&me->wait_gen, memory_order_relaxed);
+    atomic_store_explicit(&me->wait_comm, k->c->id, memory_order_relaxed);
+    atomic_store_explicit(&me->wait_call, g->call, memory_order_relaxed);
+    atomic_store_explicit(&me->wait_kind,
+                          (int32_t)(g->what >> 32) | (call_needs_everyone(k) ? WAIT_NEEDS_ALL : 0),
+                          memory_order_relaxed);
+    atomic_store_explicit(&me->wait_gen, gen + 1, memory_order_release); /* odd: waiting */
+    k->published = 1;
+}
+
+static void unpublish(co_coll_call *k) {
+    co_rank_ctl *me = &co_st.seg->ranks[co_st.world_rank];
+    uint64_t gen = atomic_load_explicit(&me->wait_gen, memory_order_relaxed);
+    atomic_store_explicit(&me->wait_gen, gen + 1, memory_order_release);
+    k->published = 0;
+}
+
+/* World rank w's published wait, if it waits in a call that needs every rank: its gen. */
+static uint64_t peer_wait(int w, uint64_t *comm, uint64_t *call, int *kind) {
+    const co_rank_ctl *t = &co_st.seg->ranks[w];
+    uint64_t gen = atomic_load_explicit(&t->wait_gen, memory_order_acquire);
+    if (!(gen & 1)) return 0;
+    *comm = atomic_load_explicit(&t->wait_comm, memory_order_relaxed);
+    *call = atomic_load_explicit(&t->wait_call, memory_order_relaxed);
+    int32_t kd = atomic_load_explicit(&t->wait_kind, memory_order_relaxed);
+    atomic_thread_fence(memory_order_acquire);
+    if (atomic_load_explicit(&t->wait_gen, memory_order_relaxed) != gen || !(kd & WAIT_NEEDS_ALL))
+        return 0;
+    *kind = kd & 0xffff;
+    return gen;
+}
+
+/* This rank's communicator with ID `id`, or NULL if it is not a member (any more). */
+static co_comm *comm_by_id(uint64_t id) {
+    co_htab *t = &co_st.comms;
+    for (uint32_t i = 1; i < t->next; i++) {
+        co_comm *x = co_htab_at(t, i);
+        if (x && x->id == id && !x->is_inter) return x;
+    }
+    return NULL;
+}
+
+/* Abandons call k if peer q, which has not entered it, waits in a call on another
+ * communicator that needs this rank, which has not entered that one. */
+static void check_elsewhere(co_coll_call *k, int q) {
+    co_comm *c = k->c;
+    co_coll_comm *cc = c->coll;
+    /* A finalizing rank makes no other call, and its peers learn that from its state; its
+     * MPI_Finalize barrier must not be cut short. */
+    if (!call_needs_everyone(k) || co_seg_finalizing(co_st.seg, co_st.world_rank)) return;
+    if (k->setup) { /* q has not entered the set-up if it has not posted its first step */
+        if (cc->shm && atomic_load_explicit(&cc->shm->ctl[q].step, memory_order_acquire) >= 1)
+            return;
+    } else if (atomic_load_explicit(&cc->shm->sig[q].call, memory_order_acquire) >= cc->calls) {
+        return;
+    }
+    uint64_t id, call;
+    int kind, w = c->local->world[q];
+    uint64_t gen = peer_wait(w, &id, &call, &kind);
+    if (!gen || id == c->id) return;
+    co_comm *b = comm_by_id(id);
+    /* a communicator broken here fails this rank's calls on it at once: q learns that from
+     * this rank's published word, or from where this rank waits */
+    if (!b || (b->coll && (b->coll->calls >= call || b->coll->broken))) return;
+    uint64_t id2, call2;
+    int kind2;
+    if (peer_wait(w, &id2, &call2, &kind2) != gen) return; /* it moved on meanwhile */
+    snprintf(cc->broken_msg, sizeof(cc->broken_msg),
+             "rank %d waits in collective call %llu (%s) on communicator %s, which needs this "
+             "rank, and has not made collective call %llu here: the ranks called collectives on "
+             "the two communicators in different orders",
+             q, (unsigned long long)call, kind < CO_COLL_KINDS ? registry[kind].name : "?", b->name,
+             (unsigned long long)call_sig(k)->call);
+    abandon(k, MPI_ERR_OTHER);
+}
+
 /* Installed as co_st.wait_check: run by a rank that has waited long. A peer in the same call
  * (or behind, in a call this rank remembers) with another signature means the calls
  * disagree; a peer that is ahead makes the comparison itself if it comes to wait. A peer
@@ -528,16 +655,13 @@ static void wait_check(void) {
     if (!k) return;
     co_comm *c = k->c;
     co_coll_comm *cc = c->coll;
-    if (k->setup) { /* no call numbers or signatures yet */
-        for (int q = 0; q < c->size; q++)
-            if (q != c->rank) check_finalizing(k, q);
-        return;
-    }
-    const co_cshm *s = cc->shm;
+    if (!k->published) publish(k);
+    const co_cshm *s = cc->shm; /* during the set-up, NULL until the segment is known */
     for (int q = 0; q < c->size; q++) {
         if (q == c->rank) continue;
         check_finalizing(k, q);
-        uint64_t b = atomic_load_explicit(&s->sig[q].broken, memory_order_acquire);
+        check_elsewhere(k, q);
+        uint64_t b = s ? atomic_load_explicit(&s->sig[q].broken, memory_order_acquire) : 0;
         if (b) {
             snprintf(cc->broken_msg, sizeof(cc->broken_msg),
                      "rank %d found that the ranks' arguments to collective call %llu on this "
@@ -545,6 +669,7 @@ static void wait_check(void) {
                      q, (unsigned long long)(b >> 32));
             abandon(k, (int)(uint32_t)b);
         }
+        if (k->setup) continue; /* no call numbers or signatures yet */
         co_coll_sig g;
         if (!peer_sig(&s->sig[q], &g) || g.call > cc->calls || cc->calls - g.call >= CO_COLL_HIST)
             continue;

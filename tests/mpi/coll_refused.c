@@ -9,7 +9,8 @@
  *
  * The case "leave" is the check the other way: no rank refuses, the root of a broadcast
  * leaves the call and calls MPI_Finalize at once while the others enter late; they must
- * still receive the data. */
+ * still receive the data. The cases "elsewhere" and "order" have ranks wait on two
+ * communicators at once, each for the other (see `elsewhere`). */
 #include "coll_util.h"
 
 enum { N = 4096 };
@@ -59,6 +60,48 @@ static void leave(MPI_Comm c, int me) {
     }
 }
 
+/* An error that says why the call was given up: found here, or learnt from the rank that
+ * found it. */
+static void check_reason(int rc, const char *why) {
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0, cls = -1;
+    MPI_Error_class(rc, &cls);
+    MPI_Error_string(rc, msg, &len);
+    msg[len] = 0;
+    CHECK(cls == MPI_ERR_OTHER, "class %d, not MPI_ERR_OTHER: %s", cls, msg);
+    CHECK(strstr(msg, "rank") &&
+              (strstr(msg, why) || strstr(msg, "found that") || strstr(msg, "MPI_Finalize")),
+          "the error does not say why: %s", msg);
+}
+
+/* Two communicators that the ranks wait in at once, each for the other. "elsewhere": rank
+ * `who` refuses an Allreduce on c and goes on to a Barrier on MPI_COMM_WORLD, where the others
+ * come only after the Allreduce. "order": rank `who` calls Allreduce on a second communicator
+ * first, the others on c first; some rank must give up its call, and none may wait forever. */
+static void elsewhere(const char *name, MPI_Comm c, int me, int who) {
+    if (!strcmp(name, "elsewhere")) {
+        int rc = MPI_Allreduce(sb, rb, me == who ? -1 : 1, MPI_INT, MPI_SUM, c);
+        if (me == who)
+            CHECK_ERR(rc, MPI_ERR_COUNT);
+        else
+            check_reason(rc, "different orders");
+        (void)MPI_Barrier(MPI_COMM_WORLD); /* may fail where the detour was found */
+        return;
+    }
+    MPI_Comm d;
+    CHECK_RC(MPI_Comm_dup(c, &d));
+    MPI_Comm_set_errhandler(d, MPI_ERRORS_RETURN);
+    MPI_Comm first = me == who ? d : c, second = me == who ? c : d;
+    int rc1 = MPI_Allreduce(sb, rb, 1, MPI_INT, MPI_SUM, first);
+    if (rc1) check_reason(rc1, "different orders");
+    int rc2 = MPI_Allreduce(sb, rb, 1, MPI_INT, MPI_SUM, second);
+    if (rc2) check_reason(rc2, "different orders");
+    int failed = rc1 != MPI_SUCCESS, total = 0;
+    CHECK_RC(MPI_Allreduce(&failed, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    CHECK(total > 0, "no rank reported the calls in different orders");
+    MPI_Comm_free(&d);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -76,6 +119,11 @@ int main(int argc, char **argv) {
 
     if (!strcmp(name, "leave")) {
         leave(c, me);
+        MPI_Finalize();
+        return 0;
+    }
+    if (!strcmp(name, "elsewhere") || !strcmp(name, "order")) {
+        elsewhere(name, c, me, who);
         MPI_Finalize();
         return 0;
     }
