@@ -506,6 +506,15 @@ CO_NORETURN static void disagree(co_coll_call *k, int q, const co_coll_sig *g,
                                                      : MPI_ERR_COUNT);
 }
 
+/* Whether peer q has entered call k; during the set-up, whether it has posted the set-up's
+ * step (a rank that left the set-up any other way published its broken word). */
+static int entered(const co_coll_call *k, int q) {
+    const co_coll_comm *cc = k->c->coll;
+    if (k->setup)
+        return cc->shm && atomic_load_explicit(&cc->shm->ctl[q].step, memory_order_acquire) >= 1;
+    return atomic_load_explicit(&cc->shm->sig[q].call, memory_order_acquire) >= cc->calls;
+}
+
 /* Abandons call k if peer q has called MPI_Finalize without making it (it refused the call,
  * say, for its own arguments). On MPI_COMM_WORLD only once q has finished MPI_Finalize:
  * until then its barrier, a call on MPI_COMM_WORLD, may still be the one this rank waits in
@@ -519,13 +528,7 @@ static void check_finalizing(co_coll_call *k, int q) {
         (c == co_st.world && atomic_load_explicit(&co_st.seg->ranks[w].state,
                                                   memory_order_acquire) != CO_RANK_FINALIZED))
         return;
-    if (k->setup) {
-        /* A rank that left the set-up any other way published its broken word. */
-        if (cc->shm && atomic_load_explicit(&cc->shm->ctl[q].step, memory_order_acquire) >= 1)
-            return;
-    } else if (atomic_load_explicit(&cc->shm->sig[q].call, memory_order_acquire) >= cc->calls) {
-        return; /* it made this call and left it (the root of a broadcast, say) */
-    }
+    if (entered(k, q)) return; /* it made this call and left it (a broadcast's root, say) */
     snprintf(cc->broken_msg, sizeof(cc->broken_msg),
              "rank %d called MPI_Finalize without making collective call %llu on this "
              "communicator (a call that failed its argument checks there, perhaps)",
@@ -619,13 +622,8 @@ static void check_elsewhere(co_coll_call *k, int q) {
     co_coll_comm *cc = c->coll;
     /* A finalizing rank makes no other call, and its peers learn that from its state; its
      * MPI_Finalize barrier must not be cut short. */
-    if (!call_needs_everyone(k) || co_seg_finalizing(co_st.seg, co_st.world_rank)) return;
-    if (k->setup) { /* q has not entered the set-up if it has not posted its first step */
-        if (cc->shm && atomic_load_explicit(&cc->shm->ctl[q].step, memory_order_acquire) >= 1)
-            return;
-    } else if (atomic_load_explicit(&cc->shm->sig[q].call, memory_order_acquire) >= cc->calls) {
+    if (!call_needs_everyone(k) || co_seg_finalizing(co_st.seg, co_st.world_rank) || entered(k, q))
         return;
-    }
     uint64_t id, call;
     int kind, w = c->local->world[q];
     uint64_t gen = peer_wait(w, &id, &call, &kind);
