@@ -71,8 +71,12 @@ static int no_receiver_error(co_comm *c, const char *fn, const co_status *s) {
                     s->source, s->tag);
 }
 
-static int is_send(const co_req *r) {
-    return r->kind == CO_REQ_SEND || r->kind == CO_REQ_PSEND;
+/* Waits for send r and frees it; its status (error: co_p2p_wait_check failed it). */
+static co_status send_wait(co_req *r) {
+    co_progress_wait(r);
+    co_status s = r->status;
+    co_req_free(r);
+    return s;
 }
 
 static int send_common(const char *fn, const void *buf, int count, MPI_Datatype type, int dest,
@@ -87,9 +91,7 @@ static int send_common(const char *fn, const void *buf, int count, MPI_Datatype 
     co_req *r;
     if ((rc = co_isend(buf, (size_t)count, dt, dest, tag, c, c->ctx, mode, &r)))
         return co_error(c, fn, rc, "cannot start the send");
-    co_progress_wait(r);
-    co_status s = r->status;
-    co_req_free(r);
+    co_status s = send_wait(r);
     return s.error ? no_receiver_error(c, fn, &s) : MPI_SUCCESS;
 }
 
@@ -273,9 +275,7 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
     if ((rc =
              co_isend(sendbuf, (size_t)sendcount, sdt, dest, sendtag, c, c->ctx, CO_MODE_STD, &sr)))
         return co_error(c, fn, rc, "cannot start the send");
-    co_progress_wait(sr);
-    co_status ss = sr->status;
-    co_req_free(sr);
+    co_status ss = send_wait(sr);
     rc = recv_finish(c, fn, rr, status);
     return rc || !ss.error ? rc : no_receiver_error(c, fn, &ss);
 }
@@ -306,9 +306,7 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
         free(tmp);
         return co_error(c, fn, rc, "cannot start the send");
     }
-    co_progress_wait(sr);
-    co_status ss = sr->status;
-    co_req_free(sr);
+    co_status ss = send_wait(sr);
     free(tmp);
     rc = recv_finish(c, fn, rr, status);
     return rc || !ss.error ? rc : no_receiver_error(c, fn, &ss);
@@ -371,7 +369,7 @@ int PMPI_Wait(MPI_Request *request, MPI_Status *status) {
     co_progress_wait(r);
     co_comm *c = r->comm;
     co_status s = r->status;
-    int send = is_send(r);
+    int send = co_req_is_send(r);
     int err = finish(request, r, status);
     return err ? completion_error(fn, c, err, &s, send) : MPI_SUCCESS;
 }
@@ -392,7 +390,7 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
     if (!r->complete) return MPI_SUCCESS;
     co_comm *c = r->comm;
     co_status s = r->status;
-    int send = is_send(r);
+    int send = co_req_is_send(r);
     int err = finish(request, r, status);
     return err ? completion_error(fn, c, err, &s, send) : MPI_SUCCESS;
 }
@@ -461,7 +459,7 @@ int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
 /* Now and then in a wait on several requests: receives that nothing can match any more
  * complete with an error (co_p2p_wait_check). */
 static void check_requests(const co_backoff *b, int count, const MPI_Request reqs[]) {
-    if (b->idle % CO_WAIT_CHECK_PASSES) return;
+    if (!co_backoff_check_due(b)) return;
     for (int i = 0; i < count; i++) {
         co_req *r;
         if (!lookup(reqs[i], &r) && r) co_p2p_wait_check(r);
@@ -486,7 +484,7 @@ static int any_common(const char *fn, int count, MPI_Request reqs[], int *index,
             if (flag) *flag = 1;
             co_comm *c = r->comm;
             co_status s = r->status;
-            int send = is_send(r);
+            int send = co_req_is_send(r);
             int err = finish(&reqs[i], r, status);
             return err ? completion_error(fn, c, err, &s, send) : MPI_SUCCESS;
         }
@@ -649,7 +647,7 @@ static int probe_common(const char *fn, int source, int tag, MPI_Comm comm, int 
         co_iprobe(source, tag, c, c->ctx, &f, &s);
         if (f || !wait) break;
         co_backoff_idle(&b);
-        if (CO_UNLIKELY(b.idle % CO_WAIT_CHECK_PASSES == 0) && co_p2p_senders_gone(c, source)) {
+        if (CO_UNLIKELY(co_backoff_check_due(&b)) && co_p2p_senders_gone(c, source)) {
             co_iprobe(source, tag, c, c->ctx, &f, &s);
             if (!f) return no_sender_error(c, fn, &(co_status){.source = source, .tag = tag});
         }
@@ -691,7 +689,7 @@ static int mprobe_common(const char *fn, int source, int tag, MPI_Comm comm, int
                 return co_error(c, fn, rc, "out of memory or message handles");
             if (m || !wait) break;
             co_backoff_idle(&b);
-            if (CO_UNLIKELY(b.idle % CO_WAIT_CHECK_PASSES == 0) && co_p2p_senders_gone(c, source)) {
+            if (CO_UNLIKELY(co_backoff_check_due(&b)) && co_p2p_senders_gone(c, source)) {
                 if ((rc = co_improbe(source, tag, c, c->ctx, &m, &s)))
                     return co_error(c, fn, rc, "out of memory or message handles");
                 if (!m) return no_sender_error(c, fn, &(co_status){.source = source, .tag = tag});

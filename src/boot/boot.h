@@ -74,8 +74,11 @@ typedef struct co_seg_params {
 /* Whether world rank w has entered MPI_Finalize (or finished it): it had sent its messages
  * before it said so, and sends nothing more but MPI_Finalize's barrier on MPI_COMM_WORLD's
  * collective context. What it stored before is visible once this says so. */
+static inline int co_seg_state(const co_seg *seg, int w) {
+    return atomic_load_explicit(&seg->ranks[w].state, memory_order_acquire);
+}
 static inline int co_seg_finalizing(const co_seg *seg, int w) {
-    int32_t st = atomic_load_explicit(&seg->ranks[w].state, memory_order_acquire);
+    int st = co_seg_state(seg, w);
     return st == CO_RANK_FINALIZING || st == CO_RANK_FINALIZED;
 }
 

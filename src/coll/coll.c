@@ -334,9 +334,17 @@ typedef struct co_coll_call {
 
 static void unpublish(co_coll_call *k);
 
+/* A signature's `what`: the collective and its root, and back. */
+static inline uint64_t sig_what(int kind, int root) {
+    return (uint64_t)kind << 32 | (uint32_t)root;
+}
+static inline int sig_kind(const co_coll_sig *g) {
+    return (int)(g->what >> 32);
+}
+
 /* Numbers the call on its communicator and remembers its signature; returns it. */
 static inline co_coll_sig record(co_coll_comm *cc, int kind, int root, uint64_t bytes) {
-    uint64_t n = ++cc->calls, what = (uint64_t)kind << 32 | (uint32_t)root;
+    uint64_t n = ++cc->calls, what = sig_what(kind, root);
     /* The chain leaves the sizes out: a call whose sizes differed and that the data path
      * reported (TRUNCATE, COUNT) leaves the communicator usable. It takes in the segment's
      * step count instead, the same on every rank unless such a call made the ranks' shared-
@@ -367,7 +375,7 @@ static inline int enter(co_coll_call *k, co_comm *c, int kind, int root, uint64_
         int ready = c->size > 1 && cc->shm_state > 0;
         if (c->size > 1 && cc->shm_state == 0) { /* the set-up waits for every rank: watch it */
             k->setup = 1;
-            k->pend = (co_coll_sig){cc->calls + 1, (uint64_t)kind << 32 | (uint32_t)root, bytes, 0};
+            k->pend = (co_coll_sig){cc->calls + 1, sig_what(kind, root), bytes, 0};
             S->cur = k;
             ready = co_cshm_get(c) != NULL;
             S->cur = NULL;
@@ -425,7 +433,7 @@ int co_coll_final_barrier(co_comm *world) {
 static void free_blocks(void);
 
 static void describe(char *out, size_t len, const co_coll_sig *g) {
-    int kind = (int)(g->what >> 32), root = (int)(uint32_t)g->what;
+    int kind = sig_kind(g), root = (int)(uint32_t)g->what;
     const char *name = kind < CO_COLL_KINDS ? registry[kind].name : "?";
     if (root >= 0)
         snprintf(out, len, "%s (root %d, %llu bytes)", name, root, (unsigned long long)g->bytes);
@@ -500,10 +508,10 @@ CO_NORETURN static void disagree(co_coll_call *k, int q, const co_coll_sig *g,
     snprintf(cc->broken_msg, sizeof(cc->broken_msg),
              "collective call %llu on this communicator: rank %d called %s, this rank %s%s%s",
              (unsigned long long)g->call, q, theirs, ours, why ? ", " : "", why ? why : "");
-    abandon(k, (g->what >> 32) != (mine->what >> 32) ? MPI_ERR_OTHER
-               : g->what != mine->what               ? MPI_ERR_ROOT
-               : g->bytes > mine->bytes              ? MPI_ERR_TRUNCATE
-                                                     : MPI_ERR_COUNT);
+    abandon(k, sig_kind(g) != sig_kind(mine) ? MPI_ERR_OTHER
+               : g->what != mine->what       ? MPI_ERR_ROOT
+               : g->bytes > mine->bytes      ? MPI_ERR_TRUNCATE
+                                             : MPI_ERR_COUNT);
 }
 
 /* Whether peer q has entered call k; during the set-up, whether it has posted the set-up's
@@ -522,12 +530,9 @@ static int entered(const co_coll_call *k, int q) {
 static void check_finalizing(co_coll_call *k, int q) {
     co_comm *c = k->c;
     co_coll_comm *cc = c->coll;
-    int w = c->local->world[q];
     /* its signature and steps are visible once it says it is finalizing */
-    if (!co_seg_finalizing(co_st.seg, w) ||
-        (c == co_st.world && atomic_load_explicit(&co_st.seg->ranks[w].state,
-                                                  memory_order_acquire) != CO_RANK_FINALIZED))
-        return;
+    int st = co_seg_state(co_st.seg, c->local->world[q]);
+    if (st != CO_RANK_FINALIZED && (st != CO_RANK_FINALIZING || c == co_st.world)) return;
     if (entered(k, q)) return; /* it made this call and left it (a broadcast's root, say) */
     snprintf(cc->broken_msg, sizeof(cc->broken_msg),
              "rank %d called MPI_Finalize without making collective call %llu on this "
@@ -547,7 +552,7 @@ static void check_finalizing(co_coll_call *k, int q) {
 
 /* Whether no rank can leave call g before every rank has entered it. */
 static int needs_everyone(const co_coll_sig *g) {
-    switch ((int)(g->what >> 32)) {
+    switch (sig_kind(g)) {
     case CO_COLL_BARRIER: return 1;
     case CO_COLL_ALLREDUCE:
     case CO_COLL_ALLGATHER:
@@ -577,7 +582,7 @@ static void publish(co_coll_call *k) {
     atomic_store_explicit(&me->wait_comm, k->c->id, memory_order_relaxed);
     atomic_store_explicit(&me->wait_call, g->call, memory_order_relaxed);
     atomic_store_explicit(&me->wait_kind,
-                          (int32_t)(g->what >> 32) | (call_needs_everyone(k) ? WAIT_NEEDS_ALL : 0),
+                          sig_kind(g) | (call_needs_everyone(k) ? WAIT_NEEDS_ALL : 0),
                           memory_order_relaxed);
     atomic_store_explicit(&me->wait_gen, gen + 1, memory_order_release); /* odd: waiting */
     k->published = 1;
@@ -632,9 +637,7 @@ static void check_elsewhere(co_coll_call *k, int q) {
     /* a communicator broken here fails this rank's calls on it at once: q learns that from
      * this rank's published word, or from where this rank waits */
     if (!b || (b->coll && (b->coll->calls >= call || b->coll->broken))) return;
-    uint64_t id2, call2;
-    int kind2;
-    if (peer_wait(w, &id2, &call2, &kind2) != gen) return; /* it moved on meanwhile */
+    if (peer_wait(w, &id, &call, &kind) != gen) return; /* it moved on meanwhile */
     snprintf(cc->broken_msg, sizeof(cc->broken_msg),
              "rank %d waits in collective call %llu (%s) on communicator %s, which needs this "
              "rank, and has not made collective call %llu here: the ranks called collectives on "
@@ -687,7 +690,7 @@ static void wait_check(void) {
 }
 
 static void tag_name(char *out, size_t len, unsigned tag) {
-    int kind = (int)(tag >> 8) - 1, alg = (int)(tag & 0xff) - 1; /* as CO_CSHM_TAG made it */
+    int kind = CO_CSHM_TAG_KIND(tag), alg = CO_CSHM_TAG_ALG(tag);
     if (kind < 0 || kind >= CO_COLL_KINDS || alg < 0 || alg >= registry[kind].nalgs)
         snprintf(out, len, "another collective or algorithm");
     else

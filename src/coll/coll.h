@@ -376,6 +376,8 @@ typedef struct co_cshm {
 #define CO_CSHM_TAG_BITS       16
 #define CO_CSHM_TAG_MASK       ((1u << CO_CSHM_TAG_BITS) - 1)
 #define CO_CSHM_TAG(kind, alg) ((unsigned)((kind) + 1) << 8 | (unsigned)((alg) + 1))
+#define CO_CSHM_TAG_KIND(tag)  ((int)((tag) >> 8) - 1) /* -1 if none */
+#define CO_CSHM_TAG_ALG(tag)   ((int)((tag)&0xff) - 1)
 
 /* Rank q published data tagged `theirs` where this rank, in the same step, expects its own
  * tag: the calls disagree (another collective, or counts or settings that chose another

@@ -270,6 +270,10 @@ void co_backoff_yield(co_backoff *b);
 static inline void co_backoff_reset(co_backoff *b) {
     b->idle = 0;
 }
+/* Whether a wait has reached its periodic check (every CO_WAIT_CHECK_PASSES idle passes). */
+static inline int co_backoff_check_due(const co_backoff *b) {
+    return b->idle % CO_WAIT_CHECK_PASSES == 0;
+}
 static inline void co_cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();

@@ -10,7 +10,7 @@
 /* Give the CPU away; now and then (a long wait) let the collective layer look for ranks whose
  * calls disagree. */
 static void yield_pass(const co_backoff *b) {
-    if (CO_UNLIKELY(b->idle % CO_WAIT_CHECK_PASSES == 0) && co_st.wait_check) co_st.wait_check();
+    if (CO_UNLIKELY(co_backoff_check_due(b)) && co_st.wait_check) co_st.wait_check();
     sched_yield();
 }
 
@@ -34,7 +34,7 @@ void co_progress_wait(co_req *r) {
             co_backoff_reset(&b);
         } else {
             co_backoff_idle(&b);
-            if (CO_UNLIKELY(b.idle % CO_WAIT_CHECK_PASSES == 0)) co_p2p_wait_check(r);
+            if (CO_UNLIKELY(co_backoff_check_due(&b))) co_p2p_wait_check(r);
         }
     }
 }

@@ -958,9 +958,9 @@ static int streaming(const co_req *r) {
  * that receiver has called MPI_Finalize: it never will. A send still waiting for queue room
  * is not one (a finalizing rank keeps reading its queues), nor one whose data is moving. */
 static int send_unreceivable(const co_req *r) {
-    return (r->kind == CO_REQ_SEND || r->kind == CO_REQ_PSEND) && !r->pending &&
-           r->peer_world != co_st.world_rank && co_seg_finalizing(co_st.seg, r->peer_world) &&
-           !streaming(r) && drained() && !r->complete && !streaming(r) &&
+    return co_req_is_send(r) && !r->pending && r->peer_world != co_st.world_rank &&
+           co_seg_finalizing(co_st.seg, r->peer_world) && drained() && !r->complete &&
+           !streaming(r) &&
            (!r->rdv || /* a receiver that matched it (a rank finalizing with a receive still
                           open, which MPI forbids) has moved its slot on */
             atomic_load_explicit(&((co_rdv *)r->rdv)->state, memory_order_acquire) == RDV_POSTED);
@@ -971,8 +971,8 @@ void co_p2p_wait_check(co_req *r) {
      * barrier still talks on MPI_COMM_WORLD's collective context */
     if (r->complete || !r->active || !r->comm || r->ctx != r->comm->ctx) return;
     if (r->kind == CO_REQ_RECV || r->kind == CO_REQ_PRECV) {
-        if (r->matched || !co_p2p_senders_gone(r->comm, r->peer) || r->complete || r->matched)
-            return;
+        if (r->matched || !co_p2p_senders_gone(r->comm, r->peer)) return;
+        if (r->complete || r->matched) return; /* what was taken in matched it */
         posted_unlink(r);
     } else if (send_unreceivable(r)) {
         if (r->rdv) { /* its slot is not handed out again: the RTS naming it is still queued */

@@ -85,6 +85,9 @@ struct co_p2p_state {
 };
 
 co_req *co_req_new(int kind);
+static inline int co_req_is_send(const co_req *r) {
+    return r->kind == CO_REQ_SEND || r->kind == CO_REQ_PSEND;
+}
 void co_req_free(co_req *r);
 /* A request uses c until it is freed (MPI_Comm_free waits for that to destroy c). */
 static inline void co_req_set_comm(co_req *r, co_comm *c) {
