@@ -91,6 +91,26 @@ timeout)
   expect_err "^mpiexec: job timed out after 1 seconds"
   expect_no_survivors
   ;;
+deadlock)
+  # every rank sends a large message to the next and none receives: mpiexec lists where
+  # each waits, and the sends end the job (a blocked send cannot be taken back)
+  run 3 --timeout 60 -- deadlock
+  expect_status 16
+  expect_err "^mpiexec: deadlock: every rank has waited [0-9]+ ms in MPI calls"
+  for r in 0 1 2; do
+    expect_err "^mpiexec:   rank $r: MPI_Send: send to rank $(( (r + 1) % 3 )) \(tag 0\) on MPI_COMM_WORLD, which no receive there has matched$"
+  done
+  expect_err "deadlock: every rank of the job waits in an MPI call and none can go on"
+  expect_err "^mpiexec: rank [0-2] \(pid [0-9]+\) stopped by a fatal MPI error \(MPI_ERR_OTHER\)$"
+  expect_no_survivors
+  ;;
+nowatch)
+  # with the watch off, the same deadlock runs into the timeout
+  COHORT_DEADLOCK_MS=0 run 2 --timeout 3 -- deadlock
+  expect_status 124
+  grep -q "deadlock" "$out/stderr" && fail "the watch is off but reported a deadlock"
+  expect_no_survivors
+  ;;
 killed)
   # mpiexec itself dies without a chance to clean up: its ranks must die with it
   "$MPIEXEC" -n 3 "$PROG" sleep > "$out/stdout" 2> "$out/stderr" &

@@ -16,13 +16,19 @@ foreach(k recv wait probe anysource send ssend)
 endforeach()
 cohort_mpi_test(p2p_finalized NP 2 ARGS send ENV COHORT_CMA=0 SUFFIX .send.nocma)
 cohort_mpi_test(p2p_finalized NP 3 8 ARGS slow SUFFIX .slow)
+# a deadlock (every rank waits, none can go on) fails the waits; a slow job is not one
+foreach(k recv probe waitall coll)
+  cohort_mpi_test(deadlock NP 2 3 8 ARGS ${k} ENV COHORT_DEADLOCK_MS=300 SUFFIX .${k} DEADLOCKS)
+endforeach()
+cohort_mpi_test(deadlock NP 3 ARGS slow ENV COHORT_DEADLOCK_MS=300 SUFFIX .slow)
 
 # Launcher behaviour (tests/launcher.sh): failures end the job with the right status and
 # message, output and input forwarding, environment, binding, and nothing left behind.
 add_executable(t_launch mpi/launch.c)
 target_link_libraries(t_launch PRIVATE cohort)
 set_target_properties(t_launch PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
-foreach(s ok segv collsegv exit abort nofinalize fataltag timeout killed interrupted badprog
+foreach(s ok segv collsegv exit abort nofinalize fataltag timeout deadlock nowatch
+          killed interrupted badprog
           badargs stdin env tagoutput lines binding)
   add_test(NAME launcher.${s}
     COMMAND ${CMAKE_SOURCE_DIR}/tests/launcher.sh ${MPIEXEC} $<TARGET_FILE:t_launch> ${s})

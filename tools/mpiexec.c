@@ -56,7 +56,100 @@ typedef struct job {
     int killing; /* SIGTERM sent at kill_started */
     uint64_t kill_started;
     int killed_hard;
+    /* the deadlock watch (watch_deadlock) */
+    long deadlock_ms;   /* 0: off */
+    uint64_t *dl_base;  /* each rank's quiet word when the window began */
+    int *dl_bstate;     /* and its state (dl_state) */
+    uint64_t dl_since;  /* when the window began */
+    uint32_t dl_gen;    /* deadlocks declared */
+    uint64_t dl_report; /* declared: print the report by then at the latest; 0: not declared */
 } job;
+
+static uint64_t now_ms(void) {
+    return co_now_ns() / 1000000u;
+}
+
+/* ---- Deadlocks --------------------------------------------------------------------------------
+ * Every rank that waits long in an MPI call stores its quiet word at each periodic check of
+ * the wait (src/core/progress.c): a stretch number that changes whenever the rank has done
+ * something since its last check, and a count of checks. The job is deadlocked when, over a
+ * window of COHORT_DEADLOCK_MS, no rank's stretch changed and every running rank's checks
+ * went up by two or more: after the window began, each one looked at everything it waits for
+ * at least once and found nothing, and none of them wrote anything another could find (in
+ * shared memory nothing is in flight that a look would miss). Ranks that have finished
+ * MPI_Finalize, or exited, count as waiting for nothing; at least one rank must wait. */
+
+/* A rank's state for the watch: its MPI state, or -1 once it has exited. */
+static int dl_state(const job *j, int r) {
+    return j->ranks[r].running ? atomic_load(&j->seg.ranks[r].state) : -1;
+}
+
+static void dl_restart(job *j, uint64_t now) {
+    for (int r = 0; r < j->n; r++) {
+        j->dl_bstate[r] = dl_state(j, r);
+        j->dl_base[r] = atomic_load_explicit(&j->seg.ranks[r].quiet, memory_order_acquire);
+    }
+    j->dl_since = now;
+}
+
+static void dl_report(job *j) {
+    fflush(stdout);
+    fprintf(stderr,
+            "mpiexec: deadlock: every rank has waited %ld ms in MPI calls that none of the "
+            "others will complete; where each waits:\n",
+            j->deadlock_ms);
+    for (int r = 0; r < j->n; r++) {
+        int st = atomic_load(&j->seg.ranks[r].state);
+        if (!j->ranks[r].running || st == CO_RANK_FINALIZED)
+            fprintf(stderr, "mpiexec:   rank %d: %s\n", r,
+                    st == CO_RANK_FINALIZED ? "has finished MPI_Finalize" : "has exited");
+        else if (atomic_load_explicit(&j->seg.ranks[r].dl_ack, memory_order_acquire) == j->dl_gen)
+            fprintf(stderr, "mpiexec:   rank %d: %.*s\n", r, CO_SEG_NOTE, co_seg_note(&j->seg, r));
+        else
+            fprintf(stderr, "mpiexec:   rank %d: (did not say)\n", r);
+    }
+    fflush(stderr);
+    atomic_store_explicit(&j->seg.hdr->dl_done, j->dl_gen, memory_order_release);
+    j->dl_report = 0;
+}
+
+/* Called on every turn of the event loop (at least every DL_TICK_MS). */
+#define DL_TICK_MS 50
+static void watch_deadlock(job *j) {
+    if (!j->deadlock_ms || j->killing || !j->dl_base || !j->dl_bstate) return;
+    uint64_t now = now_ms();
+    if (j->dl_report) { /* declared: report once every waiting rank has said where it waits */
+        int all = 1;
+        for (int r = 0; r < j->n && all; r++)
+            if (j->ranks[r].running && atomic_load(&j->seg.ranks[r].state) != CO_RANK_FINALIZED &&
+                atomic_load_explicit(&j->seg.ranks[r].dl_ack, memory_order_acquire) != j->dl_gen)
+                all = 0;
+        if (all || now >= j->dl_report) {
+            dl_report(j);
+            dl_restart(j, now);
+        }
+        return;
+    }
+    int waiting = 0, quiet = 1;
+    for (int r = 0; r < j->n; r++) {
+        int st = dl_state(j, r);
+        uint64_t q = atomic_load_explicit(&j->seg.ranks[r].quiet, memory_order_acquire);
+        /* a rank that has done something since the window began: finished MPI_Finalize or
+         * exited, too, for it may have sent or entered a call on its way */
+        if (st != j->dl_bstate[r] || co_quiet_stretch(q) != co_quiet_stretch(j->dl_base[r]) ||
+            st == CO_RANK_NEW || st == CO_RANK_ABORTED) {
+            dl_restart(j, now);
+            return;
+        }
+        if (st == CO_RANK_FINALIZED || st < 0) continue; /* done since before the window */
+        if (co_quiet_checks(q) < co_quiet_checks(j->dl_base[r]) + 2u) quiet = 0;
+        waiting++;
+    }
+    if (!waiting || !quiet || now - j->dl_since < (uint64_t)j->deadlock_ms) return;
+    j->dl_gen++;
+    j->dl_report = now + 2000;
+    atomic_store_explicit(&j->seg.hdr->dl_gen, j->dl_gen, memory_order_release);
+}
 
 static void usage(FILE *f) {
     fprintf(f, "usage: mpiexec -n N [options] program [args...]\n"
@@ -68,10 +161,6 @@ static void usage(FILE *f) {
                "  -x VAR[=VALUE]       set (or pass on) an environment variable for the ranks\n"
                "  --version            print the version\n"
                "Ranks inherit the environment. Settings: see `cohort info`.\n");
-}
-
-static uint64_t now_ms(void) {
-    return co_now_ns() / 1000000u;
 }
 
 static void write_all(int fd, const char *p, size_t n) {
@@ -433,6 +522,14 @@ int main(int argc, char **argv) {
 
     int stdin_open = j->stdin_fd >= 0;
     uint64_t start = now_ms();
+    /* no sooner than the collectives' own check of counts that differ (CO_COLL_LAG_NS), the
+     * one check that waits for time rather than for the other ranks */
+    j->deadlock_ms = cfg.deadlock_ms <= 0 ? 0 : cfg.deadlock_ms < 200 ? 200 : cfg.deadlock_ms;
+    if (j->deadlock_ms) {
+        j->dl_base = calloc((size_t)j->n, sizeof(*j->dl_base));
+        j->dl_bstate = calloc((size_t)j->n, sizeof(*j->dl_bstate));
+        if (j->dl_base && j->dl_bstate) dl_restart(j, start);
+    }
     struct pollfd *pf = calloc((size_t)j->n * 2 + 3, sizeof(*pf));
     int signalled = 0;
     uint64_t drain_deadline = 0;
@@ -469,7 +566,8 @@ int main(int argc, char **argv) {
             for (int k = 0; k < 2; k++)
                 pf[np++] = (struct pollfd){j->ranks[r].streams[k].fd, POLLIN, 0};
 
-        int wait_ms = 200;
+        watch_deadlock(j);
+        int wait_ms = j->deadlock_ms ? DL_TICK_MS : 200;
         if (j->timeout > 0 && !j->killing) {
             int64_t left = (int64_t)(j->timeout * 1000) - (int64_t)(now_ms() - start);
             if (left <= 0) {
@@ -560,5 +658,7 @@ int main(int argc, char **argv) {
     co_seg_detach(&j->seg);
     free(j->ranks);
     free(j->xvars);
+    free(j->dl_base);
+    free(j->dl_bstate);
     return j->failed ? j->exit_code : 0;
 }

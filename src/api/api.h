@@ -42,6 +42,8 @@ int co_api_not_initialized(const char *fn);
 #define CO_ENTER(fn)                                                                               \
     do {                                                                                           \
         if (CO_UNLIKELY(!co_st.initialized || co_st.finalized)) return co_api_not_initialized(fn); \
+        co_st.api_fn = fn;                                                                         \
+        co_st.api_calls++;                                                                         \
     } while (0)
 
 /* Look up a communicator; on failure report MPI_ERR_COMM on MPI_COMM_WORLD. */

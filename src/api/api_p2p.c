@@ -43,9 +43,39 @@ static int isend_common(const char *fn, const void *buf, int count, MPI_Datatype
     return MPI_SUCCESS;
 }
 
+/* A wait that failed because the job deadlocked (co_deadlock_due). */
+static int deadlock_error(co_comm *c, const char *fn) {
+    return co_error(c, fn, MPI_ERR_OTHER,
+                    "deadlock: every rank of the job waits in an MPI call and none can go on "
+                    "(mpiexec lists where each waits); this rank: %s",
+                    co_deadlock_where());
+}
+
+/* A probe that has waited long: whether it is to fail, and how (a deadlock, or no rank left
+ * to send a match). */
+static int probe_gone(co_comm *c, int source, int tag) {
+    if (co_p2p_senders_gone(c, source)) return 1;
+    if (CO_UNLIKELY(co_deadlock_due())) {
+        char t[24];
+        if (tag == MPI_ANY_TAG)
+            snprintf(t, sizeof(t), "any tag");
+        else
+            snprintf(t, sizeof(t), "tag %d", tag);
+        if (source == MPI_ANY_SOURCE)
+            co_deadlock_claim("probe for a message from any source (%s) on %s", t,
+                              co_comm_label(c));
+        else
+            co_deadlock_claim("probe for a message from rank %d (%s) on %s", source, t,
+                              co_comm_label(c));
+        return 2;
+    }
+    return 0;
+}
+
 /* A receive or probe that no message can match any more (co_p2p_wait_check,
  * co_p2p_senders_gone): s holds its source and tag. */
 static int no_sender_error(co_comm *c, const char *fn, const co_status *s) {
+    if (s->deadlock) return deadlock_error(c, fn);
     char tag[32];
     if (s->tag == MPI_ANY_TAG)
         snprintf(tag, sizeof(tag), "any tag");
@@ -462,7 +492,9 @@ static void check_requests(const co_backoff *b, int count, const MPI_Request req
     if (!co_backoff_check_due(b)) return;
     for (int i = 0; i < count; i++) {
         co_req *r;
-        if (!lookup(reqs[i], &r) && r) co_p2p_wait_check(r);
+        if (lookup(reqs[i], &r) || !r) continue;
+        co_p2p_wait_check(r);
+        if (r->complete) return; /* that one ends the wait */
     }
 }
 
@@ -647,9 +679,12 @@ static int probe_common(const char *fn, int source, int tag, MPI_Comm comm, int 
         co_iprobe(source, tag, c, c->ctx, &f, &s);
         if (f || !wait) break;
         co_backoff_idle(&b);
-        if (CO_UNLIKELY(co_backoff_check_due(&b)) && co_p2p_senders_gone(c, source)) {
+        int gone;
+        if (CO_UNLIKELY(co_backoff_check_due(&b)) && (gone = probe_gone(c, source, tag))) {
             co_iprobe(source, tag, c, c->ctx, &f, &s);
-            if (!f) return no_sender_error(c, fn, &(co_status){.source = source, .tag = tag});
+            if (!f)
+                return no_sender_error(
+                    c, fn, &(co_status){.source = source, .tag = tag, .deadlock = gone == 2});
         }
     }
     if (flag) *flag = f;
@@ -689,10 +724,13 @@ static int mprobe_common(const char *fn, int source, int tag, MPI_Comm comm, int
                 return co_error(c, fn, rc, "out of memory or message handles");
             if (m || !wait) break;
             co_backoff_idle(&b);
-            if (CO_UNLIKELY(co_backoff_check_due(&b)) && co_p2p_senders_gone(c, source)) {
+            int gone;
+            if (CO_UNLIKELY(co_backoff_check_due(&b)) && (gone = probe_gone(c, source, tag))) {
                 if ((rc = co_improbe(source, tag, c, c->ctx, &m, &s)))
                     return co_error(c, fn, rc, "out of memory or message handles");
-                if (!m) return no_sender_error(c, fn, &(co_status){.source = source, .tag = tag});
+                if (!m)
+                    return no_sender_error(
+                        c, fn, &(co_status){.source = source, .tag = tag, .deadlock = gone == 2});
             }
         }
     }

@@ -48,6 +48,8 @@ int co_seg_create(const co_seg_params *p, co_seg *seg, char *err, size_t errlen)
     off = round_up(off + n * n * data, PAGE);
     uint64_t off_rdv = off;
     off = round_up(off + n * CO_RDV_SLOTS * 64, PAGE);
+    uint64_t off_notes = off;
+    off = round_up(off + n * CO_SEG_NOTE, PAGE);
     uint64_t off_heap = off;
     uint64_t slice = round_up((uint64_t)p->heap_slice, PAGE);
     off += n * slice;
@@ -80,6 +82,7 @@ int co_seg_create(const co_seg_params *p, co_seg *seg, char *err, size_t errlen)
     h->off_data = off_data;
     h->off_rdv = off_rdv;
     h->off_heap = off_heap;
+    h->off_notes = off_notes;
     h->ring_cells = cells;
     h->data_bytes = data;
     h->eager_limit = eager;

@@ -12,7 +12,7 @@
 #include <sys/types.h>
 
 #define CO_SEG_MAGIC   0x31305452484f4f43ull /* "COOHRT01" */
-#define CO_SEG_VERSION 1
+#define CO_SEG_VERSION 2
 
 enum co_rank_state {
     CO_RANK_NEW = 0,   /* not yet in MPI_Init */
@@ -36,7 +36,13 @@ typedef struct co_rank_ctl {
     _Atomic uint64_t wait_gen;
     _Atomic uint64_t wait_comm;
     _Atomic uint64_t wait_call;
-    char pad[16];
+    /* The deadlock watch (src/core/progress.c, tools/mpiexec.c). `quiet`: a rank that has
+     * waited long stores (stretch << 32 | checks) at every periodic check of a wait, where
+     * `stretch` changes whenever it has done something since its last check. `dl_ack`: the
+     * deadlock generation for which it has written where it waits (co_seg_note). */
+    _Atomic uint64_t quiet;
+    _Atomic uint32_t dl_ack;
+    uint32_t pad;
 } co_rank_ctl;
 _Static_assert(sizeof(co_rank_ctl) == 64, "a rank's control block is one cache line");
 
@@ -53,6 +59,11 @@ typedef struct co_seg_hdr {
     uint64_t job_id;
     _Atomic int32_t abort_rank; /* first rank that aborted, or -1 */
     _Atomic int32_t abort_code;
+    uint64_t off_notes; /* CO_SEG_NOTE bytes per rank: where it waits, for mpiexec's report */
+    /* mpiexec's deadlock watch: `dl_gen` counts the deadlocks it has declared; `dl_done` is
+     * the generation whose report it has printed (the ranks then fail their waits). */
+    _Atomic uint32_t dl_gen;
+    _Atomic uint32_t dl_done;
 } co_seg_hdr;
 
 typedef struct co_seg {
@@ -94,6 +105,19 @@ void co_seg_mark_abort(co_seg *seg, int rank, int code, int kind);
 #define CO_RDV_SLOTS 1024
 static inline void *co_seg_rdv_slot(const co_seg *seg, int rank, unsigned slot) {
     return seg->base + seg->hdr->off_rdv + ((uint64_t)rank * CO_RDV_SLOTS + slot) * 64;
+}
+
+#define CO_SEG_NOTE 192 /* CO_SEG_NOTE_TEXT in cohort.h */
+static inline char *co_seg_note(const co_seg *seg, int rank) {
+    return seg->base + seg->hdr->off_notes + (uint64_t)rank * CO_SEG_NOTE;
+}
+
+/* The halves of a rank's `quiet` word. */
+static inline uint32_t co_quiet_stretch(uint64_t q) {
+    return (uint32_t)(q >> 32);
+}
+static inline uint32_t co_quiet_checks(uint64_t q) {
+    return (uint32_t)q;
 }
 
 static inline void *co_seg_at(const co_seg *seg, uint64_t off) {

@@ -656,6 +656,15 @@ static void wait_check(void) {
     if (!k) return;
     co_comm *c = k->c;
     co_coll_comm *cc = c->coll;
+    /* Every rank waits and none can go on: say where, then let a disagreement found below
+     * name the cause (sizes alone, too, without waiting longer); else the deadlock does. */
+    int dl = co_deadlock_due();
+    if (CO_UNLIKELY(dl)) {
+        char what[96];
+        describe(what, sizeof(what), call_sig(k));
+        co_deadlock_claim("collective call %llu on %s: %s", (unsigned long long)call_sig(k)->call,
+                          co_comm_label(c), what);
+    }
     if (!k->published) publish(k);
     const co_cshm *s = cc->shm; /* during the set-up, NULL until the segment is known */
     for (int q = 0; q < c->size; q++) {
@@ -675,7 +684,7 @@ static void wait_check(void) {
         if (!peer_sig(&s->sig[q], &g) || g.call > cc->calls || cc->calls - g.call >= CO_COLL_HIST)
             continue;
         const co_coll_sig *mine = &cc->hist[g.call % CO_COLL_HIST];
-        if (mine->what == g.what && mine->bytes != g.bytes && !lagged_long(c, q, g.call))
+        if (mine->what == g.what && mine->bytes != g.bytes && !dl && !lagged_long(c, q, g.call))
             continue; /* sizes alone: the data path may still report it, see lagged_long */
         if (mine->what == g.what && mine->bytes == g.bytes) {
             if (mine->chain == g.chain) continue;
@@ -686,6 +695,13 @@ static void wait_check(void) {
             abandon(k, MPI_ERR_OTHER);
         }
         disagree(k, q, &g, mine, NULL);
+    }
+    if (CO_UNLIKELY(dl)) {
+        snprintf(cc->broken_msg, sizeof(cc->broken_msg),
+                 "deadlock: every rank of the job waits in an MPI call and none can go on "
+                 "(mpiexec lists where each waits); this rank: %s",
+                 co_deadlock_where());
+        abandon(k, MPI_ERR_OTHER);
     }
 }
 

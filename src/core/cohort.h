@@ -128,6 +128,11 @@ struct co_comm {
     co_comm *local_comm;  /* intercommunicator: its local group as a hidden intracommunicator */
 };
 
+/* A communicator's name for messages. */
+static inline const char *co_comm_label(const co_comm *c) {
+    return c->name[0] ? c->name : "an unnamed communicator";
+}
+
 /* ---- Requests -------------------------------------------------------------------------------- */
 enum co_req_kind { CO_REQ_SEND = 1, CO_REQ_RECV, CO_REQ_COLL, CO_REQ_PSEND, CO_REQ_PRECV };
 enum co_send_mode { CO_MODE_STD = 0, CO_MODE_SYNC, CO_MODE_READY, CO_MODE_BUFFERED };
@@ -135,6 +140,7 @@ enum co_send_mode { CO_MODE_STD = 0, CO_MODE_SYNC, CO_MODE_READY, CO_MODE_BUFFER
 typedef struct co_status {
     int source, tag, error;
     int cancelled;
+    int deadlock; /* error is MPI_ERR_OTHER because the job deadlocked (co_deadlock_due) */
     size_t bytes;
 } co_status;
 
@@ -211,6 +217,7 @@ typedef struct co_config {
     long id_space;
     long cma_cost;
     int cma_hugepages;
+    long deadlock_ms;
 } co_config;
 
 typedef struct co_setting {
@@ -260,6 +267,20 @@ void co_progress_wait(co_req *r); /* progress until r completes */
 void co_p2p_wait_check(co_req *r);
 void co_progress_wait_flag(const volatile int *flag, int value); /* until *flag >= value */
 
+/* Deadlocks (docs/runtime.md, "Deadlocks"). A rank that has waited long says so in its control
+ * block at every periodic check; when every rank of the job has waited through the same
+ * checks without doing anything, mpiexec declares a deadlock. Each wait's own periodic check
+ * then asks co_deadlock_due, says where it waits with co_deadlock_claim (which returns once
+ * mpiexec has printed the list of all ranks) and fails with MPI_ERR_OTHER; a wait without
+ * such a check ends the job at its next one. Later waits within the same MPI call fail at
+ * their first check. */
+int co_deadlock_due(void);
+void co_deadlock_claim(const char *fmt, ...) CO_PRINTF(1, 2);
+/* The claim's text, for the error message ("" before any). */
+const char *co_deadlock_where(void);
+/* Ends the job for a deadlock, saying where this rank waits (after co_deadlock_claim). */
+CO_NORETURN void co_deadlock_end(void);
+
 typedef struct co_backoff {
     unsigned idle;
 } co_backoff;
@@ -292,6 +313,8 @@ struct co_p2p_state;
 struct co_coll_state;
 struct co_comm_state;
 
+#define CO_SEG_NOTE_TEXT 192 /* bytes of a rank's note in the job segment (boot.h) */
+
 struct cohort_state {
     int initialized; /* MPI_Init has completed */
     int finalized;
@@ -311,6 +334,14 @@ struct cohort_state {
     co_comm *world, *self;
     co_errhandler *errh_fatal, *errh_return;
     int in_error_handler;
+    const char *api_fn; /* the MPI function this rank is in (CO_ENTER), for deadlock reports */
+    uint64_t api_calls; /* MPI calls made so far (CO_ENTER) */
+    /* the deadlock watch (progress.c): this rank's stretch and check counts; the deadlock
+     * generation it has answered, the one it is answering, and the MPI call that failed */
+    uint32_t quiet_stretch, quiet_checks;
+    uint32_t dl_seen, dl_pending, dl_stretch;
+    uint64_t dl_call;
+    char dl_where[CO_SEG_NOTE_TEXT];
     void *bsend_buf; /* MPI_Buffer_attach */
     int bsend_size;
     int bsend_pending; /* buffered sends not yet delivered */

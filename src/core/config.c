@@ -37,6 +37,12 @@ const co_setting co_settings[] = {
      "1: when peers copy from or into a collective's large buffer by single copy for the "
      "second time, make the 2 MiB pages wholly inside it transparent huge pages (madvise "
      "MADV_COLLAPSE), which the kernel pins faster; pays only for buffers used many times"},
+    {"DEADLOCK_MS", CO_CFG_INT, "1000", CFG(deadlock_ms),
+     "mpiexec declares a deadlock once every rank has waited this many milliseconds in MPI "
+     "calls that none of the others will complete: it lists where each rank waits and the "
+     "calls fail (MPI_ERR_OTHER; a blocked send ends the job); 0 turns the watch off, and "
+     "values under 200 count as 200 (a collective whose counts differ between ranks is "
+     "reported by its own check after 100 ms)"},
     {"SPIN_COUNT", CO_CFG_INT, "0", CFG(spin_count),
      "idle progress passes before a waiting rank yields the CPU; 0 picks one from the number "
      "of ranks per core"},

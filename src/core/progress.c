@@ -3,28 +3,114 @@
  * machine with fewer cores than ranks the rank we are waiting for gets to run. When ranks
  * outnumber cores it yields almost at once. */
 #include "cohort.h"
+#include "../boot/boot.h"
 
 #include <sched.h>
+#include <stdio.h>
+#include <string.h>
 #include <time.h>
 
-/* Give the CPU away; now and then (a long wait) let the collective layer look for ranks whose
- * calls disagree. */
-static void yield_pass(const co_backoff *b) {
-    if (CO_UNLIKELY(co_backoff_check_due(b)) && co_st.wait_check) co_st.wait_check();
-    sched_yield();
+/* ---- Deadlocks --------------------------------------------------------------------------------
+ * A wait's periodic check (every CO_WAIT_CHECK_PASSES idle passes) stores this rank's `quiet`
+ * word: the stretch number changes when this is the wait's first check since it last did
+ * something (a new wait, or one that found work since its last check), the check count
+ * always. mpiexec reads the words: when every rank's stretch has stayed the same while its
+ * checks went up by two or more, each of them has looked at everything it waits for, after
+ * the others had stopped doing anything, and found nothing; nothing will change any more
+ * (tools/mpiexec.c, watch_deadlock). */
+
+/* How long a rank waits for mpiexec's report once it has said where it waits. */
+#define DL_REPORT_NS 5000000000ull
+
+void co_deadlock_end(void) {
+    char msg[CO_SEG_NOTE_TEXT + 200];
+    snprintf(msg, sizeof(msg),
+             "cohort(rank %d): %s: deadlock: every rank of the job waits in an MPI call and none "
+             "can go on (this rank: %s); ending the job",
+             co_st.world_rank, co_st.api_fn ? co_st.api_fn : "MPI", co_st.dl_where);
+    co_abort_job(MPI_ERR_OTHER, CO_ABORT_FATAL_ERROR, msg);
+}
+
+/* A wait without a deadlock check of its own (an internal one) ends the job. */
+static void no_deadlock_check(void) {
+    co_deadlock_claim("waiting inside the call");
+    co_deadlock_end();
+}
+
+static void quiet_check(const co_backoff *b) {
+    co_seg *seg = co_st.seg;
+    if (!seg) return;
+    if (b->idle == CO_WAIT_CHECK_PASSES) co_st.quiet_stretch++;
+    co_st.quiet_checks++;
+    atomic_store_explicit(&seg->ranks[co_st.world_rank].quiet,
+                          (uint64_t)co_st.quiet_stretch << 32 | co_st.quiet_checks,
+                          memory_order_release);
+    uint32_t g = atomic_load_explicit(&seg->hdr->dl_gen, memory_order_acquire);
+    if (CO_LIKELY(g == co_st.dl_seen)) return;
+    if (co_st.dl_pending != g) { /* news: the wait's own check answers (co_deadlock_due) */
+        co_st.dl_pending = g;
+        co_st.dl_stretch = co_st.quiet_stretch;
+    } else if (co_st.dl_stretch == co_st.quiet_stretch) {
+        no_deadlock_check(); /* the same wait again: it has no check of its own */
+    } else { /* the wait ended some other way (another error, say): that answers too */
+        co_st.dl_seen = g;
+        co_st.dl_pending = 0;
+    }
+}
+
+int co_deadlock_due(void) {
+    return co_st.dl_pending || (co_st.dl_call && co_st.dl_call == co_st.api_calls);
+}
+
+const char *co_deadlock_where(void) {
+    return co_st.dl_where;
+}
+
+void co_deadlock_claim(const char *fmt, ...) {
+    uint32_t g = co_st.dl_pending;
+    if (!g) return; /* an earlier wait of this call said it already */
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(co_st.dl_where, sizeof(co_st.dl_where), fmt, ap);
+    va_end(ap);
+    co_seg *seg = co_st.seg;
+    char *note = co_seg_note(seg, co_st.world_rank);
+    size_t n = (size_t)snprintf(note, CO_SEG_NOTE, "%s: ", co_st.api_fn ? co_st.api_fn : "MPI");
+    if (n < CO_SEG_NOTE) memccpy(note + n, co_st.dl_where, 0, CO_SEG_NOTE - n);
+    note[CO_SEG_NOTE - 1] = 0;
+    atomic_store_explicit(&seg->ranks[co_st.world_rank].dl_ack, g, memory_order_release);
+    /* every rank's error would end the job before mpiexec has heard from all of them */
+    uint64_t until = co_now_ns() + DL_REPORT_NS;
+    while (atomic_load_explicit(&seg->hdr->dl_done, memory_order_acquire) != g &&
+           co_now_ns() < until)
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    co_st.dl_seen = g;
+    co_st.dl_pending = 0;
+    co_st.dl_call = co_st.api_calls;
+}
+
+/* ---- Waiting --------------------------------------------------------------------------------- */
+
+/* A wait's periodic check: the deadlock watch, then the collective layer's look for ranks
+ * whose calls disagree. */
+static void check_pass(const co_backoff *b) {
+    quiet_check(b);
+    if (co_st.wait_check) co_st.wait_check();
 }
 
 void co_backoff_idle(co_backoff *b) {
-    if (++b->idle < (unsigned)co_st.cfg.spin_count) {
+    ++b->idle;
+    if (CO_UNLIKELY(co_backoff_check_due(b))) check_pass(b);
+    if (b->idle < (unsigned)co_st.cfg.spin_count)
         co_cpu_relax();
-        return;
-    }
-    yield_pass(b);
+    else
+        sched_yield();
 }
 
 void co_backoff_yield(co_backoff *b) {
     ++b->idle;
-    yield_pass(b);
+    if (CO_UNLIKELY(co_backoff_check_due(b))) check_pass(b);
+    sched_yield();
 }
 
 void co_progress_wait(co_req *r) {

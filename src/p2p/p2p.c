@@ -3,6 +3,7 @@
 #include "p2p.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -966,12 +967,53 @@ static int send_unreceivable(const co_req *r) {
             atomic_load_explicit(&((co_rdv *)r->rdv)->state, memory_order_acquire) == RDV_POSTED);
 }
 
+/* "rank 3 (tag 5)", "any source (any tag)": a request's peer and tag, for messages. */
+static void peer_tag(char *out, size_t len, int peer, int tag) {
+    char t[24];
+    if (tag == MPI_ANY_TAG)
+        snprintf(t, sizeof(t), "any tag");
+    else
+        snprintf(t, sizeof(t), "tag %d", tag);
+    if (peer == MPI_ANY_SOURCE)
+        snprintf(out, len, "any source (%s)", t);
+    else
+        snprintf(out, len, "rank %d (%s)", peer, t);
+}
+
+/* The job has deadlocked (co_deadlock_due) and r is what this rank waits for. A receive that
+ * no message has matched fails (MPI_ERR_OTHER, status.deadlock); a send ends the job, since
+ * its receiver might still match it later and it cannot be taken back. A request whose data
+ * is moving is not part of a deadlock: the wait's next check ends the job instead. */
+static void deadlock_fail(co_req *r) {
+    char who[64];
+    peer_tag(who, sizeof(who), r->peer, r->tag);
+    if (r->kind == CO_REQ_RECV || r->kind == CO_REQ_PRECV) {
+        if (r->matched) return;
+        co_deadlock_claim("receive from %s on %s", who, co_comm_label(r->comm));
+        posted_unlink(r);
+        r->status.source = r->peer;
+        r->status.tag = r->tag;
+        r->status.error = MPI_ERR_OTHER;
+        r->status.deadlock = 1;
+        co_req_complete(r);
+        return;
+    }
+    if (streaming(r)) return;
+    co_deadlock_claim("send to %s on %s, %s", who, co_comm_label(r->comm),
+                      r->pending ? "which waits for room in that rank's queue"
+                                 : "which no receive there has matched");
+    co_deadlock_end();
+}
+
 void co_p2p_wait_check(co_req *r) {
     /* user traffic only: collective traffic has its own check (src/coll), and MPI_Finalize's
      * barrier still talks on MPI_COMM_WORLD's collective context */
     if (r->complete || !r->active || !r->comm || r->ctx != r->comm->ctx) return;
     if (r->kind == CO_REQ_RECV || r->kind == CO_REQ_PRECV) {
-        if (r->matched || !co_p2p_senders_gone(r->comm, r->peer)) return;
+        if (r->matched || !co_p2p_senders_gone(r->comm, r->peer)) {
+            if (CO_UNLIKELY(co_deadlock_due())) deadlock_fail(r);
+            return;
+        }
         if (r->complete || r->matched) return; /* what was taken in matched it */
         posted_unlink(r);
     } else if (send_unreceivable(r)) {
@@ -982,6 +1024,7 @@ void co_p2p_wait_check(co_req *r) {
             r->rdv_slot = -1;
         }
     } else {
+        if (CO_UNLIKELY(co_deadlock_due())) deadlock_fail(r);
         return;
     }
     r->status.source = r->peer;

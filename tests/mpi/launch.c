@@ -1,6 +1,7 @@
 /* A program whose ranks misbehave on request, for the launcher tests (tests/launcher.sh):
  *   launch MODE [RANK [ARG]]
- * MODE: ok, segv, exit, abort, nofinalize, fataltag, hang, stdin, env, spam, affinity, sleep,
+ * MODE: ok, segv, exit, abort, nofinalize, fataltag, hang, deadlock, stdin, env, spam, affinity,
+ * sleep,
  * collsegv (RANK dies by SIGSEGV after ARG rounds of collectives while the others go on with
  * them: small ones through the shared segment, large ones copied straight from its memory). */
 #include <mpi.h>
@@ -58,7 +59,16 @@ int main(int argc, char **argv) {
         if (rank == who) MPI_Send(&x, 1, MPI_INT, 0, -5, MPI_COMM_WORLD);
         MPI_Barrier(MPI_COMM_WORLD);
     } else if (!strcmp(mode, "hang")) {
+        /* rank 0 never sends (it sleeps outside MPI), the others wait for it: a hang, but not
+         * a deadlock the watch could call one */
+        if (rank == 0)
+            for (;;) pause();
         MPI_Recv(&x, 1, MPI_INT, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else if (!strcmp(mode, "deadlock")) {
+        /* every rank sends a message above the eager limit to the next without receiving */
+        char *buf = calloc(1 << 20, 1);
+        if (!buf) MPI_Abort(MPI_COMM_WORLD, 99);
+        MPI_Send(buf, 1 << 20, MPI_CHAR, (rank + 1) % size, 0, MPI_COMM_WORLD);
     } else if (!strcmp(mode, "stdin")) {
         char buf[4096];
         long lines = 0, bytes = 0;
