@@ -17,7 +17,7 @@ endforeach()
 cohort_mpi_test(p2p_finalized NP 2 ARGS send ENV COHORT_CMA=0 SUFFIX .send.nocma)
 cohort_mpi_test(p2p_finalized NP 3 8 ARGS slow SUFFIX .slow)
 # a deadlock (every rank waits, none can go on) fails the waits; a slow job is not one
-foreach(k recv probe waitall coll)
+foreach(k recv probe waitall coll refuse)
   cohort_mpi_test(deadlock NP 2 3 8 ARGS ${k} ENV COHORT_DEADLOCK_MS=300 SUFFIX .${k} DEADLOCKS)
 endforeach()
 cohort_mpi_test(deadlock NP 3 ARGS slow ENV COHORT_DEADLOCK_MS=300 SUFFIX .slow)

@@ -639,11 +639,11 @@ static void check_elsewhere(co_coll_call *k, int q) {
     if (!b || (b->coll && (b->coll->calls >= call || b->coll->broken))) return;
     if (peer_wait(w, &id, &call, &kind) != gen) return; /* it moved on meanwhile */
     snprintf(cc->broken_msg, sizeof(cc->broken_msg),
-             "rank %d waits in collective call %llu (%s) on communicator %s, which needs this "
+             "rank %d waits in collective call %llu (%s) on %s, which needs this "
              "rank, and has not made collective call %llu here: the ranks called collectives on "
              "the two communicators in different orders",
-             q, (unsigned long long)call, kind < CO_COLL_KINDS ? registry[kind].name : "?", b->name,
-             (unsigned long long)call_sig(k)->call);
+             q, (unsigned long long)call, kind < CO_COLL_KINDS ? registry[kind].name : "?",
+             co_comm_label(b), (unsigned long long)call_sig(k)->call);
     abandon(k, MPI_ERR_OTHER);
 }
 
@@ -672,7 +672,7 @@ static void wait_check(void) {
         check_finalizing(k, q);
         check_elsewhere(k, q);
         uint64_t b = s ? atomic_load_explicit(&s->sig[q].broken, memory_order_acquire) : 0;
-        if (b) {
+        if (b && !dl) { /* (in a deadlock, q may have broken it for that: say the deadlock) */
             snprintf(cc->broken_msg, sizeof(cc->broken_msg),
                      "rank %d found that the ranks' arguments to collective call %llu on this "
                      "communicator disagree",

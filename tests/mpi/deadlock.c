@@ -3,6 +3,8 @@
  * the deadlock and what this rank waits for. Under MPI_ERRORS_RETURN the program then goes on:
  * later calls must work as usual, with nothing failed that could complete. And a job that is
  * merely slow (a rank outside MPI for longer than the watch's window) is not a deadlock.
+ * One case comes from a refused call: a rank that rejects a collective's arguments and then
+ * waits for a peer that is still inside that collective.
  *
  * Argument: the case (a name from `main` below). */
 #include "testutil.h"
@@ -76,6 +78,23 @@ int main(int argc, char **argv) {
         else
             check_deadlock(MPI_Recv(&v, 1, MPI_INT, 0, 5, w, MPI_STATUS_IGNORE), MPI_ERR_OTHER,
                            "receive from rank 0 (tag 5)");
+        recover(me, np);
+        CHECK_RC(MPI_Comm_free(&d));
+    } else if (!strcmp(k, "refuse")) {
+        /* rank 1 refuses an allreduce for its own arguments and then waits for a message
+         * that rank 0, still in the allreduce, will not send */
+        MPI_Comm d;
+        CHECK_RC(MPI_Comm_dup(w, &d));
+        MPI_Comm_set_errhandler(d, MPI_ERRORS_RETURN);
+        int x = 1, y = 0;
+        if (me == 1) {
+            check_deadlock(MPI_Allreduce(&x, &y, -1, MPI_INT, MPI_SUM, d), MPI_ERR_COUNT, "");
+            check_deadlock(MPI_Recv(&v, 1, MPI_INT, 0, 8, w, MPI_STATUS_IGNORE), MPI_ERR_OTHER,
+                           "receive from rank 0 (tag 8)");
+        } else {
+            check_deadlock(MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, d), MPI_ERR_OTHER,
+                           "allreduce (4 bytes)");
+        }
         recover(me, np);
         CHECK_RC(MPI_Comm_free(&d));
     } else if (!strcmp(k, "slow")) {
