@@ -21,6 +21,11 @@ foreach(k recv probe waitall coll refuse)
   cohort_mpi_test(deadlock NP 2 3 8 ARGS ${k} ENV COHORT_DEADLOCK_MS=300 SUFFIX .${k} DEADLOCKS)
 endforeach()
 cohort_mpi_test(deadlock NP 3 ARGS slow ENV COHORT_DEADLOCK_MS=300 SUFFIX .slow)
+cohort_mpi_test(deadlock NP 1 2 ARGS self ENV COHORT_DEADLOCK_MS=300 SUFFIX .self DEADLOCKS)
+# started without mpiexec (a singleton), the process watches itself
+add_test(NAME mpi.deadlock.self.singleton COMMAND t_deadlock self)
+set_tests_properties(mpi.deadlock.self.singleton PROPERTIES TIMEOUT 60
+  ENVIRONMENT COHORT_DEADLOCK_MS=300)
 
 # Launcher behaviour (tests/launcher.sh): failures end the job with the right status and
 # message, output and input forwarding, environment, binding, and nothing left behind.

@@ -698,8 +698,8 @@ static void wait_check(void) {
     }
     if (CO_UNLIKELY(dl)) {
         snprintf(cc->broken_msg, sizeof(cc->broken_msg),
-                 "deadlock: every rank of the job waits in an MPI call and none can go on "
-                 "(mpiexec lists where each waits); this rank: %s",
+                 "deadlock: every rank of the job waits in an MPI call and none can go on; "
+                 "this rank: %s",
                  co_deadlock_where());
         abandon(k, MPI_ERR_OTHER);
     }

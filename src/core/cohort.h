@@ -341,6 +341,7 @@ struct cohort_state {
     uint32_t quiet_stretch, quiet_checks;
     uint32_t dl_seen, dl_pending, dl_stretch;
     uint64_t dl_call;
+    uint64_t dl_self_since; /* a singleton's watch: when its current quiet stretch began */
     char dl_where[CO_SEG_NOTE_TEXT];
     void *bsend_buf; /* MPI_Buffer_attach */
     int bsend_size;

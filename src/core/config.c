@@ -39,8 +39,9 @@ const co_setting co_settings[] = {
      "MADV_COLLAPSE), which the kernel pins faster; pays only for buffers used many times"},
     {"DEADLOCK_MS", CO_CFG_INT, "1000", CFG(deadlock_ms),
      "mpiexec declares a deadlock once every rank has waited this many milliseconds in MPI "
-     "calls that none of the others will complete: it lists where each rank waits and the "
-     "calls fail (MPI_ERR_OTHER; a blocked send ends the job); 0 turns the watch off, and "
+     "calls that none of the others will complete (a process started without mpiexec, once "
+     "it has): it lists where each rank waits and the calls fail (MPI_ERR_OTHER; a blocked "
+     "send ends the job); 0 turns the watch off, and "
      "values under 200 count as 200 (a collective whose counts differ between ranks is "
      "reported by its own check after 100 ms)"},
     {"SPIN_COUNT", CO_CFG_INT, "0", CFG(spin_count),

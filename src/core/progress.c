@@ -37,11 +37,27 @@ static void no_deadlock_check(void) {
     co_deadlock_end();
 }
 
+/* A process started without mpiexec (a singleton) watches itself: a wait in which it has
+ * found nothing to do for COHORT_DEADLOCK_MS (at least 200) never ends, since no other
+ * process can change anything it waits for. */
+static void self_watch(co_seg *seg, int first) {
+    uint64_t now = co_now_ns();
+    if (first) co_st.dl_self_since = now;
+    long ms = co_st.cfg.deadlock_ms < 200 ? 200 : co_st.cfg.deadlock_ms;
+    if (first || now - co_st.dl_self_since < (uint64_t)ms * 1000000u) return;
+    uint32_t g = atomic_load_explicit(&seg->hdr->dl_gen, memory_order_relaxed);
+    if (g != co_st.dl_seen) return; /* declared already */
+    atomic_store_explicit(&seg->hdr->dl_done, g + 1, memory_order_relaxed);
+    atomic_store_explicit(&seg->hdr->dl_gen, g + 1, memory_order_release);
+}
+
 static void quiet_check(const co_backoff *b) {
     co_seg *seg = co_st.seg;
     if (!seg) return;
     if (b->idle == CO_WAIT_CHECK_PASSES) co_st.quiet_stretch++;
     co_st.quiet_checks++;
+    if (!co_st.launched && co_st.cfg.deadlock_ms > 0)
+        self_watch(seg, b->idle == CO_WAIT_CHECK_PASSES);
     atomic_store_explicit(&seg->ranks[co_st.world_rank].quiet,
                           (uint64_t)co_st.quiet_stretch << 32 | co_st.quiet_checks,
                           memory_order_release);

@@ -36,11 +36,13 @@ int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm w = MPI_COMM_WORLD;
     MPI_Comm_set_errhandler(w, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
     int me, np;
     MPI_Comm_rank(w, &me);
     MPI_Comm_size(w, &np);
-    CHECK(argc == 2 && np >= 2, "usage: deadlock CASE (at least 2 ranks)");
+    CHECK(argc == 2, "usage: deadlock CASE");
     const char *k = argv[1];
+    CHECK(np >= 2 || !strcmp(k, "self"), "case %s needs at least 2 ranks", k);
     int next = (me + 1) % np, v = -1;
     char what[64];
 
@@ -97,6 +99,14 @@ int main(int argc, char **argv) {
         }
         recover(me, np);
         CHECK_RC(MPI_Comm_free(&d));
+    } else if (!strcmp(k, "self")) {
+        /* each rank waits for a message from itself that it never sent: run without mpiexec,
+         * the process watches itself */
+        check_deadlock(MPI_Recv(&v, 1, MPI_INT, 0, 2, MPI_COMM_SELF, MPI_STATUS_IGNORE),
+                       MPI_ERR_OTHER, "receive from rank 0 (tag 2) on MPI_COMM_SELF");
+        CHECK_RC(MPI_Sendrecv(&me, 1, MPI_INT, 0, 2, &v, 1, MPI_INT, 0, 2, MPI_COMM_SELF,
+                              MPI_STATUS_IGNORE));
+        CHECK(v == me, "message to itself after the deadlock: %d", v);
     } else if (!strcmp(k, "slow")) {
         /* rank 0 stays away from MPI for three windows of the watch, then sends: a slow job,
          * not a deadlock */
