@@ -56,17 +56,9 @@ static int deadlock_error(co_comm *c, const char *fn) {
 static int probe_gone(co_comm *c, int source, int tag) {
     if (co_p2p_senders_gone(c, source)) return 1;
     if (CO_UNLIKELY(co_deadlock_due())) {
-        char t[24];
-        if (tag == MPI_ANY_TAG)
-            snprintf(t, sizeof(t), "any tag");
-        else
-            snprintf(t, sizeof(t), "tag %d", tag);
-        if (source == MPI_ANY_SOURCE)
-            co_deadlock_claim("probe for a message from any source (%s) on %s", t,
-                              co_comm_label(c));
-        else
-            co_deadlock_claim("probe for a message from rank %d (%s) on %s", source, t,
-                              co_comm_label(c));
+        char who[64];
+        co_p2p_peer_tag(who, sizeof(who), source, tag);
+        co_deadlock_claim("probe for a message from %s on %s", who, co_comm_label(c));
         return 2;
     }
     return 0;

@@ -967,8 +967,7 @@ static int send_unreceivable(const co_req *r) {
             atomic_load_explicit(&((co_rdv *)r->rdv)->state, memory_order_acquire) == RDV_POSTED);
 }
 
-/* "rank 3 (tag 5)", "any source (any tag)": a request's peer and tag, for messages. */
-static void peer_tag(char *out, size_t len, int peer, int tag) {
+void co_p2p_peer_tag(char *out, size_t len, int peer, int tag) {
     char t[24];
     if (tag == MPI_ANY_TAG)
         snprintf(t, sizeof(t), "any tag");
@@ -986,7 +985,7 @@ static void peer_tag(char *out, size_t len, int peer, int tag) {
  * is moving is not part of a deadlock: the wait's next check ends the job instead. */
 static void deadlock_fail(co_req *r) {
     char who[64];
-    peer_tag(who, sizeof(who), r->peer, r->tag);
+    co_p2p_peer_tag(who, sizeof(who), r->peer, r->tag);
     if (r->kind == CO_REQ_RECV || r->kind == CO_REQ_PRECV) {
         if (r->matched) return;
         co_deadlock_claim("receive from %s on %s", who, co_comm_label(r->comm));

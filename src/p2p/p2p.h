@@ -111,6 +111,8 @@ int co_isend(const void *buf, size_t count, co_dtype *dt, int dest, int tag, co_
              uint64_t ctx, int mode, co_req **out);
 int co_irecv(void *buf, size_t count, co_dtype *dt, int src, int tag, co_comm *comm, uint64_t ctx,
              co_req **out);
+/* "rank 3 (tag 5)", "any source (any tag)": a peer and tag, for messages. */
+void co_p2p_peer_tag(char *out, size_t len, int peer, int tag);
 /* Whether no message from `src` (a rank of c or MPI_ANY_SOURCE) can arrive on c any more:
  * every rank that could send it has called MPI_Finalize, and what they sent before has been
  * taken in (a probe or receive that still finds nothing never will). */
