@@ -48,11 +48,11 @@ int co_seg_create(const co_seg_params *p, co_seg *seg, char *err, size_t errlen)
     off = round_up(off + n * n * data, PAGE);
     uint64_t off_rdv = off;
     off = round_up(off + n * CO_RDV_SLOTS * 64, PAGE);
-    uint64_t off_notes = off;
-    off = round_up(off + n * CO_SEG_NOTE, PAGE);
     uint64_t off_heap = off;
     uint64_t slice = round_up((uint64_t)p->heap_slice, PAGE);
     off += n * slice;
+    uint64_t off_notes = off; /* after the heap, which keeps its place */
+    off = round_up(off + n * CO_SEG_NOTE, PAGE);
 
     int fd = memfd_create("cohort-job", 0);
     if (fd < 0) {
