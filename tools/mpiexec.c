@@ -522,9 +522,7 @@ int main(int argc, char **argv) {
 
     int stdin_open = j->stdin_fd >= 0;
     uint64_t start = now_ms();
-    /* no sooner than the collectives' own check of counts that differ (CO_COLL_LAG_NS), the
-     * one check that waits for time rather than for the other ranks */
-    j->deadlock_ms = cfg.deadlock_ms <= 0 ? 0 : cfg.deadlock_ms < 200 ? 200 : cfg.deadlock_ms;
+    j->deadlock_ms = cfg.deadlock_ms > 0 ? cfg.deadlock_ms : 0;
     if (j->deadlock_ms) {
         j->dl_base = calloc((size_t)j->n, sizeof(*j->dl_base));
         j->dl_bstate = calloc((size_t)j->n, sizeof(*j->dl_bstate));

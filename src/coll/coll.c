@@ -684,8 +684,10 @@ static void wait_check(void) {
         if (!peer_sig(&s->sig[q], &g) || g.call > cc->calls || cc->calls - g.call >= CO_COLL_HIST)
             continue;
         const co_coll_sig *mine = &cc->hist[g.call % CO_COLL_HIST];
-        if (mine->what == g.what && mine->bytes != g.bytes && !dl && !lagged_long(c, q, g.call))
-            continue; /* sizes alone: the data path may still report it, see lagged_long */
+        if (mine->what == g.what && mine->bytes != g.bytes && !dl && !lagged_long(c, q, g.call)) {
+            co_wait_timed(); /* waiting for time now: not quiet for the deadlock watch */
+            continue;        /* sizes alone: the data path may still report it, see lagged_long */
+        }
         if (mine->what == g.what && mine->bytes == g.bytes) {
             if (mine->chain == g.chain) continue;
             snprintf(cc->broken_msg, sizeof(cc->broken_msg),

@@ -278,6 +278,9 @@ int co_deadlock_due(void);
 void co_deadlock_claim(const char *fmt, ...) CO_PRINTF(1, 2);
 /* The claim's text, for the error message ("" before any). */
 const char *co_deadlock_where(void);
+/* Said by a wait's check that will act once some time has passed, not on what the other
+ * ranks do: the deadlock watch must not take the wait for a quiet one meanwhile. */
+void co_wait_timed(void);
 /* Ends the job for a deadlock, saying where this rank waits (after co_deadlock_claim). */
 CO_NORETURN void co_deadlock_end(void);
 
@@ -341,7 +344,8 @@ struct cohort_state {
     uint32_t quiet_stretch, quiet_checks;
     uint32_t dl_seen, dl_pending, dl_stretch;
     uint64_t dl_call;
-    uint64_t dl_self_since; /* a singleton's watch: when its current quiet stretch began */
+    uint32_t dl_self_stretch; /* a singleton's watch: its current quiet stretch, */
+    uint64_t dl_self_since;   /* and when it began */
     char dl_where[CO_SEG_NOTE_TEXT];
     void *bsend_buf; /* MPI_Buffer_attach */
     int bsend_size;

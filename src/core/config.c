@@ -41,9 +41,7 @@ const co_setting co_settings[] = {
      "mpiexec declares a deadlock once every rank has waited this many milliseconds in MPI "
      "calls that none of the others will complete (a process started without mpiexec, once "
      "it has): it lists where each rank waits and the calls fail (MPI_ERR_OTHER; a blocked "
-     "send ends the job); 0 turns the watch off, and "
-     "values under 200 count as 200 (a collective whose counts differ between ranks is "
-     "reported by its own check after 100 ms)"},
+     "send ends the job); 0 turns the watch off"},
     {"SPIN_COUNT", CO_CFG_INT, "0", CFG(spin_count),
      "idle progress passes before a waiting rank yields the CPU; 0 picks one from the number "
      "of ranks per core"},

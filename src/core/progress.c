@@ -38,13 +38,16 @@ static void no_deadlock_check(void) {
 }
 
 /* A process started without mpiexec (a singleton) watches itself: a wait in which it has
- * found nothing to do for COHORT_DEADLOCK_MS (at least 200) never ends, since no other
- * process can change anything it waits for. */
-static void self_watch(co_seg *seg, int first) {
+ * found nothing to do for COHORT_DEADLOCK_MS never ends, since no other process can change
+ * anything it waits for. */
+static void self_watch(co_seg *seg) {
     uint64_t now = co_now_ns();
-    if (first) co_st.dl_self_since = now;
-    long ms = co_st.cfg.deadlock_ms < 200 ? 200 : co_st.cfg.deadlock_ms;
-    if (first || now - co_st.dl_self_since < (uint64_t)ms * 1000000u) return;
+    if (co_st.quiet_stretch != co_st.dl_self_stretch) { /* a new quiet stretch */
+        co_st.dl_self_stretch = co_st.quiet_stretch;
+        co_st.dl_self_since = now;
+        return;
+    }
+    if (now - co_st.dl_self_since < (uint64_t)co_st.cfg.deadlock_ms * 1000000u) return;
     uint32_t g = atomic_load_explicit(&seg->hdr->dl_gen, memory_order_relaxed);
     if (g != co_st.dl_seen) return; /* declared already */
     atomic_store_explicit(&seg->hdr->dl_done, g + 1, memory_order_relaxed);
@@ -56,8 +59,7 @@ static void quiet_check(const co_backoff *b) {
     if (!seg) return;
     if (b->idle == CO_WAIT_CHECK_PASSES) co_st.quiet_stretch++;
     co_st.quiet_checks++;
-    if (!co_st.launched && co_st.cfg.deadlock_ms > 0)
-        self_watch(seg, b->idle == CO_WAIT_CHECK_PASSES);
+    if (!co_st.launched && co_st.cfg.deadlock_ms > 0) self_watch(seg);
     atomic_store_explicit(&seg->ranks[co_st.world_rank].quiet,
                           (uint64_t)co_st.quiet_stretch << 32 | co_st.quiet_checks,
                           memory_order_release);
@@ -72,6 +74,10 @@ static void quiet_check(const co_backoff *b) {
         co_st.dl_seen = g;
         co_st.dl_pending = 0;
     }
+}
+
+void co_wait_timed(void) {
+    co_st.quiet_stretch++; /* the next check's word shows a new stretch */
 }
 
 int co_deadlock_due(void) {
