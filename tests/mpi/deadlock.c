@@ -11,12 +11,8 @@
 
 /* rc must be MPI_ERR_OTHER (or `cls`) with a message that names the deadlock and `what`. */
 static void check_deadlock(int rc, int cls, const char *what) {
-    int c = -1;
-    MPI_Error_class(rc, &c);
     char msg[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    if (rc != MPI_SUCCESS) MPI_Error_string(rc, msg, &len);
-    msg[len] = 0;
+    int c = tu_error(rc, msg);
     CHECK(c == cls, "expected class %d, got rc %d class %d (%s)", cls, rc, c, msg);
     if (cls == MPI_ERR_OTHER)
         CHECK(strstr(msg, "deadlock") && strstr(msg, what), "message lacks '%s': %s", what, msg);

@@ -12,12 +12,8 @@ static char big[BIG];
 
 /* rc must be MPI_ERR_OTHER with a message that names MPI_Finalize and `who`. */
 static void check_finalized(int rc, const char *who) {
-    int cls = -1;
-    MPI_Error_class(rc, &cls);
     char msg[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    if (rc != MPI_SUCCESS) MPI_Error_string(rc, msg, &len);
-    msg[len] = 0;
+    int cls = tu_error(rc, msg);
     CHECK(cls == MPI_ERR_OTHER, "expected MPI_ERR_OTHER, got rc %d class %d (%s)", rc, cls, msg);
     CHECK(strstr(msg, "MPI_Finalize") && strstr(msg, who), "message: %s", msg);
 }

@@ -42,6 +42,16 @@ static int tu_rank(void) {
               #cls, rc_, cls_);                                                                    \
     } while (0)
 
+/* The error class of rc, with its message in msg (MPI_MAX_ERROR_STRING bytes; "" for
+ * MPI_SUCCESS). */
+static inline int tu_error(int rc, char *msg) {
+    int cls = -1, len = 0;
+    MPI_Error_class(rc, &cls);
+    if (rc != MPI_SUCCESS) MPI_Error_string(rc, msg, &len);
+    msg[len] = 0;
+    return cls;
+}
+
 static inline void tu_sleep_ms(int ms) {
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
