@@ -57,12 +57,12 @@ typedef struct job {
     uint64_t kill_started;
     int killed_hard;
     /* the deadlock watch (watch_deadlock) */
-    long deadlock_ms;   /* 0: off */
-    uint64_t *dl_base;  /* each rank's quiet word when the window began */
-    int *dl_bstate;     /* and its state (dl_state) */
-    uint64_t dl_since;  /* when the window began */
-    uint32_t dl_gen;    /* deadlocks declared */
-    uint64_t dl_report; /* declared: print the report by then at the latest; 0: not declared */
+    long deadlock_ms;      /* 0: off */
+    uint64_t *dl_base;     /* each rank's quiet word when the window began */
+    int *dl_bstate;        /* and its state (dl_state) */
+    uint64_t dl_since;     /* when the window began */
+    uint32_t dl_gen;       /* deadlocks declared */
+    uint64_t dl_report_by; /* declared: print the report by then at the latest; 0: not yet */
 } job;
 
 static uint64_t now_ms(void) {
@@ -84,6 +84,11 @@ static int dl_state(const job *j, int r) {
     return j->ranks[r].running ? atomic_load(&j->seg.ranks[r].state) : -1;
 }
 
+/* Whether a rank in state st (dl_state) is done with MPI: it waits for nothing. */
+static int dl_done_with_mpi(int st) {
+    return st < 0 || st == CO_RANK_FINALIZED;
+}
+
 static void dl_restart(job *j, uint64_t now) {
     for (int r = 0; r < j->n; r++) {
         j->dl_bstate[r] = dl_state(j, r);
@@ -99,10 +104,10 @@ static void dl_report(job *j) {
             "others will complete; where each waits:\n",
             j->deadlock_ms);
     for (int r = 0; r < j->n; r++) {
-        int st = atomic_load(&j->seg.ranks[r].state);
-        if (!j->ranks[r].running || st == CO_RANK_FINALIZED)
+        int st = dl_state(j, r);
+        if (dl_done_with_mpi(st))
             fprintf(stderr, "mpiexec:   rank %d: %s\n", r,
-                    st == CO_RANK_FINALIZED ? "has finished MPI_Finalize" : "has exited");
+                    st < 0 ? "has exited" : "has finished MPI_Finalize");
         else if (atomic_load_explicit(&j->seg.ranks[r].dl_ack, memory_order_acquire) == j->dl_gen)
             fprintf(stderr, "mpiexec:   rank %d: %.*s\n", r, CO_SEG_NOTE, co_seg_note(&j->seg, r));
         else
@@ -110,7 +115,7 @@ static void dl_report(job *j) {
     }
     fflush(stderr);
     atomic_store_explicit(&j->seg.hdr->dl_done, j->dl_gen, memory_order_release);
-    j->dl_report = 0;
+    j->dl_report_by = 0;
 }
 
 /* Called on every turn of the event loop (at least every DL_TICK_MS). */
@@ -118,13 +123,13 @@ static void dl_report(job *j) {
 static void watch_deadlock(job *j) {
     if (!j->deadlock_ms || j->killing || !j->dl_base || !j->dl_bstate) return;
     uint64_t now = now_ms();
-    if (j->dl_report) { /* declared: report once every waiting rank has said where it waits */
+    if (j->dl_report_by) { /* declared: report once every waiting rank has said where it waits */
         int all = 1;
         for (int r = 0; r < j->n && all; r++)
-            if (j->ranks[r].running && atomic_load(&j->seg.ranks[r].state) != CO_RANK_FINALIZED &&
+            if (!dl_done_with_mpi(dl_state(j, r)) &&
                 atomic_load_explicit(&j->seg.ranks[r].dl_ack, memory_order_acquire) != j->dl_gen)
                 all = 0;
-        if (all || now >= j->dl_report) {
+        if (all || now >= j->dl_report_by) {
             dl_report(j);
             dl_restart(j, now);
         }
@@ -141,13 +146,13 @@ static void watch_deadlock(job *j) {
             dl_restart(j, now);
             return;
         }
-        if (st == CO_RANK_FINALIZED || st < 0) continue; /* done since before the window */
+        if (dl_done_with_mpi(st)) continue; /* since before the window */
         if (co_quiet_checks(q) < co_quiet_checks(j->dl_base[r]) + 2u) quiet = 0;
         waiting++;
     }
     if (!waiting || !quiet || now - j->dl_since < (uint64_t)j->deadlock_ms) return;
     j->dl_gen++;
-    j->dl_report = now + 2000;
+    j->dl_report_by = now + 2000;
     atomic_store_explicit(&j->seg.hdr->dl_gen, j->dl_gen, memory_order_release);
 }
 

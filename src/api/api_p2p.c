@@ -45,10 +45,7 @@ static int isend_common(const char *fn, const void *buf, int count, MPI_Datatype
 
 /* A wait that failed because the job deadlocked (co_deadlock_due). */
 static int deadlock_error(co_comm *c, const char *fn) {
-    return co_error(c, fn, MPI_ERR_OTHER,
-                    "deadlock: every rank of the job waits in an MPI call and none can go on; "
-                    "this rank: %s",
-                    co_deadlock_where());
+    return co_error(c, fn, MPI_ERR_OTHER, "%s", co_deadlock_reason());
 }
 
 /* A probe that has waited long: whether it is to fail, and how (a deadlock, or no rank left

@@ -107,7 +107,7 @@ static inline void *co_seg_rdv_slot(const co_seg *seg, int rank, unsigned slot) 
     return seg->base + seg->hdr->off_rdv + ((uint64_t)rank * CO_RDV_SLOTS + slot) * 64;
 }
 
-#define CO_SEG_NOTE 192 /* CO_SEG_NOTE_TEXT in cohort.h */
+#define CO_SEG_NOTE 192 /* a rank's note: "MPI_Xxx: " and where it waits */
 static inline char *co_seg_note(const co_seg *seg, int rank) {
     return seg->base + seg->hdr->off_notes + (uint64_t)rank * CO_SEG_NOTE;
 }

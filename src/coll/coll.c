@@ -699,10 +699,7 @@ static void wait_check(void) {
         disagree(k, q, &g, mine, NULL);
     }
     if (CO_UNLIKELY(dl)) {
-        snprintf(cc->broken_msg, sizeof(cc->broken_msg),
-                 "deadlock: every rank of the job waits in an MPI call and none can go on; "
-                 "this rank: %s",
-                 co_deadlock_where());
+        snprintf(cc->broken_msg, sizeof(cc->broken_msg), "%s", co_deadlock_reason());
         abandon(k, MPI_ERR_OTHER);
     }
 }

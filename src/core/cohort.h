@@ -276,8 +276,8 @@ void co_progress_wait_flag(const volatile int *flag, int value); /* until *flag 
  * their first check. */
 int co_deadlock_due(void);
 void co_deadlock_claim(const char *fmt, ...) CO_PRINTF(1, 2);
-/* The claim's text, for the error message ("" before any). */
-const char *co_deadlock_where(void);
+/* The error message of a wait failed by a deadlock, with where this rank waits. */
+const char *co_deadlock_reason(void);
 /* Said by a wait's check that will act once some time has passed, not on what the other
  * ranks do: the deadlock watch must not take the wait for a quiet one meanwhile. */
 void co_wait_timed(void);
@@ -316,7 +316,7 @@ struct co_p2p_state;
 struct co_coll_state;
 struct co_comm_state;
 
-#define CO_SEG_NOTE_TEXT 192 /* bytes of a rank's note in the job segment (boot.h) */
+#define CO_DEADLOCK_WHERE 160 /* bytes of co_deadlock_claim's text */
 
 struct cohort_state {
     int initialized; /* MPI_Init has completed */
@@ -346,7 +346,7 @@ struct cohort_state {
     uint64_t dl_call;
     uint32_t dl_self_stretch; /* a singleton's watch: its current quiet stretch, */
     uint64_t dl_self_since;   /* and when it began */
-    char dl_where[CO_SEG_NOTE_TEXT];
+    char dl_where[CO_DEADLOCK_WHERE];
     void *bsend_buf; /* MPI_Buffer_attach */
     int bsend_size;
     int bsend_pending; /* buffered sends not yet delivered */

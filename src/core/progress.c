@@ -7,7 +7,6 @@
 
 #include <sched.h>
 #include <stdio.h>
-#include <string.h>
 #include <time.h>
 
 /* ---- Deadlocks --------------------------------------------------------------------------------
@@ -22,12 +21,19 @@
 /* How long a rank waits for mpiexec's report once it has said where it waits. */
 #define DL_REPORT_NS 5000000000ull
 
+const char *co_deadlock_reason(void) {
+    static char reason[CO_DEADLOCK_WHERE + 96];
+    snprintf(reason, sizeof(reason),
+             "deadlock: every rank of the job waits in an MPI call and none can go on; this "
+             "rank: %s",
+             co_st.dl_where);
+    return reason;
+}
+
 void co_deadlock_end(void) {
-    char msg[CO_SEG_NOTE_TEXT + 200];
-    snprintf(msg, sizeof(msg),
-             "cohort(rank %d): %s: deadlock: every rank of the job waits in an MPI call and none "
-             "can go on (this rank: %s); ending the job",
-             co_st.world_rank, co_st.api_fn ? co_st.api_fn : "MPI", co_st.dl_where);
+    char msg[CO_DEADLOCK_WHERE + 200];
+    snprintf(msg, sizeof(msg), "cohort(rank %d): %s: %s; ending the job", co_st.world_rank,
+             co_st.api_fn ? co_st.api_fn : "MPI", co_deadlock_reason());
     co_abort_job(MPI_ERR_OTHER, CO_ABORT_FATAL_ERROR, msg);
 }
 
@@ -84,10 +90,6 @@ int co_deadlock_due(void) {
     return co_st.dl_pending || (co_st.dl_call && co_st.dl_call == co_st.api_calls);
 }
 
-const char *co_deadlock_where(void) {
-    return co_st.dl_where;
-}
-
 void co_deadlock_claim(const char *fmt, ...) {
     uint32_t g = co_st.dl_pending;
     if (!g) return; /* an earlier wait of this call said it already */
@@ -96,10 +98,8 @@ void co_deadlock_claim(const char *fmt, ...) {
     vsnprintf(co_st.dl_where, sizeof(co_st.dl_where), fmt, ap);
     va_end(ap);
     co_seg *seg = co_st.seg;
-    char *note = co_seg_note(seg, co_st.world_rank);
-    size_t n = (size_t)snprintf(note, CO_SEG_NOTE, "%s: ", co_st.api_fn ? co_st.api_fn : "MPI");
-    if (n < CO_SEG_NOTE) memccpy(note + n, co_st.dl_where, 0, CO_SEG_NOTE - n);
-    note[CO_SEG_NOTE - 1] = 0;
+    snprintf(co_seg_note(seg, co_st.world_rank), CO_SEG_NOTE, "%s: %s",
+             co_st.api_fn ? co_st.api_fn : "MPI", co_st.dl_where);
     atomic_store_explicit(&seg->ranks[co_st.world_rank].dl_ack, g, memory_order_release);
     /* every rank's error would end the job before mpiexec has heard from all of them */
     uint64_t until = co_now_ns() + DL_REPORT_NS;

@@ -979,25 +979,30 @@ void co_p2p_peer_tag(char *out, size_t len, int peer, int tag) {
         snprintf(out, len, "rank %d (%s)", peer, t);
 }
 
+/* Ends wait r with MPI_ERR_OTHER (status.deadlock says why: a deadlock, or a peer that has
+ * called MPI_Finalize). */
+static void fail_wait(co_req *r, int deadlock) {
+    r->status.source = r->peer;
+    r->status.tag = r->tag;
+    r->status.error = MPI_ERR_OTHER;
+    r->status.deadlock = deadlock;
+    co_req_complete(r);
+}
+
 /* The job has deadlocked (co_deadlock_due) and r is what this rank waits for. A receive that
- * no message has matched fails (MPI_ERR_OTHER, status.deadlock); a send ends the job, since
- * its receiver might still match it later and it cannot be taken back. A request whose data
- * is moving is not part of a deadlock: the wait's next check ends the job instead. */
-static void deadlock_fail(co_req *r) {
+ * no message has matched fails; a send ends the job, since its receiver might still match it
+ * later and it cannot be taken back. A request whose data is moving is not part of a
+ * deadlock: the wait's next check ends the job instead. */
+static void deadlock_fail(co_req *r, int recv) {
+    if (recv ? r->matched : streaming(r)) return;
     char who[64];
     co_p2p_peer_tag(who, sizeof(who), r->peer, r->tag);
-    if (r->kind == CO_REQ_RECV || r->kind == CO_REQ_PRECV) {
-        if (r->matched) return;
+    if (recv) {
         co_deadlock_claim("receive from %s on %s", who, co_comm_label(r->comm));
         posted_unlink(r);
-        r->status.source = r->peer;
-        r->status.tag = r->tag;
-        r->status.error = MPI_ERR_OTHER;
-        r->status.deadlock = 1;
-        co_req_complete(r);
+        fail_wait(r, 1);
         return;
     }
-    if (streaming(r)) return;
     co_deadlock_claim("send to %s on %s, %s", who, co_comm_label(r->comm),
                       r->pending ? "which waits for room in that rank's queue"
                                  : "which no receive there has matched");
@@ -1008,28 +1013,21 @@ void co_p2p_wait_check(co_req *r) {
     /* user traffic only: collective traffic has its own check (src/coll), and MPI_Finalize's
      * barrier still talks on MPI_COMM_WORLD's collective context */
     if (r->complete || !r->active || !r->comm || r->ctx != r->comm->ctx) return;
-    if (r->kind == CO_REQ_RECV || r->kind == CO_REQ_PRECV) {
-        if (r->matched || !co_p2p_senders_gone(r->comm, r->peer)) {
-            if (CO_UNLIKELY(co_deadlock_due())) deadlock_fail(r);
-            return;
-        }
-        if (r->complete || r->matched) return; /* what was taken in matched it */
-        posted_unlink(r);
-    } else if (send_unreceivable(r)) {
-        if (r->rdv) { /* its slot is not handed out again: the RTS naming it is still queued */
-            list_remove(&P->rdv_sends, r);
-            P->nrdv--;
-            r->rdv = NULL;
-            r->rdv_slot = -1;
-        }
-    } else {
-        if (CO_UNLIKELY(co_deadlock_due())) deadlock_fail(r);
+    int recv = r->kind == CO_REQ_RECV || r->kind == CO_REQ_PRECV;
+    if (recv ? r->matched || !co_p2p_senders_gone(r->comm, r->peer) : !send_unreceivable(r)) {
+        if (CO_UNLIKELY(co_deadlock_due())) deadlock_fail(r, recv);
         return;
     }
-    r->status.source = r->peer;
-    r->status.tag = r->tag;
-    r->status.error = MPI_ERR_OTHER;
-    co_req_complete(r);
+    if (recv) {
+        if (r->complete || r->matched) return; /* what was taken in matched it */
+        posted_unlink(r);
+    } else if (r->rdv) { /* its slot is not handed out again: the RTS naming it is still queued */
+        list_remove(&P->rdv_sends, r);
+        P->nrdv--;
+        r->rdv = NULL;
+        r->rdv_slot = -1;
+    }
+    fail_wait(r, 0);
 }
 
 /* ---- Progress of queued work ------------------------------------------------------------------

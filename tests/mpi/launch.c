@@ -1,9 +1,9 @@
 /* A program whose ranks misbehave on request, for the launcher tests (tests/launcher.sh):
  *   launch MODE [RANK [ARG]]
- * MODE: ok, segv, exit, abort, nofinalize, fataltag, hang, deadlock, stdin, env, spam, affinity,
- * sleep,
- * collsegv (RANK dies by SIGSEGV after ARG rounds of collectives while the others go on with
- * them: small ones through the shared segment, large ones copied straight from its memory). */
+ * MODE: ok, segv, exit, abort, nofinalize, fataltag, hang, deadlock, stdin, env, spam,
+ * affinity, sleep, collsegv (RANK dies by SIGSEGV after ARG rounds of collectives while the others
+ * go on with them: small ones through the shared segment, large ones copied straight from its
+ * memory). */
 #include <mpi.h>
 #include <sched.h>
 #include <signal.h>
