@@ -32,6 +32,7 @@ demo: build
 # Every test; the output ends with ctest's summary.
 check:
 	@scripts/deps.sh check
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DCOHORT_REQUIRE_CMOCKA=ON > /dev/null
 	@$(MAKE) --no-print-directory build
 	cd $(BUILD) && ctest --output-on-failure --timeout 600 -j 1
 
@@ -42,7 +43,7 @@ check:
 SANITIZE_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 check-sanitize:
 	@scripts/deps.sh check
-	cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS="$(SANITIZE_FLAGS)" \
+	cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DCOHORT_REQUIRE_CMOCKA=ON -DCMAKE_C_FLAGS="$(SANITIZE_FLAGS)" \
 	  -DCMAKE_EXE_LINKER_FLAGS="$(SANITIZE_FLAGS)" -DCMAKE_SHARED_LINKER_FLAGS="$(SANITIZE_FLAGS)" > /dev/null
 	cmake --build build-sanitize -j $(JOBS)
 	cd build-sanitize && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure --timeout 900 \

@@ -1,8 +1,9 @@
 #!/bin/bash
 # The user-facing tools: compiler wrappers (flags, -show, C and C++), the build tree used in
-# place (every declared function exported), `make install` into a prefix, the library built
-# with clang, `cohort info`, the README's settings list being the one generated from the code,
-# source formatting, and the benchmark runner.
+# place (every declared function exported), `make install` into a prefix, configuring without
+# cmocka (as `make demo` does on a fresh machine), the library built with clang, `cohort info`,
+# the README's settings list being the one generated from the code, source formatting, and the
+# benchmark runner.
 #   tools.sh SOURCE_DIR BUILD_DIR SCENARIO
 set -u
 SRC=$1 BUILD=$2 SCENARIO=$3
@@ -172,6 +173,26 @@ readme-settings)
   want=$("$BUILD/bin/cohort" settings-markdown)
   have=$(sed -n '/<!-- settings:begin -->/,/<!-- settings:end -->/p' "$SRC/README.md" | sed '1d;$d')
   [ "$want" = "$have" ] || { diff <(echo "$want") <(echo "$have"); fail "README settings table is stale: run scripts/update-readme-settings.sh"; }
+  ;;
+configure)
+  # `make demo` on a fresh machine configures before cmocka is installed: that must work and
+  # leave only the unit tests out, while `make check`'s configure must refuse to go on without it
+  lib=$(find /usr/lib /usr/local/lib -name 'libcmocka.so*' 2>/dev/null | head -n 1)
+  [ -n "$lib" ] || fail "cmocka is not installed"
+  dir=$(dirname "$lib")
+  hide="-DCMAKE_IGNORE_PATH=$dir;${dir#/usr}" # /lib is /usr/lib on Debian 12
+  cmake -S "$SRC" -B "$work/nocmocka" "$hide" > "$work/nocmocka.log" 2>&1 \
+    || { cat "$work/nocmocka.log"; fail "configure without cmocka"; }
+  grep -q "cmocka not found: the unit tests are left out" "$work/nocmocka.log" \
+    || fail "no word that the unit tests are left out"
+  listed=$(cd "$work/nocmocka" && ctest -N)
+  echo "$listed" | grep -q " unit\." && fail "unit tests listed without cmocka"
+  echo "$listed" | grep -q " mpi\.coll_" || fail "MPI tests missing without cmocka"
+  cmake -S "$SRC" -B "$work/required" "$hide" -DCOHORT_REQUIRE_CMOCKA=ON > "$work/required.log" 2>&1 \
+    && fail "configure with COHORT_REQUIRE_CMOCKA=ON went on without cmocka"
+  grep -q "CMOCKA_LIB" "$work/required.log" || { cat "$work/required.log"; fail "no word of cmocka"; }
+  listed=$(cd "$BUILD" && ctest -N)
+  echo "$listed" | grep -q " unit\.test_core" || fail "this build has no unit tests"
   ;;
 clang)
   # the library built with clang instead of gcc, warnings as errors: it must export the same
