@@ -291,9 +291,11 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
     co_req *rr, *sr;
     if ((rc = co_irecv(recvbuf, (size_t)recvcount, rdt, source, recvtag, c, c->ctx, &rr)))
         return co_error(c, fn, rc, "cannot post the receive");
-    if ((rc =
-             co_isend(sendbuf, (size_t)sendcount, sdt, dest, sendtag, c, c->ctx, CO_MODE_STD, &sr)))
+    if ((rc = co_isend(sendbuf, (size_t)sendcount, sdt, dest, sendtag, c, c->ctx, CO_MODE_STD,
+                       &sr))) {
+        co_recv_withdraw(rr);
         return co_error(c, fn, rc, "cannot start the send");
+    }
     co_status ss = send_wait(sr);
     rc = recv_finish(c, fn, rr, status);
     return rc || !ss.error ? rc : no_receiver_error(c, fn, &ss);
@@ -322,6 +324,7 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
     }
     if ((rc = co_isend(tmp, bytes, co_dt_get(MPI_BYTE), dest, sendtag, c, c->ctx, CO_MODE_STD,
                        &sr))) {
+        co_recv_withdraw(rr);
         free(tmp);
         return co_error(c, fn, rc, "cannot start the send");
     }

@@ -725,7 +725,10 @@ int co_send_start(co_req *r) {
     if (r->mode == CO_MODE_BUFFERED && r->bytes && !r->tmp) {
         /* buffered: the user may reuse the buffer at once, so send from a copy */
         r->tmp = malloc(r->bytes);
-        if (!r->tmp) return MPI_ERR_NO_MEM;
+        if (!r->tmp) {
+            r->active = 0; /* a persistent request stays inactive */
+            return MPI_ERR_NO_MEM;
+        }
         co_dt_pack(r->dt, r->count, r->buf, 0, r->tmp, r->bytes);
     }
     if (r->peer_world == co_st.world_rank) {
@@ -769,11 +772,17 @@ co_req *co_req_prepare(int kind, const void *buf, size_t count, co_dtype *dt, in
 
 int co_isend(const void *buf, size_t count, co_dtype *dt, int dest, int tag, co_comm *comm,
              uint64_t ctx, int mode, co_req **out) {
+    *out = NULL;
     co_req *r = co_req_prepare(CO_REQ_SEND, buf, count, dt, dest, tag, comm, ctx);
     if (!r) return MPI_ERR_NO_MEM;
     r->mode = (uint8_t)mode;
+    int rc = co_send_start(r);
+    if (rc) {
+        co_req_free(r); /* nothing was queued */
+        r = NULL;
+    }
     *out = r;
-    return co_send_start(r);
+    return rc;
 }
 
 /* ---- Receiving: posting -----------------------------------------------------------------------
@@ -819,6 +828,7 @@ int co_recv_start(co_req *r) {
 
 int co_irecv(void *buf, size_t count, co_dtype *dt, int src, int tag, co_comm *comm, uint64_t ctx,
              co_req **out) {
+    *out = NULL;
     co_req *r = co_req_prepare(CO_REQ_RECV, buf, count, dt, src, tag, comm, ctx);
     if (!r) return MPI_ERR_NO_MEM;
     *out = r;
@@ -894,6 +904,12 @@ int co_req_cancel(co_req *r) {
     }
     /* Sends are not cancelled: once queued they may already be matched remotely. */
     return MPI_SUCCESS;
+}
+
+void co_recv_withdraw(co_req *r) {
+    co_req_cancel(r);
+    co_progress_wait(r);
+    co_req_free(r);
 }
 
 void co_p2p_purge(uint64_t ctx) {
@@ -1142,7 +1158,10 @@ int co_sendrecv(const void *sbuf, size_t scount, co_dtype *sdt, int dest, int st
     int rc = co_irecv(rbuf, rcount, rdt, src, rtag, comm, ctx, &r[1]);
     if (rc) return rc;
     rc = co_isend(sbuf, scount, sdt, dest, stag, comm, ctx, CO_MODE_STD, &r[0]);
-    if (rc) return rc;
+    if (rc) {
+        co_recv_withdraw(r[1]);
+        return rc;
+    }
     co_progress_wait(r[0]);
     co_progress_wait(r[1]);
     rc = r[1]->status.error;

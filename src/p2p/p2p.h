@@ -106,7 +106,8 @@ co_req *co_req_prepare(int kind, const void *buf, size_t count, co_dtype *dt, in
 /* Start a send or receive on `comm`; `ctx` is comm->ctx (point-to-point) or comm->ctx|1.
  * A receive on a collective context (ctx|1) expects exactly its count: a shorter message
  * completes it with MPI_ERR_COUNT (the ranks' counts disagree), a longer one with
- * MPI_ERR_TRUNCATE. */
+ * MPI_ERR_TRUNCATE. Both leave nothing behind when they fail: *out is then NULL, which
+ * co_waitall_internal skips. */
 int co_isend(const void *buf, size_t count, co_dtype *dt, int dest, int tag, co_comm *comm,
              uint64_t ctx, int mode, co_req **out);
 int co_irecv(void *buf, size_t count, co_dtype *dt, int src, int tag, co_comm *comm, uint64_t ctx,
@@ -125,6 +126,9 @@ int co_send_start(co_req *r);
 int co_recv_start(co_req *r);
 int co_iprobe(int src, int tag, co_comm *comm, uint64_t ctx, int *flag, co_status *st);
 int co_req_cancel(co_req *r);
+/* Takes back a receive posted by a call that then failed, and frees it: cancelled if nothing
+ * has matched it, else waited for, so that nothing lands in its buffer after the call. */
+void co_recv_withdraw(co_req *r);
 /* Cancels and frees every posted receive on `ctx` not yet matched: what a collective that was
  * abandoned (its ranks' calls disagreed) leaves behind. */
 void co_p2p_abandon(uint64_t ctx);
