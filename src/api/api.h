@@ -121,8 +121,22 @@ static inline int co_api_rank(co_comm *comm, const char *fn, int rank, int allow
                     comm->npeers);
 }
 
+/* An argument the call writes its result to must not be NULL: MPI_ERR_ARG through comm's
+ * handler (NULL: WORLD's), naming the parameter. */
+#define CO_API_OUT(comm, fn, p)                                                                    \
+    do {                                                                                           \
+        if (CO_UNLIKELY(!(p))) return co_error((comm), (fn), MPI_ERR_ARG, "%s is NULL", #p);       \
+    } while (0)
+
+/* A status the caller does not want: MPI_STATUS_IGNORE, or NULL. Open MPI and MPICH define
+ * MPI_STATUS_IGNORE (and MPI_STATUSES_IGNORE) as NULL, so programs written for them may pass
+ * NULL; Cohort takes it the same way. */
+static inline int co_api_status_ignored(const MPI_Status *st) {
+    return st == MPI_STATUS_IGNORE || !st;
+}
+
 static inline void co_api_status(MPI_Status *st, const co_status *s) {
-    if (st == MPI_STATUS_IGNORE) return;
+    if (co_api_status_ignored(st)) return;
     st->MPI_SOURCE = s->source;
     st->MPI_TAG = s->tag;
     st->co_cancelled = s->cancelled;
@@ -130,7 +144,7 @@ static inline void co_api_status(MPI_Status *st, const co_status *s) {
 }
 
 static inline void co_api_status_empty(MPI_Status *st) {
-    if (st == MPI_STATUS_IGNORE) return;
+    if (co_api_status_ignored(st)) return;
     st->MPI_SOURCE = MPI_ANY_SOURCE;
     st->MPI_TAG = MPI_ANY_TAG;
     st->co_cancelled = 0;

@@ -32,12 +32,14 @@ int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
 
 CO_WEAK(MPI_Initialized, PMPI_Initialized);
 int PMPI_Initialized(int *flag) {
+    CO_API_OUT(NULL, "MPI_Initialized", flag);
     *flag = co_st.initialized;
     return MPI_SUCCESS;
 }
 
 CO_WEAK(MPI_Finalized, PMPI_Finalized);
 int PMPI_Finalized(int *flag) {
+    CO_API_OUT(NULL, "MPI_Finalized", flag);
     *flag = co_st.finalized;
     return MPI_SUCCESS;
 }
@@ -51,6 +53,7 @@ int PMPI_Finalize(void) {
 CO_WEAK(MPI_Query_thread, PMPI_Query_thread);
 int PMPI_Query_thread(int *provided) {
     CO_ENTER("MPI_Query_thread");
+    CO_API_OUT(NULL, "MPI_Query_thread", provided);
     *provided = co_st.thread_level;
     return MPI_SUCCESS;
 }
@@ -58,6 +61,7 @@ int PMPI_Query_thread(int *provided) {
 CO_WEAK(MPI_Is_thread_main, PMPI_Is_thread_main);
 int PMPI_Is_thread_main(int *flag) {
     CO_ENTER("MPI_Is_thread_main");
+    CO_API_OUT(NULL, "MPI_Is_thread_main", flag);
     *flag = 1;
     return MPI_SUCCESS;
 }
@@ -86,6 +90,8 @@ double PMPI_Wtick(void) {
 CO_WEAK(MPI_Get_processor_name, PMPI_Get_processor_name);
 int PMPI_Get_processor_name(char *name, int *resultlen) {
     CO_ENTER("MPI_Get_processor_name");
+    CO_API_OUT(NULL, "MPI_Get_processor_name", name);
+    CO_API_OUT(NULL, "MPI_Get_processor_name", resultlen);
     strcpy(name, co_st.processor_name);
     *resultlen = (int)strlen(name);
     return MPI_SUCCESS;
@@ -93,6 +99,8 @@ int PMPI_Get_processor_name(char *name, int *resultlen) {
 
 CO_WEAK(MPI_Get_version, PMPI_Get_version);
 int PMPI_Get_version(int *version, int *subversion) {
+    CO_API_OUT(NULL, "MPI_Get_version", version);
+    CO_API_OUT(NULL, "MPI_Get_version", subversion);
     *version = MPI_VERSION;
     *subversion = MPI_SUBVERSION;
     return MPI_SUCCESS;
@@ -100,6 +108,8 @@ int PMPI_Get_version(int *version, int *subversion) {
 
 CO_WEAK(MPI_Get_library_version, PMPI_Get_library_version);
 int PMPI_Get_library_version(char *version, int *resultlen) {
+    CO_API_OUT(NULL, "MPI_Get_library_version", version);
+    CO_API_OUT(NULL, "MPI_Get_library_version", resultlen);
     int n = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
                      "Cohort %s (MPI %d.%d), shared-memory transport", COHORT_VERSION_STRING,
                      MPI_VERSION, MPI_SUBVERSION);
@@ -143,6 +153,7 @@ CO_WEAK(MPI_Error_class, PMPI_Error_class);
 int PMPI_Error_class(int errorcode, int *errorclass) {
     if (errorcode < 0 || errorcode > MPI_ERR_LASTCODE)
         return co_error(NULL, "MPI_Error_class", MPI_ERR_ARG, "invalid error code %d", errorcode);
+    CO_API_OUT(NULL, "MPI_Error_class", errorclass);
     *errorclass = errorcode;
     return MPI_SUCCESS;
 }
@@ -152,6 +163,8 @@ int PMPI_Error_string(int errorcode, char *string, int *resultlen) {
     const char *text = co_error_class_text(errorcode);
     if (!text)
         return co_error(NULL, "MPI_Error_string", MPI_ERR_ARG, "invalid error code %d", errorcode);
+    CO_API_OUT(NULL, "MPI_Error_string", string);
+    CO_API_OUT(NULL, "MPI_Error_string", resultlen);
     /* the class's text, and the reason of this process's latest error of the class, which is
      * where the code just returned came from when the call returned instead of aborting */
     const char *name = co_error_class_name(errorcode), *last = co_error_last_reason(errorcode);
@@ -192,6 +205,7 @@ int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler) {
     int rc = MPI_SUCCESS;
     co_comm *c = co_api_comm(comm, fn, &rc);
     if (!c) return rc;
+    CO_API_OUT(c, fn, errhandler);
     c->errh->refcount++; /* the user frees the returned handle */
     *errhandler = c->errh->handle;
     return MPI_SUCCESS;
@@ -203,6 +217,7 @@ int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *function,
     static const char fn[] = "MPI_Comm_create_errhandler";
     CO_ENTER(fn);
     if (!function) return co_error(NULL, fn, MPI_ERR_ARG, "function is NULL");
+    CO_API_OUT(NULL, fn, errhandler);
     co_errhandler *e = calloc(1, sizeof(*e));
     if (!e) return co_error(NULL, fn, MPI_ERR_NO_MEM, "out of memory");
     e->refcount = 1;
@@ -220,6 +235,7 @@ CO_WEAK(MPI_Errhandler_free, PMPI_Errhandler_free);
 int PMPI_Errhandler_free(MPI_Errhandler *errhandler) {
     static const char fn[] = "MPI_Errhandler_free";
     CO_ENTER(fn);
+    CO_API_OUT(NULL, fn, errhandler);
     co_errhandler *e = errh_get(*errhandler);
     if (!e) return co_error(NULL, fn, MPI_ERR_ARG, "invalid error handler");
     if (!e->builtin && --e->refcount == 0) { /* predefined handlers never go away */

@@ -174,11 +174,22 @@ int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 CO_WEAK(MPI_Ibsend, PMPI_Ibsend);
 int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                 MPI_Request *request) {
-    int rc = bsend_start("MPI_Ibsend", buf, count, datatype, dest, tag, comm);
-    if (rc) return rc;
-    co_req *r = co_req_new(CO_REQ_SEND); /* already complete: the data has been copied */
-    if (!r) return co_error(NULL, "MPI_Ibsend", MPI_ERR_NO_MEM, "out of requests");
-    co_req_set_comm(r, co_comm_get(comm));
+    static const char fn[] = "MPI_Ibsend";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_comm *c = co_api_comm(comm, fn, &rc);
+    if (!c) return rc;
+    if (!request) return co_error(c, fn, MPI_ERR_REQUEST, "request pointer is NULL");
+    /* the request the user gets is complete at once (the data is copied); it is made first,
+     * so that a send is never started for a call that then fails */
+    co_req *r = co_req_new(CO_REQ_SEND);
+    if (!r) return co_error(c, fn, MPI_ERR_NO_MEM, "out of requests");
+    rc = bsend_start(fn, buf, count, datatype, dest, tag, comm);
+    if (rc) {
+        co_req_free(r);
+        return rc;
+    }
+    co_req_set_comm(r, c);
     r->complete = 1;
     *request = r->handle;
     return MPI_SUCCESS;
@@ -199,7 +210,10 @@ int PMPI_Buffer_attach(void *buffer, int size) {
 
 CO_WEAK(MPI_Buffer_detach, PMPI_Buffer_detach);
 int PMPI_Buffer_detach(void *buffer_addr, int *size) {
-    CO_ENTER("MPI_Buffer_detach");
+    static const char fn[] = "MPI_Buffer_detach";
+    CO_ENTER(fn);
+    CO_API_OUT(NULL, fn, buffer_addr);
+    CO_API_OUT(NULL, fn, size);
     while (co_st.bsend_pending) co_progress(); /* MPI: detach waits for buffered messages */
     *(void **)buffer_addr = co_st.bsend_buf == (void *)&co_st ? NULL : co_st.bsend_buf;
     *size = co_st.bsend_buf ? co_st.bsend_size : 0;
@@ -402,6 +416,7 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
     CO_ENTER(fn);
     co_req *r;
     if (!request || lookup(*request, &r)) return bad_request(fn, request ? *request : 0);
+    CO_API_OUT(r ? r->comm : NULL, fn, flag);
     if (!r) {
         *flag = 1;
         co_api_status_empty(status);
@@ -422,6 +437,8 @@ static int all_common(const char *fn, int count, MPI_Request reqs[], MPI_Status 
                       int *flag) {
     CO_ENTER(fn);
     if (count < 0) return co_error(NULL, fn, MPI_ERR_COUNT, "negative count %d", count);
+    if (count && !reqs) return co_error(NULL, fn, MPI_ERR_REQUEST, "array_of_requests is NULL");
+    if (!wait) CO_API_OUT(NULL, fn, flag);
     co_req *stack[64];
     co_req **rs = count <= 64 ? stack : malloc((size_t)count * sizeof(co_req *));
     if (!rs) return co_error(NULL, fn, MPI_ERR_NO_MEM, "out of memory");
@@ -445,15 +462,15 @@ static int all_common(const char *fn, int count, MPI_Request reqs[], MPI_Status 
     co_comm *errcomm = NULL;
     if (done) {
         for (int i = 0; i < count; i++) {
-            MPI_Status *st = sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &sts[i];
+            MPI_Status *st = co_api_status_ignored(sts) ? MPI_STATUS_IGNORE : &sts[i];
             if (!rs[i]) {
                 co_api_status_empty(st);
-                if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = MPI_SUCCESS;
+                if (!co_api_status_ignored(st)) st->MPI_ERROR = MPI_SUCCESS;
                 continue;
             }
             co_comm *c = rs[i]->comm;
             int err = finish(&reqs[i], rs[i], st);
-            if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = err;
+            if (!co_api_status_ignored(st)) st->MPI_ERROR = err;
             if (err) {
                 nerr++;
                 if (!errcomm) errcomm = c;
@@ -495,6 +512,9 @@ static int any_common(const char *fn, int count, MPI_Request reqs[], int *index,
                       MPI_Status *status, int wait) {
     CO_ENTER(fn);
     if (count < 0) return co_error(NULL, fn, MPI_ERR_COUNT, "negative count %d", count);
+    if (count && !reqs) return co_error(NULL, fn, MPI_ERR_REQUEST, "array_of_requests is NULL");
+    CO_API_OUT(NULL, fn, index);
+    if (!wait) CO_API_OUT(NULL, fn, flag);
     co_backoff b = {0};
     for (;;) {
         int active = 0;
@@ -550,6 +570,9 @@ static int some_common(const char *fn, int incount, MPI_Request reqs[], int *out
                        int indices[], MPI_Status sts[], int wait) {
     CO_ENTER(fn);
     if (incount < 0) return co_error(NULL, fn, MPI_ERR_COUNT, "negative count %d", incount);
+    if (incount && !reqs) return co_error(NULL, fn, MPI_ERR_REQUEST, "array_of_requests is NULL");
+    CO_API_OUT(NULL, fn, outcount);
+    if (incount) CO_API_OUT(NULL, fn, indices);
     co_backoff b = {0};
     int first = 1;
     for (;;) {
@@ -561,10 +584,10 @@ static int some_common(const char *fn, int incount, MPI_Request reqs[], int *out
             if (!r) continue;
             active++;
             if (!r->complete) continue;
-            MPI_Status *st = sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &sts[n];
+            MPI_Status *st = co_api_status_ignored(sts) ? MPI_STATUS_IGNORE : &sts[n];
             co_comm *c = r->comm;
             int err = finish(&reqs[i], r, st);
-            if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = err;
+            if (!co_api_status_ignored(st)) st->MPI_ERROR = err;
             if (err && !nerr++) errcomm = c;
             indices[n++] = i;
         }
@@ -628,6 +651,7 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) 
     CO_ENTER(fn);
     co_req *r;
     if (lookup(request, &r)) return bad_request(fn, request);
+    CO_API_OUT(r ? r->comm : NULL, fn, flag);
     if (!r) {
         *flag = 1;
         co_api_status_empty(status);
@@ -648,9 +672,21 @@ int PMPI_Cancel(MPI_Request *request) {
     return co_req_cancel(r);
 }
 
+/* A status the call reads (or sets): a real one, not MPI_STATUS_IGNORE or NULL. */
+static int status_arg(const char *fn, const MPI_Status *status) {
+    if (CO_UNLIKELY(co_api_status_ignored(status)))
+        return co_error(NULL, fn, MPI_ERR_ARG, "status is %s",
+                        status ? "MPI_STATUS_IGNORE" : "NULL");
+    return MPI_SUCCESS;
+}
+
 CO_WEAK(MPI_Test_cancelled, PMPI_Test_cancelled);
 int PMPI_Test_cancelled(const MPI_Status *status, int *flag) {
-    CO_ENTER("MPI_Test_cancelled");
+    static const char fn[] = "MPI_Test_cancelled";
+    CO_ENTER(fn);
+    int rc = status_arg(fn, status);
+    if (rc) return rc;
+    CO_API_OUT(NULL, fn, flag);
     *flag = status->co_cancelled;
     return MPI_SUCCESS;
 }
@@ -664,6 +700,7 @@ static int probe_common(const char *fn, int source, int tag, MPI_Comm comm, int 
     co_comm *c = co_api_comm(comm, fn, &rc);
     if (!c) return rc;
     if ((rc = co_api_rank(c, fn, source, 1)) || (rc = co_api_tag(c, fn, tag, 1))) return rc;
+    if (!wait) CO_API_OUT(c, fn, flag);
     co_status s;
     int f = 0;
     co_backoff b = {0};
@@ -798,6 +835,8 @@ int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count) 
     int rc = MPI_SUCCESS;
     co_dtype *dt = co_api_dtype(NULL, fn, datatype, 1, &rc);
     if (!dt) return rc;
+    if ((rc = status_arg(fn, status))) return rc;
+    CO_API_OUT(NULL, fn, count);
     size_t bytes = (size_t)status->co_bytes;
     if (dt->size == 0)
         *count = 0;
@@ -814,6 +853,8 @@ static int elements(const char *fn, const MPI_Status *status, MPI_Datatype datat
     int rc = MPI_SUCCESS;
     co_dtype *dt = co_api_dtype(NULL, fn, datatype, 1, &rc);
     if (!dt) return rc;
+    if ((rc = status_arg(fn, status))) return rc;
+    CO_API_OUT(NULL, fn, count);
     size_t bytes = (size_t)status->co_bytes;
     size_t n = co_dt_elements(dt, bytes);
     /* bytes that do not end on a basic element are not a valid element count */
@@ -835,7 +876,7 @@ static int elements(const char *fn, const MPI_Status *status, MPI_Datatype datat
 CO_WEAK(MPI_Get_elements, PMPI_Get_elements);
 int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count) {
     MPI_Count n;
-    int rc = elements("MPI_Get_elements", status, datatype, &n);
+    int rc = elements("MPI_Get_elements", status, datatype, count ? &n : NULL);
     if (rc == MPI_SUCCESS) *count = (int)n;
     return rc;
 }
@@ -852,6 +893,7 @@ int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int coun
     int rc = MPI_SUCCESS;
     co_dtype *dt = co_api_dtype(NULL, fn, datatype, 1, &rc);
     if (!dt) return rc;
+    if ((rc = status_arg(fn, status))) return rc;
     size_t per = dt->sig_elems ? dt->size / dt->sig_elems : 0;
     status->co_bytes = (long long)((size_t)count * per);
     return MPI_SUCCESS;
@@ -859,7 +901,10 @@ int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int coun
 
 CO_WEAK(MPI_Status_set_cancelled, PMPI_Status_set_cancelled);
 int PMPI_Status_set_cancelled(MPI_Status *status, int flag) {
-    CO_ENTER("MPI_Status_set_cancelled");
+    static const char fn[] = "MPI_Status_set_cancelled";
+    CO_ENTER(fn);
+    int rc = status_arg(fn, status);
+    if (rc) return rc;
     status->co_cancelled = flag;
     return MPI_SUCCESS;
 }
@@ -874,6 +919,7 @@ static int persistent_init(const char *fn, void *buf, int count, MPI_Datatype ty
     if (!c) return rc;
     co_dtype *dt = check_xfer(c, fn, buf, count, type, peer, tag, is_recv, &rc);
     if (!dt) return rc;
+    if (!request) return co_error(c, fn, MPI_ERR_REQUEST, "request pointer is NULL");
     co_req *r = co_req_prepare(is_recv ? CO_REQ_PRECV : CO_REQ_PSEND, buf, (size_t)count, dt, peer,
                                tag, c, c->ctx);
     if (!r) return co_error(c, fn, MPI_ERR_NO_MEM, "out of requests");

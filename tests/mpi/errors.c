@@ -67,6 +67,23 @@ int main(int argc, char **argv) {
     CHECK_RC(MPI_Wait(&req, MPI_STATUS_IGNORE));
     CHECK_ERR(MPI_Wait(&copy, MPI_STATUS_IGNORE), MPI_ERR_REQUEST);
     CHECK_RC(MPI_Recv(&x, 1, MPI_INT, 0, 3, MPI_COMM_SELF, MPI_STATUS_IGNORE));
+    /* a buffered send that fails sends nothing: without a buffer, and with one but no
+     * request to return */
+    int flag = 1;
+    CHECK_ERR(MPI_Ibsend(&x, 1, MPI_INT, 0, 4, MPI_COMM_SELF, &req), MPI_ERR_BUFFER);
+    static char bbuf[1024];
+    CHECK_RC(MPI_Buffer_attach(bbuf, (int)sizeof(bbuf)));
+    CHECK_ERR(MPI_Ibsend(&x, 1, MPI_INT, 0, 4, MPI_COMM_SELF, NULL), MPI_ERR_REQUEST);
+    CHECK_RC(MPI_Iprobe(0, 4, MPI_COMM_SELF, &flag, MPI_STATUS_IGNORE));
+    CHECK(!flag, "a failed MPI_Ibsend sent its message");
+    CHECK_RC(MPI_Ibsend(&x, 1, MPI_INT, 0, 4, MPI_COMM_SELF, &req));
+    CHECK_RC(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    CHECK_RC(MPI_Recv(&x, 1, MPI_INT, 0, 4, MPI_COMM_SELF, MPI_STATUS_IGNORE));
+    void *detached;
+    int dsize;
+    CHECK_RC(MPI_Buffer_detach(&detached, &dsize));
+    CHECK(detached == bbuf && dsize == (int)sizeof(bbuf), "detach returned %p, %d", detached,
+          dsize);
     /* collectives: roots and ops */
     CHECK_ERR(MPI_Bcast(buf, 1, MPI_INT, size, MPI_COMM_WORLD), MPI_ERR_ROOT);
     CHECK_ERR(MPI_Bcast(buf, 1, MPI_INT, -1, MPI_COMM_WORLD), MPI_ERR_ROOT);
