@@ -128,8 +128,8 @@ static inline int co_api_rank(co_comm *comm, const char *fn, int rank, int allow
         if (CO_UNLIKELY(!(p))) return co_error((comm), (fn), MPI_ERR_ARG, "%s is NULL", #p);       \
     } while (0)
 
-/* A status the caller does not want: MPI_STATUS_IGNORE, or NULL. Open MPI and MPICH define
- * MPI_STATUS_IGNORE (and MPI_STATUSES_IGNORE) as NULL, so programs written for them may pass
+/* A status the caller does not want: MPI_STATUS_IGNORE, or NULL. Open MPI defines
+ * MPI_STATUS_IGNORE (and MPI_STATUSES_IGNORE) as NULL, so programs written for it may pass
  * NULL; Cohort takes it the same way. */
 static inline int co_api_status_ignored(const MPI_Status *st) {
     return st == MPI_STATUS_IGNORE || !st;

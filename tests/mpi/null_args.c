@@ -1,7 +1,7 @@
 /* NULL where a call writes its result, or reads a status: a clear error (MPI_ERR_ARG, or
  * MPI_ERR_REQUEST for request pointers), never a crash; and NULL as an output status is taken
- * as MPI_STATUS_IGNORE, as programs written for Open MPI and MPICH (where the two are the same)
- * expect. Each case runs on MPI_COMM_SELF, so the program runs at any size. */
+ * as MPI_STATUS_IGNORE, as programs written for Open MPI (where the two are the same) expect. Each
+ * case runs on MPI_COMM_SELF, so the program runs at any size. */
 #include "testutil.h"
 
 static void handler(MPI_Comm *comm, int *code, ...) {
