@@ -572,7 +572,12 @@ static int some_common(const char *fn, int incount, MPI_Request reqs[], int *out
     if (incount < 0) return co_error(NULL, fn, MPI_ERR_COUNT, "negative count %d", incount);
     if (incount && !reqs) return co_error(NULL, fn, MPI_ERR_REQUEST, "array_of_requests is NULL");
     CO_API_OUT(NULL, fn, outcount);
-    if (incount) CO_API_OUT(NULL, fn, indices);
+    /* the indices are written only when a request completes: NULL is fine when none is active */
+    for (int i = 0; i < incount && !indices; i++) {
+        co_req *r;
+        if (!lookup(reqs[i], &r) && r)
+            return co_error(NULL, fn, MPI_ERR_ARG, "array_of_indices is NULL");
+    }
     co_backoff b = {0};
     int first = 1;
     for (;;) {

@@ -48,6 +48,13 @@ int main(int argc, char **argv) {
     EXPECT(MPI_Testany(1, rqs, idx, NULL, MPI_STATUS_IGNORE), MPI_ERR_ARG, "flag");
     EXPECT(MPI_Waitsome(1, rqs, NULL, idx, MPI_STATUSES_IGNORE), MPI_ERR_ARG, "outcount");
     EXPECT(MPI_Testsome(1, rqs, NULL, idx, MPI_STATUSES_IGNORE), MPI_ERR_ARG, "outcount");
+    CHECK_RC(MPI_Irecv(&x, 1, MPI_INT, 0, 5, self, &rqs[0])); /* the indices of an active one */
+    EXPECT(MPI_Testsome(1, rqs, &flag, NULL, MPI_STATUSES_IGNORE), MPI_ERR_ARG, "indices");
+    EXPECT(MPI_Waitsome(1, rqs, &flag, NULL, MPI_STATUSES_IGNORE), MPI_ERR_ARG, "indices");
+    CHECK_RC(MPI_Cancel(&rqs[0]));
+    CHECK_RC(MPI_Wait(&rqs[0], &st));
+    CHECK_RC(MPI_Test_cancelled(&st, &flag));
+    CHECK(flag, "the receive was not cancelled");
     EXPECT(MPI_Request_get_status(MPI_REQUEST_NULL, NULL, MPI_STATUS_IGNORE), MPI_ERR_ARG, "flag");
     EXPECT(MPI_Iprobe(0, 1, self, NULL, MPI_STATUS_IGNORE), MPI_ERR_ARG, "flag");
     /* statuses the call reads */
