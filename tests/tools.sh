@@ -55,6 +55,9 @@ check_wrappers() { # bindir
   "$bin/mpicc" -c -o "$work/hello.o" "$work/hello.c" || fail "mpicc -c"
   "$bin/mpicc" -o "$work/hello2" "$work/hello.o" || fail "mpicc link of an object"
   "$bin/mpiexec" -n 1 "$work/hello2" | grep -q "rank 0 of 1" || fail "separately linked program"
+  # mpirun is mpiexec under the name many scripts use
+  out=$("$bin/mpirun" -np 2 "$work/hello2" | sort | tr '\n' ' ')
+  [ "$out" = "rank 0 of 2 sum 1 rank 1 of 2 sum 1 " ] || fail "mpirun output: $out"
 }
 
 # A CMake project that finds MPI the way real projects do; $1 selects how.
@@ -118,7 +121,7 @@ check_exports() { # build or install tree
 
 # The installation layout: every file a user relies on is there. $2 names the tree in messages.
 check_layout() { # tree what
-  for f in bin/mpicc bin/mpicxx bin/mpiexec bin/cohort include/mpi.h include/mpix.h \
+  for f in bin/mpicc bin/mpicxx bin/mpiexec bin/mpirun bin/cohort include/mpi.h include/mpix.h \
            lib/libcohort.so lib/libcohort.a lib/pkgconfig/cohort.pc lib/cmake/Cohort/CohortConfig.cmake; do
     [ -e "$1/$f" ] || fail "$2 lacks $f"
   done
