@@ -170,6 +170,21 @@ env)
   expect_out "^rank 1 COHORT_CMA_COST=$cost$"
   COHORT_CMA_COST=777 run 2 -- env 0 COHORT_CMA_COST
   [ "$(grep -c '^rank [01] COHORT_CMA_COST=777$' "$out/stdout")" -eq 2 ] || fail "user's COHORT_CMA_COST replaced"
+  # a job run under valgrind has single copy off, unless the user chose; a stand-in named
+  # valgrind (it drops its options and runs the program) stands for the real one
+  mkdir "$out/vg"
+  printf '#!/bin/sh\nwhile [ "${1#-}" != "$1" ]; do shift; done\nexec "$@"\n' > "$out/vg/valgrind"
+  chmod +x "$out/vg/valgrind"
+  vg() { "$MPIEXEC" -n 2 "$@" "$out/vg/valgrind" -q "$PROG" env 0 COHORT_CMA > "$out/stdout" 2> "$out/stderr" < /dev/null; status=$?; }
+  vg
+  expect_status 0
+  [ "$(grep -c '^rank [01] COHORT_CMA=0$' "$out/stdout")" -eq 2 ] || fail "single copy on under valgrind"
+  COHORT_CMA=1 vg
+  [ "$(grep -c '^rank [01] COHORT_CMA=1$' "$out/stdout")" -eq 2 ] || fail "user's COHORT_CMA replaced"
+  vg -x COHORT_CMA=1
+  [ "$(grep -c '^rank [01] COHORT_CMA=1$' "$out/stdout")" -eq 2 ] || fail "-x COHORT_CMA replaced"
+  run 2 -- env 0 COHORT_CMA
+  [ "$(grep -c '^rank [01] COHORT_CMA=(unset)$' "$out/stdout")" -eq 2 ] || fail "COHORT_CMA set without valgrind"
   ;;
 tagoutput)
   run 3 --tag-output -- ok
