@@ -24,7 +24,7 @@ const co_setting co_settings[] = {
      "bytes of the job segment reserved per rank for shared collective buffers (sparse)"},
     {"CMA", CO_CFG_BOOL, "1", CFG(cma),
      "copy large messages with one process_vm_readv; 0 forces the pipelined copy through "
-     "shared buffers"},
+     "shared buffers (mpiexec sets 0 for a job run under valgrind)"},
     {"CMA_MIN_RUN", CO_CFG_SIZE, "8K", CFG(cma_min_run),
      "large non-contiguous messages are copied in place, run to run, when the sender's runs are "
      "this long (an eighth of it into a contiguous buffer) and the receiver's half of it; "
