@@ -159,6 +159,17 @@ env)
   run 2 -x LAUNCH_TEST_SET=42 -- env 0 LAUNCH_TEST_SET
   expect_status 0
   [ "$(grep -c '^rank [01] LAUNCH_TEST_SET=42$' "$out/stdout")" -eq 2 ] || fail "-x not applied"
+  run 2 -genv LAUNCH_TEST_SET 'four two' -- env 0 LAUNCH_TEST_SET
+  expect_status 0
+  [ "$(grep -c '^rank [01] LAUNCH_TEST_SET=four two$' "$out/stdout")" -eq 2 ] || fail "-genv not applied"
+  "$MPIEXEC" -n 1 -env LAUNCH_TEST_SET > "$out/stdout" 2> "$out/stderr" < /dev/null
+  status=$?
+  expect_status 2
+  expect_err "^mpiexec: -env needs a NAME and a VALUE$"
+  "$MPIEXEC" -n 1 -genv A=B C "$PROG" ok > "$out/stdout" 2> "$out/stderr" < /dev/null
+  status=$?
+  expect_status 2
+  expect_err "^mpiexec: -genv needs a NAME and a VALUE$"
   COHORT_LOG_LEVEL=1 run 1 -- ok
   expect_status 0
   # mpiexec measures what a single-copy read costs and gives every rank the same figure,

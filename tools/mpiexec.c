@@ -164,6 +164,7 @@ static void usage(FILE *f) {
                "  --bind-to core|none  bind each rank to a core (default: core when ranks <= "
                "cores)\n"
                "  -x VAR[=VALUE]       set (or pass on) an environment variable for the ranks\n"
+               "  -genv VAR VALUE      the same as -x VAR=VALUE (also -env)\n"
                "  --version            print the version\n"
                "Ranks inherit the environment. Settings: see `cohort info`.\n");
 }
@@ -348,11 +349,16 @@ static int parse_args(job *j, int argc, char **argv) {
     int i = 1;
     j->n = 1;
     j->bind = -1;
-    j->xvars = calloc((size_t)argc, sizeof(char *));
+    /* the -x list, then room for the NAME=VALUE strings that -genv builds (each fits in the
+     * two arguments it comes from) */
+    size_t text = 0;
+    for (int k = 0; k < argc; k++) text += strlen(argv[k]) + 1;
+    j->xvars = calloc(1, (size_t)argc * sizeof(char *) + text);
     if (!j->xvars) {
         fprintf(stderr, "mpiexec: out of memory\n");
         return -1;
     }
+    char *xtext = (char *)(j->xvars + argc);
     for (; i < argc; i++) {
         const char *a = argv[i];
         if (a[0] != '-') break;
@@ -393,6 +399,14 @@ static int parse_args(job *j, int argc, char **argv) {
                 return -1;
             }
             j->xvars[j->nx++] = argv[++i];
+        } else if (!strcmp(a, "-genv") || !strcmp(a, "-env")) { /* MPICH's -x NAME=VALUE */
+            if (i + 2 >= argc || !argv[i + 1][0] || strchr(argv[i + 1], '=')) {
+                fprintf(stderr, "mpiexec: %s needs a NAME and a VALUE\n", a);
+                return -1;
+            }
+            j->xvars[j->nx++] = xtext;
+            xtext += sprintf(xtext, "%s=%s", argv[i + 1], argv[i + 2]) + 1;
+            i += 2;
         } else if (!strcmp(a, "--oversubscribe") || !strcmp(a, "--allow-run-as-root")) {
             /* accepted for compatibility: always allowed here */
         } else if (!strcmp(a, "--version") || !strcmp(a, "-V")) {
