@@ -137,13 +137,11 @@ static void bsend_done(co_req *r) {
 }
 
 /* Buffered sends copy the data at once and complete locally; the copy lives in a private
- * allocation rather than the attached buffer, whose size is still checked as MPI requires. */
+ * allocation rather than the attached buffer, whose size is still checked as MPI requires.
+ * The caller has entered the call and looked up the communicator. */
 static int bsend_start(const char *fn, const void *buf, int count, MPI_Datatype type, int dest,
-                       int tag, MPI_Comm comm) {
-    CO_ENTER(fn);
+                       int tag, co_comm *c) {
     int rc = MPI_SUCCESS;
-    co_comm *c = co_api_comm(comm, fn, &rc);
-    if (!c) return rc;
     co_dtype *dt = check_xfer(c, fn, buf, count, type, dest, tag, 0, &rc);
     if (!dt) return rc;
     size_t need = (size_t)count * dt->size + MPI_BSEND_OVERHEAD;
@@ -168,7 +166,11 @@ static int bsend_start(const char *fn, const void *buf, int count, MPI_Datatype 
 CO_WEAK(MPI_Bsend, PMPI_Bsend);
 int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                MPI_Comm comm) {
-    return bsend_start("MPI_Bsend", buf, count, datatype, dest, tag, comm);
+    static const char fn[] = "MPI_Bsend";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_comm *c = co_api_comm(comm, fn, &rc);
+    return c ? bsend_start(fn, buf, count, datatype, dest, tag, c) : rc;
 }
 
 CO_WEAK(MPI_Ibsend, PMPI_Ibsend);
@@ -184,7 +186,7 @@ int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int
      * so that a send is never started for a call that then fails */
     co_req *r = co_req_new(CO_REQ_SEND);
     if (!r) return co_error(c, fn, MPI_ERR_NO_MEM, "out of requests");
-    rc = bsend_start(fn, buf, count, datatype, dest, tag, comm);
+    rc = bsend_start(fn, buf, count, datatype, dest, tag, c);
     if (rc) {
         co_req_free(r);
         return rc;

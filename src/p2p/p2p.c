@@ -725,10 +725,7 @@ int co_send_start(co_req *r) {
     if (r->mode == CO_MODE_BUFFERED && r->bytes && !r->tmp) {
         /* buffered: the user may reuse the buffer at once, so send from a copy */
         r->tmp = malloc(r->bytes);
-        if (!r->tmp) {
-            r->active = 0; /* not started */
-            return MPI_ERR_NO_MEM;
-        }
+        if (!r->tmp) return MPI_ERR_NO_MEM;
         co_dt_pack(r->dt, r->count, r->buf, 0, r->tmp, r->bytes);
     }
     if (r->peer_world == co_st.world_rank) {
