@@ -155,10 +155,13 @@ enum {
 };
 
 /* The standard's "multi-language types" (AINT, OFFSET, COUNT) take the kernels of the C
- * integer of the same width for MAX, MIN, SUM, PROD and the bitwise operators; logical
- * operators are defined on C integers and logicals only. */
+ * integer of the same width for MAX, MIN, SUM, PROD and the bitwise operators. MPI 3.1
+ * defines the logical operators on C integers and logicals only, but Open MPI and MPICH
+ * accept them on these types too, and programs written for them do so: Cohort accepts
+ * them as well (docs/collectives.md, "Reduction operators"). */
 static void alias(int to, int from) {
-    static const int ops[] = {MPI_MAX, MPI_MIN, MPI_SUM, MPI_PROD, MPI_BAND, MPI_BOR, MPI_BXOR};
+    static const int ops[] = {MPI_MAX, MPI_MIN,  MPI_SUM,  MPI_PROD, MPI_LAND,
+                              MPI_LOR, MPI_LXOR, MPI_BAND, MPI_BOR,  MPI_BXOR};
     for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
         int o = ops[i] & 0xfffff;
         if (!table[o][to]) table[o][to] = table[o][from];
