@@ -614,6 +614,15 @@ COHORT_FN(int, Type_get_contents,
            MPI_Datatype array_of_datatypes[]))
 COHORT_FN(int, Type_get_name, (MPI_Datatype datatype, char *type_name, int *resultlen))
 COHORT_FN(int, Type_set_name, (MPI_Datatype datatype, const char *type_name))
+COHORT_FN(int, Type_hvector,
+          (int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+           MPI_Datatype *newtype))
+COHORT_FN(int, Type_hindexed,
+          (int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
+           MPI_Datatype oldtype, MPI_Datatype *newtype))
+COHORT_FN(int, Type_struct,
+          (int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
+           const MPI_Datatype array_of_types[], MPI_Datatype *newtype))
 COHORT_FN(int, Type_extent, (MPI_Datatype datatype, MPI_Aint *extent))
 COHORT_FN(int, Type_lb, (MPI_Datatype datatype, MPI_Aint *displacement))
 COHORT_FN(int, Type_ub, (MPI_Datatype datatype, MPI_Aint *displacement))

@@ -192,11 +192,9 @@ int PMPI_Type_create_hindexed_block(int count, int blocklength,
                           NULL, blocklength, NULL, array_of_displacements, oldtype, newtype);
 }
 
-CO_WEAK(MPI_Type_create_struct, PMPI_Type_create_struct);
-int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
-                            const MPI_Aint array_of_displacements[],
-                            const MPI_Datatype array_of_types[], MPI_Datatype *newtype) {
-    static const char fn[] = "MPI_Type_create_struct";
+static int struct_common(const char *fn, int count, const int array_of_blocklengths[],
+                         const MPI_Aint array_of_displacements[],
+                         const MPI_Datatype array_of_types[], MPI_Datatype *newtype) {
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
     if ((rc = check_count(fn, count, 1))) return rc;
@@ -232,6 +230,39 @@ int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
     free(types);
     free(ints);
     return rc;
+}
+
+CO_WEAK(MPI_Type_create_struct, PMPI_Type_create_struct);
+int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
+                            const MPI_Aint array_of_displacements[],
+                            const MPI_Datatype array_of_types[], MPI_Datatype *newtype) {
+    return struct_common("MPI_Type_create_struct", count, array_of_blocklengths,
+                         array_of_displacements, array_of_types, newtype);
+}
+
+/* The MPI-1 names of the three constructors above, removed in MPI 3.0 but still in old codes
+ * (and in MPICH's test suite): the same types, the same combiners (the standard gives C's
+ * MPI_TYPE_HVECTOR the combiner MPI_COMBINER_HVECTOR), errors under the old names. */
+CO_WEAK(MPI_Type_hvector, PMPI_Type_hvector);
+int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                      MPI_Datatype *newtype) {
+    return vector_common("MPI_Type_hvector", count, blocklength, stride, 1, oldtype, newtype);
+}
+
+CO_WEAK(MPI_Type_hindexed, PMPI_Type_hindexed);
+int PMPI_Type_hindexed(int count, const int array_of_blocklengths[],
+                       const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                       MPI_Datatype *newtype) {
+    return indexed_common("MPI_Type_hindexed", MPI_COMBINER_HINDEXED, count, array_of_blocklengths,
+                          0, NULL, array_of_displacements, oldtype, newtype);
+}
+
+CO_WEAK(MPI_Type_struct, PMPI_Type_struct);
+int PMPI_Type_struct(int count, const int array_of_blocklengths[],
+                     const MPI_Aint array_of_displacements[], const MPI_Datatype array_of_types[],
+                     MPI_Datatype *newtype) {
+    return struct_common("MPI_Type_struct", count, array_of_blocklengths, array_of_displacements,
+                         array_of_types, newtype);
 }
 
 CO_WEAK(MPI_Type_create_subarray, PMPI_Type_create_subarray);

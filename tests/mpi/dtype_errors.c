@@ -60,6 +60,18 @@ int main(int argc, char **argv) {
               MPI_ERR_TYPE);
     CHECK_ERR(MPI_Type_create_struct(2, bl, adp, (MPI_Datatype[]){stale, MPI_INT}, &t),
               MPI_ERR_TYPE);
+    /* the MPI-1 names check the same way */
+    CHECK_ERR(MPI_Type_hvector(-2, 1, 8, MPI_INT, &t), MPI_ERR_COUNT);
+    {
+        char msg[MPI_MAX_ERROR_STRING];
+        int cls = tu_error(MPI_Type_hvector(2, 1, 8, stale, &t), msg);
+        CHECK(cls == MPI_ERR_TYPE && strstr(msg, "MPI_Type_hvector"),
+              "MPI_Type_hvector on a freed type: class %d, \"%s\"", cls, msg);
+    }
+    CHECK_ERR(MPI_Type_hindexed(2, (int[]){-3, 1}, adp, MPI_INT, &t), MPI_ERR_ARG);
+    CHECK_ERR(MPI_Type_hindexed(2, bl, adp, MPI_DATATYPE_NULL, &t), MPI_ERR_TYPE);
+    CHECK_ERR(MPI_Type_struct(2, bl, NULL, types, &t), MPI_ERR_ARG);
+    CHECK_ERR(MPI_Type_struct(2, bl, adp, (MPI_Datatype[]){MPI_INT, stale}, &t), MPI_ERR_TYPE);
     CHECK(t == MPI_DATATYPE_NULL, "no type was created by a failed call");
 
     /* subarray arguments */

@@ -187,6 +187,12 @@ int main(int argc, char **argv) {
     check_type("hvector(3,2,-300B,vector)", commit(t2), &m, 1);
     check_contents("hvector of vector", t2, MPI_COMBINER_HVECTOR, 2, (int[]){3, 2}, 1,
                    (MPI_Aint[]){-300}, 1, (MPI_Datatype[]){t});
+    MPI_Type_free(&t2);
+    /* the MPI-1 name makes the same type, with the same combiner */
+    CHECK_RC(MPI_Type_hvector(3, 2, -300, t, &t2));
+    check_type("MPI-1 hvector(3,2,-300B,vector)", commit(t2), &m, 1);
+    check_contents("MPI-1 hvector", t2, MPI_COMBINER_HVECTOR, 2, (int[]){3, 2}, 1,
+                   (MPI_Aint[]){-300}, 1, (MPI_Datatype[]){t});
     ref_free(&m);
     MPI_Type_free(&t2);
 
@@ -206,6 +212,11 @@ int main(int argc, char **argv) {
     m = ref_hindexed(3, hbl, hdp, &rdbl);
     check_type("hindexed", commit(t2), &m, 1);
     check_contents("hindexed", t2, MPI_COMBINER_HINDEXED, 4, (int[]){3, 1, 2, 1}, 3, hdp, 1,
+                   (MPI_Datatype[]){MPI_DOUBLE});
+    MPI_Type_free(&t2);
+    CHECK_RC(MPI_Type_hindexed(3, hbl, hdp, MPI_DOUBLE, &t2));
+    check_type("MPI-1 hindexed", commit(t2), &m, 1);
+    check_contents("MPI-1 hindexed", t2, MPI_COMBINER_HINDEXED, 4, (int[]){3, 1, 2, 1}, 3, hdp, 1,
                    (MPI_Datatype[]){MPI_DOUBLE});
     ref_free(&m);
     MPI_Type_free(&t2);
@@ -249,6 +260,11 @@ int main(int argc, char **argv) {
         CHECK(ref_extent(&m) == sizeof(struct cd), "reference");
         check_type("struct{char,double}", commit(t2), &m, 1);
         check_contents("struct", t2, MPI_COMBINER_STRUCT, 3, (int[]){2, 1, 1}, 2, d_cd, 2,
+                       (MPI_Datatype[]){MPI_CHAR, MPI_DOUBLE});
+        MPI_Type_free(&t2);
+        CHECK_RC(MPI_Type_struct(2, b2, d_cd, (MPI_Datatype[]){MPI_CHAR, MPI_DOUBLE}, &t2));
+        check_type("MPI-1 struct{char,double}", commit(t2), &m, 1);
+        check_contents("MPI-1 struct", t2, MPI_COMBINER_STRUCT, 3, (int[]){2, 1, 1}, 2, d_cd, 2,
                        (MPI_Datatype[]){MPI_CHAR, MPI_DOUBLE});
         ref_free(&m);
         MPI_Type_free(&t2);
