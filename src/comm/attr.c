@@ -1,7 +1,8 @@
 /* User attributes on communicators: keys made by MPI_Comm_create_keyval, values set per
  * communicator, copied by MPI_Comm_dup through the key's copy callback and deleted through its
- * delete callback when they are replaced, deleted or their communicator is freed. A key freed
- * while attributes still use it stays alive (invisible to new calls) until the last goes. */
+ * delete callback when they are replaced, deleted or their communicator is freed (newest
+ * first). A key freed while attributes still use it stays alive, and still serves get, set and
+ * delete, until the last of them goes; freeing it again meanwhile is accepted, as in MPICH. */
 #include "comm.h"
 
 #include <stdlib.h>
@@ -61,13 +62,13 @@ int co_keyval_create(MPI_Comm_copy_attr_function *copy, MPI_Comm_delete_attr_fun
 }
 
 int co_keyval_valid(int keyval) {
-    struct co_keyval *k = kv_get(keyval);
-    return k && !k->freed;
+    return kv_get(keyval) != NULL;
 }
 
 int co_keyval_free(int keyval) {
     struct co_keyval *k = kv_get(keyval);
-    if (!k || k->freed) return MPI_ERR_KEYVAL;
+    if (!k) return MPI_ERR_KEYVAL;
+    if (k->freed) return MPI_SUCCESS; /* freed before, still used by attributes */
     k->freed = 1;
     kv_unref(keyval);
     return MPI_SUCCESS;
@@ -143,11 +144,28 @@ int co_attr_copy_all(co_comm *from, co_comm *to) {
     return MPI_SUCCESS;
 }
 
+static struct co_attr *attr_reverse(struct co_attr *a) {
+    struct co_attr *r = NULL;
+    while (a) {
+        struct co_attr *next = a->next;
+        a->next = r;
+        r = a;
+        a = next;
+    }
+    return r;
+}
+
+/* Newest first: MPI 3.1 (section 8.7.1) asks it of MPI_COMM_SELF at MPI_Finalize, and
+ * Comm_free does the same. On a callback's error the rest stay, in their order. */
 int co_attr_delete_all(co_comm *c) {
+    c->attrs = attr_reverse(c->attrs);
     while (c->attrs) {
         struct co_attr *a = c->attrs;
         int rc = attr_call_delete(c, a);
-        if (rc) return rc;
+        if (rc) {
+            c->attrs = attr_reverse(c->attrs);
+            return rc;
+        }
         c->attrs = a->next;
         kv_unref(a->keyval);
         free(a);

@@ -413,10 +413,14 @@ int co_comm_init(void) {
     return MPI_SUCCESS;
 }
 
-void co_comm_fini(void) {
-    /* MPI_Finalize deletes MPI_COMM_SELF's attributes first, as the standard asks (libraries
-     * hook their clean-up there). */
+/* MPI 3.1 section 8.7.1: MPI_Finalize first does the equivalent of freeing MPI_COMM_SELF,
+ * so that its attributes' delete callbacks run, newest first, while MPI still works fully.
+ * Libraries hook their clean-up there, and it may communicate. */
+void co_comm_self_free(void) {
     if (co_st.self) co_attr_delete_all(co_st.self);
+}
+
+void co_comm_fini(void) {
     /* freed communicators kept alive by requests never completed: before the groups and
      * error handlers they refer to */
     if (CM) {

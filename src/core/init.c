@@ -101,6 +101,8 @@ int co_init(int *argc, char ***argv, int required, int *provided) {
 }
 
 int co_finalize(void) {
+    co_comm_self_free();
+    co_st.api_fn = "MPI_Finalize"; /* the callbacks may have called MPI */
     /* Finalize is collective: no rank leaves while a peer may still need it. Messages still
      * waiting for queue room go first: a later message (the barrier's) may find room and
      * overtake them, and a peer that has left never makes room again. */
