@@ -90,6 +90,18 @@ timeout)
   expect_status 124
   expect_err "^mpiexec: job timed out after 1 seconds"
   expect_no_survivors
+  # MPIEXEC_TIMEOUT, as Open MPI's and MPICH's launchers read it; --timeout wins over it
+  MPIEXEC_TIMEOUT=1 run 2 -- hang
+  expect_status 124
+  expect_err "^mpiexec: job timed out after 1 seconds"
+  expect_no_survivors
+  MPIEXEC_TIMEOUT=600 run 2 --timeout 1 -- hang
+  expect_status 124
+  expect_err "^mpiexec: job timed out after 1 seconds"
+  expect_no_survivors
+  MPIEXEC_TIMEOUT=soon run 1 -- ok
+  expect_status 2
+  expect_err "^mpiexec: MPIEXEC_TIMEOUT='soon' is not a positive number of seconds$"
   ;;
 deadlock)
   # every rank sends a large message to the next and none receives: mpiexec lists where

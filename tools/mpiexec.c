@@ -160,7 +160,8 @@ static void usage(FILE *f) {
     fprintf(f, "usage: mpiexec -n N [options] program [args...]\n"
                "  -n, -np N            number of ranks (default 1)\n"
                "  --tag-output         prefix every output line with [rank]\n"
-               "  --timeout S          end the job after S seconds (exit status 124)\n"
+               "  --timeout S          end the job after S seconds (exit status 124); without\n"
+               "                       it, MPIEXEC_TIMEOUT in the environment, if set\n"
                "  --bind-to core|none  bind each rank to a core (default: core when ranks <= "
                "cores)\n"
                "  -x VAR[=VALUE]       set (or pass on) an environment variable for the ranks\n"
@@ -444,9 +445,25 @@ static int valgrind_job(const job *j) {
     return 1;
 }
 
+/* MPIEXEC_TIMEOUT, which Open MPI's and MPICH's launchers read too, when no --timeout was
+ * given: -1 if it is set but not a positive number of seconds. */
+static int env_timeout(job *j) {
+    const char *v = getenv("MPIEXEC_TIMEOUT");
+    if (j->timeout > 0 || !v) return 0;
+    char *end;
+    double t = strtod(v, &end);
+    if (end == v || *end || !(t > 0)) {
+        fprintf(stderr, "mpiexec: MPIEXEC_TIMEOUT='%s' is not a positive number of seconds\n", v);
+        return -1;
+    }
+    j->timeout = t;
+    return 0;
+}
+
 int main(int argc, char **argv) {
     job J = {0}, *j = &J;
     int bad = parse_args(j, argc, argv);
+    if (!bad) bad = env_timeout(j);
     char err[256];
     co_config cfg;
     if (!bad && valgrind_job(j)) setenv("COHORT_CMA", "0", 1);
