@@ -130,7 +130,10 @@ static co_comm *every_rank(const char *fn, MPI_Comm comm, const void *sendbuf, i
     if (!(*rdt = co_api_data(c, fn, recvbuf, recvcount, recvtype, rc))) return NULL;
     if (sendbuf == MPI_IN_PLACE) return c;
     if (!(*sdt = co_api_data(c, fn, sendbuf, sendcount, sendtype, rc))) return NULL;
-    return (*rc = check_fit(c, fn, sendcount, *sdt, recvcount, *rdt)) ? NULL : c;
+    if ((*rc = check_fit(c, fn, sendcount, *sdt, recvcount, *rdt)) ||
+        (*rc = distinct(c, fn, sendbuf, recvbuf, sendcount, *sdt)))
+        return NULL;
+    return c;
 }
 
 static int done(co_comm *c, const char *fn, int rc) {
@@ -325,7 +328,9 @@ int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
     if (at_root) {
         if ((rc = not_in_place(c, fn, recvbuf, "receive buffer"))) return rc;
         if (!(rdt = co_api_data(c, fn, recvbuf, recvcount, recvtype, &rc))) return rc;
-        if (sdt && (rc = check_fit(c, fn, sendcount, sdt, recvcount, rdt))) return rc;
+        if (sdt && ((rc = check_fit(c, fn, sendcount, sdt, recvcount, rdt)) ||
+                    (rc = distinct(c, fn, sendbuf, recvbuf, sendcount, sdt))))
+            return rc;
     }
     uint64_t bytes = at_root ? (uint64_t)recvcount * rdt->size : (uint64_t)sendcount * sdt->size;
     call_args a = move_args(CO_COLL_GATHER, root, sendbuf, sendcount, sdt, recvbuf, recvcount, rdt);
@@ -348,7 +353,9 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
         if (!(rdt =
                   vside(c, fn, recvbuf, recvcounts, displs, recvtype, "recvcounts", "displs", &rc)))
             return rc;
-        if (sdt && (rc = check_fit(c, fn, sendcount, sdt, recvcounts[root], rdt))) return rc;
+        if (sdt && ((rc = check_fit(c, fn, sendcount, sdt, recvcounts[root], rdt)) ||
+                    (rc = distinct(c, fn, sendbuf, recvbuf, sendcount, sdt))))
+            return rc;
     }
     call_args a = move_args(CO_COLL_GATHERV, root, sendbuf, sendcount, sdt, recvbuf, 0, rdt);
     a.rcounts = recvcounts;
@@ -369,7 +376,9 @@ int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     if (at_root) {
         if ((rc = not_in_place(c, fn, sendbuf, "send buffer"))) return rc;
         if (!(sdt = co_api_data(c, fn, sendbuf, sendcount, sendtype, &rc))) return rc;
-        if (rdt && (rc = check_fit(c, fn, sendcount, sdt, recvcount, rdt))) return rc;
+        if (rdt && ((rc = check_fit(c, fn, sendcount, sdt, recvcount, rdt)) ||
+                    (rc = distinct(c, fn, sendbuf, recvbuf, recvcount, rdt))))
+            return rc;
     }
     uint64_t bytes = at_root ? (uint64_t)sendcount * sdt->size : (uint64_t)recvcount * rdt->size;
     call_args a =
@@ -393,7 +402,9 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[
         if (!(sdt =
                   vside(c, fn, sendbuf, sendcounts, displs, sendtype, "sendcounts", "displs", &rc)))
             return rc;
-        if (rdt && (rc = check_fit(c, fn, sendcounts[root], sdt, recvcount, rdt))) return rc;
+        if (rdt && ((rc = check_fit(c, fn, sendcounts[root], sdt, recvcount, rdt)) ||
+                    (rc = distinct(c, fn, sendbuf, recvbuf, recvcount, rdt))))
+            return rc;
     }
     call_args a = move_args(CO_COLL_SCATTERV, root, sendbuf, 0, sdt, recvbuf, recvcount, rdt);
     a.scounts = sendcounts;
@@ -431,7 +442,9 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
         return rc;
     if (sendbuf != MPI_IN_PLACE) {
         if (!(sdt = co_api_data(c, fn, sendbuf, sendcount, sendtype, &rc))) return rc;
-        if ((rc = check_fit(c, fn, sendcount, sdt, recvcounts[c->rank], rdt))) return rc;
+        if ((rc = check_fit(c, fn, sendcount, sdt, recvcounts[c->rank], rdt)) ||
+            (rc = distinct(c, fn, sendbuf, recvbuf, sendcount, sdt)))
+            return rc;
     }
     call_args a = move_args(CO_COLL_ALLGATHERV, -1, sendbuf, sendcount, sdt, recvbuf, 0, rdt);
     a.rcounts = recvcounts;
@@ -471,6 +484,9 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
                           &rc)))
             return rc;
         if ((rc = check_fit(c, fn, sendcounts[c->rank], sdt, recvcounts[c->rank], rdt))) return rc;
+        long long sent = 0;
+        for (int i = 0; i < c->size; i++) sent += sendcounts[i];
+        if ((rc = distinct(c, fn, sendbuf, recvbuf, sent, sdt))) return rc;
     }
     call_args a = move_args(CO_COLL_ALLTOALLV, -1, sendbuf, 0, sdt, recvbuf, 0, rdt);
     a.scounts = sendcounts;
@@ -551,6 +567,8 @@ int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype
         (rc = co_api_buf(NULL, fn, inbuf, count, dt)) ||
         (rc = co_api_buf(NULL, fn, inoutbuf, count, dt)))
         return rc;
+    if (inbuf == inoutbuf && count > 0 && dt->size > 0)
+        return co_error(NULL, fn, MPI_ERR_BUFFER, "input and input/output buffers are the same");
     co_op_apply(o, dt, inbuf, inoutbuf, (size_t)count);
     return MPI_SUCCESS;
 }

@@ -140,6 +140,23 @@ int main(int argc, char **argv) {
         CHECK_ERR(MPI_Gather(sb, 1, MPI_INT, MPI_IN_PLACE, 1, MPI_INT, 0, w), MPI_ERR_BUFFER);
         CHECK_ERR(MPI_Scatter(MPI_IN_PLACE, 1, MPI_INT, rb, 1, MPI_INT, 0, w), MPI_ERR_BUFFER);
         CHECK_ERR(MPI_Reduce(rb, rb, 1, MPI_INT, MPI_SUM, 0, w), MPI_ERR_BUFFER);
+        /* the same buffer for both sides at the root (a non-root's other side is ignored) */
+        int one[] = {1, 1, 1, 1, 1, 1, 1, 1}, zero[8] = {0};
+        CHECK_ERR(MPI_Gather(rb, 1, MPI_INT, rb, 1, MPI_INT, 0, w), MPI_ERR_BUFFER);
+        CHECK_ERR(MPI_Scatter(rb, 1, MPI_INT, rb, 1, MPI_INT, 0, w), MPI_ERR_BUFFER);
+        CHECK_ERR(MPI_Gatherv(rb, 1, MPI_INT, rb, one, zero, MPI_INT, 0, w), MPI_ERR_BUFFER);
+        CHECK_ERR(MPI_Scatterv(rb, one, zero, MPI_INT, rb, 1, MPI_INT, 0, w), MPI_ERR_BUFFER);
+    }
+    {
+        int one[] = {1, 1, 1, 1, 1, 1, 1, 1}, zero[8] = {0}, nothing[8] = {0};
+        CHECK_ERR(MPI_Allgather(rb, 1, MPI_INT, rb, 1, MPI_INT, w), MPI_ERR_BUFFER);
+        CHECK_ERR(MPI_Alltoall(rb, 1, MPI_INT, rb, 1, MPI_INT, w), MPI_ERR_BUFFER);
+        CHECK_ERR(MPI_Allgatherv(rb, 1, MPI_INT, rb, one, zero, MPI_INT, w), MPI_ERR_BUFFER);
+        CHECK_ERR(MPI_Alltoallv(rb, one, zero, MPI_INT, rb, one, zero, MPI_INT, w), MPI_ERR_BUFFER);
+        CHECK_ERR(MPI_Reduce_local(rb, rb, 1, MPI_INT, MPI_SUM), MPI_ERR_BUFFER);
+        /* nothing sent: no aliasing, and every rank makes the call */
+        CHECK_RC(MPI_Alltoallv(rb, nothing, zero, MPI_INT, rb, nothing, zero, MPI_INT, w));
+        CHECK_RC(MPI_Reduce_local(rb, rb, 0, MPI_INT, MPI_SUM));
     }
 
     /* mismatched counts seen locally: my block does not fit my own receive block */
