@@ -139,19 +139,17 @@ static void bsend_done(co_req *r) {
 /* Buffered sends copy the data at once and complete locally; the copy lives in a private
  * allocation rather than the attached buffer, whose size is still checked as MPI requires.
  * The caller has entered the call and looked up the communicator. */
-static int bsend_start(const char *fn, const void *buf, int count, MPI_Datatype type, int dest,
-                       int tag, co_comm *c) {
-    int rc = MPI_SUCCESS;
-    co_dtype *dt = check_xfer(c, fn, buf, count, type, dest, tag, 0, &rc);
-    if (!dt) return rc;
-    size_t need = (size_t)count * dt->size + MPI_BSEND_OVERHEAD;
+static int bsend_go(const char *fn, const void *buf, size_t count, co_dtype *dt, int dest, int tag,
+                    co_comm *c) {
+    int rc;
+    size_t need = count * dt->size + MPI_BSEND_OVERHEAD;
     if (!co_st.bsend_buf || need > (size_t)co_st.bsend_size)
         return co_error(c, fn, MPI_ERR_BUFFER,
                         "buffered send of %zu bytes needs an attached buffer of that size "
                         "(attached: %d bytes)",
                         need, co_st.bsend_buf ? co_st.bsend_size : 0);
     co_req *r;
-    if ((rc = co_isend(buf, (size_t)count, dt, dest, tag, c, c->ctx, CO_MODE_BUFFERED, &r)))
+    if ((rc = co_isend(buf, count, dt, dest, tag, c, c->ctx, CO_MODE_BUFFERED, &r)))
         return co_error(c, fn, rc, "cannot start the send");
     if (r->complete) {
         co_req_free(r);
@@ -161,6 +159,13 @@ static int bsend_start(const char *fn, const void *buf, int count, MPI_Datatype 
         r->user_freed = 1;
     }
     return MPI_SUCCESS;
+}
+
+static int bsend_start(const char *fn, const void *buf, int count, MPI_Datatype type, int dest,
+                       int tag, co_comm *c) {
+    int rc = MPI_SUCCESS;
+    co_dtype *dt = check_xfer(c, fn, buf, count, type, dest, tag, 0, &rc);
+    return dt ? bsend_go(fn, buf, (size_t)count, dt, dest, tag, c) : rc;
 }
 
 CO_WEAK(MPI_Bsend, PMPI_Bsend);
@@ -918,8 +923,10 @@ int PMPI_Status_set_cancelled(MPI_Status *status, int flag) {
 
 /* ---- Persistent requests --------------------------------------------------------------------- */
 
+/* Persistent sends keep their mode: MPI_Start sends synchronously for MPI_Ssend_init, and
+ * copies the data for MPI_Bsend_init (completing at once, as MPI_Ibsend does). */
 static int persistent_init(const char *fn, void *buf, int count, MPI_Datatype type, int peer,
-                           int tag, MPI_Comm comm, int is_recv, MPI_Request *request) {
+                           int tag, MPI_Comm comm, int is_recv, int mode, MPI_Request *request) {
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
     co_comm *c = co_api_comm(comm, fn, &rc);
@@ -931,6 +938,7 @@ static int persistent_init(const char *fn, void *buf, int count, MPI_Datatype ty
                                tag, c, c->ctx);
     if (!r) return co_error(c, fn, MPI_ERR_NO_MEM, "out of requests");
     r->persistent = 1;
+    r->mode = (uint8_t)mode;
     *request = r->handle;
     return MPI_SUCCESS;
 }
@@ -939,13 +947,35 @@ CO_WEAK(MPI_Send_init, PMPI_Send_init);
 int PMPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                    MPI_Comm comm, MPI_Request *request) {
     return persistent_init("MPI_Send_init", (void *)buf, count, datatype, dest, tag, comm, 0,
-                           request);
+                           CO_MODE_STD, request);
+}
+
+CO_WEAK(MPI_Ssend_init, PMPI_Ssend_init);
+int PMPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                    MPI_Comm comm, MPI_Request *request) {
+    return persistent_init("MPI_Ssend_init", (void *)buf, count, datatype, dest, tag, comm, 0,
+                           CO_MODE_SYNC, request);
+}
+
+CO_WEAK(MPI_Rsend_init, PMPI_Rsend_init);
+int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                    MPI_Comm comm, MPI_Request *request) {
+    return persistent_init("MPI_Rsend_init", (void *)buf, count, datatype, dest, tag, comm, 0,
+                           CO_MODE_STD, request);
+}
+
+CO_WEAK(MPI_Bsend_init, PMPI_Bsend_init);
+int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                    MPI_Comm comm, MPI_Request *request) {
+    return persistent_init("MPI_Bsend_init", (void *)buf, count, datatype, dest, tag, comm, 0,
+                           CO_MODE_BUFFERED, request);
 }
 
 CO_WEAK(MPI_Recv_init, PMPI_Recv_init);
 int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                    MPI_Request *request) {
-    return persistent_init("MPI_Recv_init", buf, count, datatype, source, tag, comm, 1, request);
+    return persistent_init("MPI_Recv_init", buf, count, datatype, source, tag, comm, 1, CO_MODE_STD,
+                           request);
 }
 
 CO_WEAK(MPI_Start, PMPI_Start);
@@ -955,6 +985,15 @@ int PMPI_Start(MPI_Request *request) {
     co_req *r = request ? co_req_get(*request) : NULL;
     if (!r || !r->persistent) return bad_request(fn, request ? *request : 0);
     if (r->active) return co_error(r->comm, fn, MPI_ERR_REQUEST, "request is already active");
+    if (r->kind == CO_REQ_PSEND && r->mode == CO_MODE_BUFFERED) {
+        /* a detached buffered send of a copy; the user's request is complete at once */
+        int rc = bsend_go(fn, r->buf, r->count, r->dt, r->peer, r->tag, r->comm);
+        if (rc) return rc;
+        r->status = (co_status){0};
+        r->active = 1;
+        co_req_complete(r);
+        return MPI_SUCCESS;
+    }
     return r->kind == CO_REQ_PRECV ? co_recv_start(r) : co_send_start(r);
 }
 

@@ -345,6 +345,82 @@ static void persistent(void) {
     CHECK_RC(MPI_Request_free(&r[1]));
 }
 
+/* The persistent forms of the other modes: synchronous waits for the receive, ready is a
+ * send whose receive is posted, buffered copies at every MPI_Start and completes at once. */
+static void persistent_modes(void) {
+    int to = (rank + 1) % size, from = (rank - 1 + size) % size;
+    enum { N = 60000 };
+    int *out = malloc(N * sizeof(int)), *in = malloc(N * sizeof(int));
+    MPI_Request s, r;
+    /* synchronous: not complete before the receiver says it has posted nothing yet */
+    if (size >= 2 && rank < 2) {
+        int peer = 1 - rank, go = 1;
+        if (rank == 0) {
+            out[0] = 41;
+            CHECK_RC(MPI_Ssend_init(out, 1, MPI_INT, peer, 80, MPI_COMM_WORLD, &s));
+            for (int it = 0; it < 2; it++) {
+                CHECK_RC(MPI_Start(&s));
+                for (int i = 0; i < 100; i++) {
+                    int flag;
+                    CHECK_RC(MPI_Test(&s, &flag, MPI_STATUS_IGNORE));
+                    CHECK(!flag, "Ssend_init's send completed before the receive was posted");
+                }
+                CHECK_RC(MPI_Send(&go, 1, MPI_INT, peer, 81, MPI_COMM_WORLD));
+                CHECK_RC(MPI_Wait(&s, MPI_STATUS_IGNORE));
+            }
+            CHECK_RC(MPI_Request_free(&s));
+        } else {
+            for (int it = 0; it < 2; it++) {
+                CHECK_RC(MPI_Recv(&go, 1, MPI_INT, peer, 81, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+                CHECK_RC(MPI_Recv(in, 1, MPI_INT, peer, 80, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+                CHECK(in[0] == 41, "Ssend_init payload %d", in[0]);
+            }
+        }
+    }
+    /* ready: the receive is posted (and every rank knows it) before the start */
+    CHECK_RC(MPI_Rsend_init(out, 1, MPI_INT, to, 82, MPI_COMM_WORLD, &s));
+    for (int it = 0; it < 3; it++) {
+        CHECK_RC(MPI_Irecv(in, 1, MPI_INT, from, 82, MPI_COMM_WORLD, &r));
+        MPI_Barrier(MPI_COMM_WORLD);
+        out[0] = rank * 10 + it;
+        CHECK_RC(MPI_Start(&s));
+        CHECK_RC(MPI_Wait(&s, MPI_STATUS_IGNORE));
+        CHECK_RC(MPI_Wait(&r, MPI_STATUS_IGNORE));
+        CHECK(in[0] == from * 10 + it, "Rsend_init iteration %d got %d", it, in[0]);
+    }
+    CHECK_RC(MPI_Request_free(&s));
+    /* buffered: without a buffer MPI_Start fails and the request stays inactive */
+    CHECK_RC(MPI_Bsend_init(out, N, MPI_INT, to, 83, MPI_COMM_WORLD, &s));
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    CHECK_ERR(MPI_Start(&s), MPI_ERR_BUFFER);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Status st;
+    CHECK_RC(MPI_Wait(&s, &st));
+    CHECK(st.MPI_TAG == MPI_ANY_TAG, "a failed start left the request active");
+    int bsize = 2 * (N * (int)sizeof(int) + MPI_BSEND_OVERHEAD);
+    char *bbuf = malloc((size_t)bsize);
+    CHECK_RC(MPI_Buffer_attach(bbuf, bsize));
+    /* every rank sends a large message before any receives: only a local completion (a copy
+     * made at MPI_Start) lets the ring go on; the data of each start is the data at the time */
+    for (int it = 0; it < 2; it++) {
+        for (int i = 0; i < N; i++) out[i] = i * 3 + rank + it;
+        CHECK_RC(MPI_Start(&s));
+        CHECK_RC(MPI_Wait(&s, MPI_STATUS_IGNORE));
+        for (int i = 0; i < N; i++) out[i] = -1;
+        CHECK_RC(MPI_Recv(in, N, MPI_INT, from, 83, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        for (int i = 0; i < N; i++)
+            CHECK(in[i] == i * 3 + from + it, "Bsend_init iteration %d: data at %d is %d", it, i,
+                  in[i]);
+    }
+    CHECK_RC(MPI_Request_free(&s));
+    void *det;
+    int dsize;
+    CHECK_RC(MPI_Buffer_detach(&det, &dsize));
+    free(bbuf);
+    free(out);
+    free(in);
+}
+
 static void self_sends(void) {
     int n = 300000;
     int *a = malloc((size_t)n * sizeof(int)), *b = malloc((size_t)n * sizeof(int));
@@ -432,6 +508,7 @@ int main(int argc, char **argv) {
     probes();
     cancel_and_free();
     persistent();
+    persistent_modes();
     self_sends();
     flood();
     busy_sender();
