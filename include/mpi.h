@@ -306,6 +306,7 @@ typedef struct MPI_Status {
 typedef void(MPI_User_function)(void *invec, void *inoutvec, int *len, MPI_Datatype *datatype);
 typedef void(MPI_Comm_errhandler_function)(MPI_Comm *comm, int *errcode, ...);
 typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn;
+typedef MPI_Comm_errhandler_function MPI_Handler_function; /* MPI-1 */
 typedef void(MPI_Win_errhandler_function)(MPI_Win *win, int *errcode, ...);
 typedef void(MPI_File_errhandler_function)(MPI_File *file, int *errcode, ...);
 typedef int(MPI_Comm_copy_attr_function)(MPI_Comm oldcomm, int keyval, void *extra_state,
@@ -356,6 +357,9 @@ COHORT_FN(int, Comm_call_errhandler, (MPI_Comm comm, int errorcode))
 COHORT_FN(int, Comm_create_errhandler,
           (MPI_Comm_errhandler_function * function, MPI_Errhandler *errhandler))
 COHORT_FN(int, Errhandler_free, (MPI_Errhandler * errhandler))
+COHORT_FN(int, Errhandler_create, (MPI_Handler_function * function, MPI_Errhandler *errhandler))
+COHORT_FN(int, Errhandler_set, (MPI_Comm comm, MPI_Errhandler errhandler))
+COHORT_FN(int, Errhandler_get, (MPI_Comm comm, MPI_Errhandler *errhandler))
 
 /* Point-to-point */
 COHORT_FN(int, Send,
@@ -430,6 +434,15 @@ COHORT_FN(int, Status_set_cancelled, (MPI_Status * status, int flag))
 COHORT_FN(int, Send_init,
           (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
            MPI_Request *request))
+COHORT_FN(int, Ssend_init,
+          (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+           MPI_Request *request))
+COHORT_FN(int, Rsend_init,
+          (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+           MPI_Request *request))
+COHORT_FN(int, Bsend_init,
+          (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+           MPI_Request *request))
 COHORT_FN(int, Recv_init,
           (void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
            MPI_Request *request))
@@ -493,6 +506,9 @@ COHORT_FN(int, Op_commutative, (MPI_Op op, int *commute))
 COHORT_FN(int, Comm_rank, (MPI_Comm comm, int *rank))
 COHORT_FN(int, Comm_size, (MPI_Comm comm, int *size))
 COHORT_FN(int, Comm_dup, (MPI_Comm comm, MPI_Comm *newcomm))
+COHORT_FN(int, Comm_dup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm))
+COHORT_FN(int, Comm_set_info, (MPI_Comm comm, MPI_Info info))
+COHORT_FN(int, Comm_get_info, (MPI_Comm comm, MPI_Info *info_used))
 COHORT_FN(int, Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm *newcomm))
 COHORT_FN(int, Comm_split_type,
           (MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm))

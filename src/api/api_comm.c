@@ -120,6 +120,46 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
     return rc;
 }
 
+/* Hints: Cohort understands none for communicators yet. The info argument is checked, and
+ * MPI_Comm_get_info returns the hints in use, that is an empty info object (MPI 3.1 section
+ * 6.4.4). */
+CO_WEAK(MPI_Comm_dup_with_info, PMPI_Comm_dup_with_info);
+int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
+    static const char fn[] = "MPI_Comm_dup_with_info";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_comm *c = parent_arg(comm, fn, newcomm, 1, &rc), *n;
+    if (!c) return rc;
+    if ((rc = co_api_info_arg(fn, info))) return rc;
+    rc = co_comm_dup(c, fn, &n);
+    *newcomm = co_api_comm_out(n);
+    return rc;
+}
+
+CO_WEAK(MPI_Comm_set_info, PMPI_Comm_set_info);
+int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {
+    static const char fn[] = "MPI_Comm_set_info";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_comm *c = co_api_comm(comm, fn, &rc);
+    if (!c) return rc;
+    return co_api_info_arg(fn, info);
+}
+
+CO_WEAK(MPI_Comm_get_info, PMPI_Comm_get_info);
+int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used) {
+    static const char fn[] = "MPI_Comm_get_info";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_comm *c = co_api_comm(comm, fn, &rc);
+    if (!c) return rc;
+    CO_API_OUT(c, fn, info_used);
+    co_info *in = co_info_create();
+    if (!in) return co_error(c, fn, MPI_ERR_NO_MEM, "out of memory or info handles");
+    *info_used = in->handle;
+    return MPI_SUCCESS;
+}
+
 CO_WEAK(MPI_Comm_split, PMPI_Comm_split);
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
     static const char fn[] = "MPI_Comm_split";

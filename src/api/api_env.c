@@ -231,6 +231,22 @@ int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *function,
     return MPI_SUCCESS;
 }
 
+/* The MPI-1 names of the three calls above, removed in MPI 3.0 but still in old codes. */
+CO_WEAK(MPI_Errhandler_create, PMPI_Errhandler_create);
+int PMPI_Errhandler_create(MPI_Handler_function *function, MPI_Errhandler *errhandler) {
+    return PMPI_Comm_create_errhandler(function, errhandler);
+}
+
+CO_WEAK(MPI_Errhandler_set, PMPI_Errhandler_set);
+int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler) {
+    return PMPI_Comm_set_errhandler(comm, errhandler);
+}
+
+CO_WEAK(MPI_Errhandler_get, PMPI_Errhandler_get);
+int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler) {
+    return PMPI_Comm_get_errhandler(comm, errhandler);
+}
+
 CO_WEAK(MPI_Errhandler_free, PMPI_Errhandler_free);
 int PMPI_Errhandler_free(MPI_Errhandler *errhandler) {
     static const char fn[] = "MPI_Errhandler_free";

@@ -276,6 +276,37 @@ int main(int argc, char **argv) {
     CHECK_RC(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &flag));
     CHECK(flag && *tag_ub >= 32767, "MPI_TAG_UB");
 
+    /* hints: none understood; dup_with_info checks its info and duplicates, get_info gives an
+     * empty info object, set_info checks its info */
+    {
+        MPI_Info hints, used;
+        CHECK_RC(MPI_Info_create(&hints));
+        CHECK_RC(MPI_Info_set(hints, "mpi_assert_no_any_tag", "true"));
+        CHECK_RC(MPI_Comm_dup_with_info(MPI_COMM_WORLD, hints, &d));
+        int cmp;
+        CHECK_RC(MPI_Comm_compare(MPI_COMM_WORLD, d, &cmp));
+        CHECK(cmp == MPI_CONGRUENT, "dup_with_info: compare %d", cmp);
+        int sum = 0;
+        CHECK_RC(MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, d));
+        CHECK(sum == n * (n - 1) / 2, "allreduce on dup_with_info's communicator: %d", sum);
+        CHECK_RC(MPI_Comm_set_info(d, hints));
+        CHECK_RC(MPI_Comm_get_info(d, &used));
+        int nkeys = -1;
+        CHECK_RC(MPI_Info_get_nkeys(used, &nkeys));
+        CHECK(nkeys == 0, "get_info: %d hints in use", nkeys);
+        CHECK_RC(MPI_Info_free(&used));
+        MPI_Info stale = hints;
+        CHECK_RC(MPI_Info_free(&hints));
+        MPI_Comm_set_errhandler(d, MPI_ERRORS_RETURN);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        CHECK_ERR(MPI_Comm_set_info(d, stale), MPI_ERR_INFO);
+        CHECK_ERR(MPI_Comm_get_info(d, NULL), MPI_ERR_ARG);
+        CHECK_RC(MPI_Comm_free(&d));
+        CHECK_ERR(MPI_Comm_dup_with_info(MPI_COMM_WORLD, stale, &d), MPI_ERR_INFO);
+        CHECK_ERR(MPI_Comm_get_info(MPI_COMM_NULL, &used), MPI_ERR_COMM);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    }
+
     /* the MPI-1 names of the attribute calls */
     int kv1, *ub1;
     CHECK_RC(MPI_Attr_get(MPI_COMM_WORLD, MPI_TAG_UB, &ub1, &flag));

@@ -138,6 +138,21 @@ int main(int argc, char **argv) {
     CHECK(handler_calls == 3, "handler freed while still in use");
     CHECK_RC(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
 
+    /* the same through the MPI-1 names */
+    CHECK_RC(MPI_Errhandler_create(my_handler, &mine));
+    CHECK_RC(MPI_Errhandler_set(MPI_COMM_SELF, mine));
+    rc = MPI_Send(buf, 1, MPI_INT, 0, -1, MPI_COMM_SELF);
+    CHECK(rc == MPI_ERR_TAG && handler_calls == 4 && handler_code == MPI_ERR_TAG,
+          "MPI-1 user handler: rc %d calls %d code %d", rc, handler_calls, handler_code);
+    CHECK_RC(MPI_Errhandler_get(MPI_COMM_SELF, &got));
+    CHECK(got == mine, "MPI_Errhandler_get returned another handler");
+    CHECK_RC(MPI_Errhandler_free(&got));
+    CHECK_RC(MPI_Errhandler_free(&mine));
+    CHECK_RC(MPI_Errhandler_set(MPI_COMM_SELF, MPI_ERRORS_RETURN));
+    CHECK(MPI_Errhandler_set(MPI_COMM_SELF, MPI_ERRHANDLER_NULL) == MPI_ERR_ARG,
+          "MPI_Errhandler_set(MPI_ERRHANDLER_NULL)");
+    CHECK(MPI_Errhandler_get(MPI_COMM_SELF, NULL) == MPI_ERR_ARG, "MPI_Errhandler_get(NULL)");
+
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Finalize();
     return 0;
