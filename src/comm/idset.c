@@ -47,6 +47,8 @@ static void insert_range(co_idset *s, uint64_t lo, uint64_t hi) {
                  (unsigned long long)hi);
     int join_left = i > 0 && s->r[i - 1].hi == lo;
     int join_right = i < s->nr && s->r[i].lo == hi;
+    size_t changed = join_left ? i - 1 : i; /* ranges before it stay as they were */
+    if (s->fit_from > changed) s->fit_from = changed;
     if (join_left && join_right) {
         s->r[i - 1].hi = s->r[i].hi;
         memmove(&s->r[i], &s->r[i + 1], (s->nr - i - 1) * sizeof(*s->r));
@@ -94,6 +96,7 @@ uint64_t co_idset_take1(co_idset *s) {
     if (s->r[0].lo == s->r[0].hi) {
         memmove(&s->r[0], &s->r[1], (s->nr - 1) * sizeof(*s->r));
         s->nr--;
+        if (s->fit_from) s->fit_from--;
     }
     s->count--;
     return id;
@@ -106,7 +109,7 @@ static int cmp_u64(const void *a, const void *b) {
 
 void co_idset_normalize(co_idset *s) {
     if (!s->nl) return;
-    if (s->nl <= 16 && s->nr <= 64) { /* the common case: a few singles, a few ranges */
+    if (s->nl <= 16) { /* the common case: a few singles, each found by a binary search */
         for (size_t i = 0; i < s->nl; i++) insert_range(s, s->loose[i], s->loose[i] + 1);
         s->nl = 0;
         return;
@@ -151,6 +154,7 @@ void co_idset_normalize(co_idset *s) {
     s->nr = n;
     s->capr = cap;
     s->nl = 0;
+    s->fit_from = 0;
 }
 
 uint64_t co_idset_take_run(co_idset *s, uint64_t n) {
@@ -159,8 +163,11 @@ uint64_t co_idset_take_run(co_idset *s, uint64_t n) {
     /* Returned singles first join the ranges, so that the lowest fitting run is reused
      * rather than a fresh one cut from the large range at the end. */
     co_idset_normalize(s);
-    for (size_t i = 0; i < s->nr; i++) {
-        if (s->r[i].hi - s->r[i].lo < n) continue;
+    size_t i = n >= s->fit_len ? s->fit_from : 0;
+    while (i < s->nr && s->r[i].hi - s->r[i].lo < n) i++;
+    s->fit_from = i; /* every range before i is shorter than n */
+    s->fit_len = n;
+    if (i < s->nr) {
         uint64_t base = s->r[i].lo;
         s->r[i].lo += n;
         if (s->r[i].lo == s->r[i].hi) {
@@ -190,6 +197,7 @@ size_t co_idset_take_ranges(co_idset *s, uint64_t n, co_idrange *out, size_t max
         }
     }
     s->count -= have;
+    s->fit_from = 0;
     *got = have;
     return k;
 }

@@ -19,6 +19,11 @@ typedef struct co_idset {
     uint64_t *loose; /* single IDs, not in r */
     size_t nl, capl;
     uint64_t count; /* IDs in the set */
+    /* Every range before r[fit_from] is shorter than fit_len IDs: co_idset_take_run starts its
+     * search there, so a set fragmented into many short ranges (the IDs a split or create
+     * reserved and did not use) does not make every later run cost a walk over all of them. */
+    size_t fit_from;
+    uint64_t fit_len;
 } co_idset;
 
 void co_idset_clear(co_idset *s); /* releases memory; the set is empty afterwards */

@@ -52,6 +52,93 @@ static void test_idset(void **state) {
     co_idset_clear(&s);
 }
 
+/* The set against a plain bitmap, over a long random mix of operations; among them the
+ * pattern of split and create (a run of n taken, all of it but one ID given back), which
+ * fragments the set into many short ranges that later runs must skip. */
+static void test_idset_model(void **state) {
+    (void)state;
+    enum { M = 4096 };
+    static unsigned char free_[M]; /* free_[id]: id is in the set (ids 1..M-1) */
+    static uint64_t stack[M];      /* singles returned since the last normalisation */
+    size_t ns = 0;
+    memset(free_, 0, sizeof(free_));
+    co_idset s = {0};
+    co_idset_put_range(&s, 1, M);
+    for (int i = 1; i < M; i++) free_[i] = 1;
+    uint64_t taken[M];
+    size_t nt = 0;
+    unsigned seed = 12345;
+    for (int op = 0; op < 40000; op++) {
+        seed = seed * 1103515245u + 12345u;
+        unsigned k = (seed >> 16) % 8;
+        if (k <= 2) { /* a run, most given back: base + (a random member) kept */
+            uint64_t n = 2 + (seed >> 8) % 7, want = 0;
+            for (uint64_t id = 1, len = 0; id < M && !want; id++) {
+                len = free_[id] ? len + 1 : 0;
+                if (len == n) want = id - n + 1;
+            }
+            uint64_t got = co_idset_take_run(&s, n);
+            ns = 0;
+            assert_int_equal(got, want);
+            if (!got) continue;
+            uint64_t keep = got + (seed >> 4) % n;
+            for (uint64_t id = got; id < got + n; id++) {
+                free_[id] = 0;
+                if (id == keep) {
+                    taken[nt++] = id;
+                } else {
+                    co_idset_put(&s, id);
+                    free_[id] = 1;
+                    stack[ns++] = id;
+                }
+            }
+        } else if (k == 3 && nt) { /* a communicator freed */
+            size_t j = (seed >> 8) % nt;
+            uint64_t id = taken[j];
+            taken[j] = taken[--nt];
+            co_idset_put(&s, id);
+            free_[id] = 1;
+            stack[ns++] = id;
+        } else if (k == 4) { /* a dup: the last single returned, else the lowest */
+            uint64_t want = 0;
+            if (ns) {
+                want = stack[--ns];
+            } else {
+                for (uint64_t id = 1; id < M && !want; id++)
+                    if (free_[id]) want = id;
+            }
+            uint64_t got = co_idset_take1(&s);
+            assert_int_equal(got, want);
+            if (got) {
+                free_[got] = 0;
+                taken[nt++] = got;
+            }
+        } else if (k == 5 && nt > 8) { /* a batch lent out and back: ranges from the bottom */
+            co_idrange r[3];
+            uint64_t got, lo = 0;
+            size_t nr = co_idset_take_ranges(&s, 5, r, 3, &got);
+            ns = 0;
+            for (size_t j = 0; j < nr; j++)
+                for (uint64_t id = r[j].lo; id < r[j].hi; id++) {
+                    while (!free_[++lo]) {
+                    }
+                    assert_int_equal(id, lo); /* the lowest free IDs, in order */
+                }
+            for (size_t j = 0; j < nr; j++) co_idset_put_range(&s, r[j].lo, r[j].hi);
+        } else if (k == 6) {
+            uint64_t id = 1 + (seed >> 8) % (M - 1);
+            assert_int_equal(co_idset_contains(&s, id), free_[id]);
+        } else {
+            co_idset_normalize(&s);
+            ns = 0;
+        }
+        uint64_t count = 0;
+        for (int id = 1; id < M; id++) count += free_[id];
+        assert_int_equal(s.count, count);
+    }
+    co_idset_clear(&s);
+}
+
 static void test_u64map(void **state) {
     (void)state;
     co_u64map m = {0};
@@ -455,9 +542,13 @@ static void test_concurrent_takes(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_idset),       cmocka_unit_test(test_u64map),
-        cmocka_unit_test(test_random_tree), cmocka_unit_test(test_deep_chain),
-        cmocka_unit_test(test_reclaim),     cmocka_unit_test(test_concurrent_takes),
+        cmocka_unit_test(test_idset),
+        cmocka_unit_test(test_idset_model),
+        cmocka_unit_test(test_u64map),
+        cmocka_unit_test(test_random_tree),
+        cmocka_unit_test(test_deep_chain),
+        cmocka_unit_test(test_reclaim),
+        cmocka_unit_test(test_concurrent_takes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
