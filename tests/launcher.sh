@@ -5,6 +5,7 @@
 #   launcher.sh MPIEXEC PROG SCENARIO
 set -u
 MPIEXEC=$1 PROG=$2 SCENARIO=$3
+unset MPIEXEC_TIMEOUT # a limit from the caller's environment would change the scenarios
 out=$(mktemp -d "${TMPDIR:-/tmp}/cohort-launcher-test.XXXXXX")
 trap 'rm -rf "$out"' EXIT
 fail() { echo "FAIL [$SCENARIO]: $*"; echo "--- stdout"; cat "$out/stdout"; echo "--- stderr"; cat "$out/stderr"; exit 1; }
@@ -101,7 +102,17 @@ timeout)
   expect_no_survivors
   MPIEXEC_TIMEOUT=soon run 1 -- ok
   expect_status 2
-  expect_err "^mpiexec: MPIEXEC_TIMEOUT='soon' is not a positive number of seconds$"
+  expect_err "^mpiexec: MPIEXEC_TIMEOUT='soon' is not a number of seconds from 0 \(no limit\) to 1000000000$"
+  # 0 or empty: no limit, as in Open MPI and MPICH; absurd sizes are refused, not wrapped
+  for v in 0 ""; do
+    MPIEXEC_TIMEOUT=$v run 2 -- ok
+    expect_status 0
+  done
+  MPIEXEC_TIMEOUT=1e300 run 1 -- ok
+  expect_status 2
+  run 1 --timeout inf -- ok
+  expect_status 2
+  expect_err "^mpiexec: --timeout needs a positive number of seconds \(at most 1000000000\)$"
   ;;
 deadlock)
   # every rank sends a large message to the next and none receives: mpiexec lists where

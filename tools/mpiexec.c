@@ -156,6 +156,9 @@ static void watch_deadlock(job *j) {
     atomic_store_explicit(&j->seg.hdr->dl_gen, j->dl_gen, memory_order_release);
 }
 
+/* About 31 years: anything larger is a mistake, and its milliseconds must fit an int64_t. */
+#define MAX_TIMEOUT 1e9
+
 static void usage(FILE *f) {
     fprintf(f, "usage: mpiexec -n N [options] program [args...]\n"
                "  -n, -np N            number of ranks (default 1)\n"
@@ -379,8 +382,12 @@ static int parse_args(job *j, int argc, char **argv) {
             j->tag_output = 1;
         } else if (!strcmp(a, "--timeout") || !strcmp(a, "-timeout")) {
             char *end;
-            if (!val || (j->timeout = strtod(val, &end), *end) || j->timeout <= 0) {
-                fprintf(stderr, "mpiexec: --timeout needs a positive number of seconds\n");
+            if (!val || (j->timeout = strtod(val, &end), *end) || end == val ||
+                !(j->timeout > 0 && j->timeout <= MAX_TIMEOUT)) {
+                fprintf(stderr,
+                        "mpiexec: --timeout needs a positive number of seconds (at most "
+                        "%.0f)\n",
+                        MAX_TIMEOUT);
                 return -1;
             }
             i++;
@@ -446,14 +453,18 @@ static int valgrind_job(const job *j) {
 }
 
 /* MPIEXEC_TIMEOUT, which Open MPI's and MPICH's launchers read too, when no --timeout was
- * given: -1 if it is set but not a positive number of seconds. */
+ * given. Empty or 0 means no limit, as there; -1 if it is anything else but a positive number
+ * of seconds. */
 static int env_timeout(job *j) {
     const char *v = getenv("MPIEXEC_TIMEOUT");
-    if (j->timeout > 0 || !v) return 0;
+    if (j->timeout > 0 || !v || !*v) return 0;
     char *end;
     double t = strtod(v, &end);
-    if (end == v || *end || !(t > 0)) {
-        fprintf(stderr, "mpiexec: MPIEXEC_TIMEOUT='%s' is not a positive number of seconds\n", v);
+    if (end == v || *end || !(t >= 0 && t <= MAX_TIMEOUT)) {
+        fprintf(stderr,
+                "mpiexec: MPIEXEC_TIMEOUT='%s' is not a number of seconds from 0 (no limit) to "
+                "%.0f\n",
+                v, MAX_TIMEOUT);
         return -1;
     }
     j->timeout = t;

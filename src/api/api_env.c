@@ -179,9 +179,7 @@ static co_errhandler *errh_get(MPI_Errhandler h) {
     return co_htab_get(&co_st.errhs, h);
 }
 
-CO_WEAK(MPI_Comm_set_errhandler, PMPI_Comm_set_errhandler);
-int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
-    static const char fn[] = "MPI_Comm_set_errhandler";
+static int set_errhandler(const char *fn, MPI_Comm comm, MPI_Errhandler errhandler) {
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
     co_comm *c = co_api_comm(comm, fn, &rc);
@@ -198,9 +196,12 @@ int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
     return MPI_SUCCESS;
 }
 
-CO_WEAK(MPI_Comm_get_errhandler, PMPI_Comm_get_errhandler);
-int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler) {
-    static const char fn[] = "MPI_Comm_get_errhandler";
+CO_WEAK(MPI_Comm_set_errhandler, PMPI_Comm_set_errhandler);
+int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
+    return set_errhandler("MPI_Comm_set_errhandler", comm, errhandler);
+}
+
+static int get_errhandler(const char *fn, MPI_Comm comm, MPI_Errhandler *errhandler) {
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
     co_comm *c = co_api_comm(comm, fn, &rc);
@@ -211,10 +212,13 @@ int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler) {
     return MPI_SUCCESS;
 }
 
-CO_WEAK(MPI_Comm_create_errhandler, PMPI_Comm_create_errhandler);
-int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *function,
-                                MPI_Errhandler *errhandler) {
-    static const char fn[] = "MPI_Comm_create_errhandler";
+CO_WEAK(MPI_Comm_get_errhandler, PMPI_Comm_get_errhandler);
+int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler) {
+    return get_errhandler("MPI_Comm_get_errhandler", comm, errhandler);
+}
+
+static int create_errhandler(const char *fn, MPI_Comm_errhandler_function *function,
+                             MPI_Errhandler *errhandler) {
     CO_ENTER(fn);
     if (!function) return co_error(NULL, fn, MPI_ERR_ARG, "function is NULL");
     CO_API_OUT(NULL, fn, errhandler);
@@ -231,20 +235,26 @@ int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *function,
     return MPI_SUCCESS;
 }
 
+CO_WEAK(MPI_Comm_create_errhandler, PMPI_Comm_create_errhandler);
+int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *function,
+                                MPI_Errhandler *errhandler) {
+    return create_errhandler("MPI_Comm_create_errhandler", function, errhandler);
+}
+
 /* The MPI-1 names of the three calls above, removed in MPI 3.0 but still in old codes. */
 CO_WEAK(MPI_Errhandler_create, PMPI_Errhandler_create);
 int PMPI_Errhandler_create(MPI_Handler_function *function, MPI_Errhandler *errhandler) {
-    return PMPI_Comm_create_errhandler(function, errhandler);
+    return create_errhandler("MPI_Errhandler_create", function, errhandler);
 }
 
 CO_WEAK(MPI_Errhandler_set, PMPI_Errhandler_set);
 int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler) {
-    return PMPI_Comm_set_errhandler(comm, errhandler);
+    return set_errhandler("MPI_Errhandler_set", comm, errhandler);
 }
 
 CO_WEAK(MPI_Errhandler_get, PMPI_Errhandler_get);
 int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler) {
-    return PMPI_Comm_get_errhandler(comm, errhandler);
+    return get_errhandler("MPI_Errhandler_get", comm, errhandler);
 }
 
 CO_WEAK(MPI_Errhandler_free, PMPI_Errhandler_free);

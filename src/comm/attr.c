@@ -156,21 +156,27 @@ static struct co_attr *attr_reverse(struct co_attr *a) {
 }
 
 /* Newest first: MPI 3.1 (section 8.7.1) asks it of MPI_COMM_SELF at MPI_Finalize, and
- * Comm_free does the same. On a callback's error the rest stay, in their order. */
-int co_attr_delete_all(co_comm *c) {
+ * Comm_free does the same. Each attribute leaves the list before its callback runs, so a
+ * callback that deletes its own attribute finds nothing left to delete. On a callback's
+ * error that attribute and the older ones stay, in their order, unless `all` asks to go on
+ * (MPI_Finalize); the first error is returned. */
+int co_attr_delete_all(co_comm *c, int all) {
     c->attrs = attr_reverse(c->attrs);
+    int first = MPI_SUCCESS;
     while (c->attrs) {
         struct co_attr *a = c->attrs;
+        c->attrs = a->next;
         int rc = attr_call_delete(c, a);
-        if (rc) {
-            c->attrs = attr_reverse(c->attrs);
+        if (rc && !all) {
+            a->next = c->attrs;
+            c->attrs = attr_reverse(a);
             return rc;
         }
-        c->attrs = a->next;
+        if (rc && !first) first = rc;
         kv_unref(a->keyval);
         free(a);
     }
-    return MPI_SUCCESS;
+    return first;
 }
 
 void co_attr_fini(void) {

@@ -341,7 +341,7 @@ static void sweep_zombies(void) {
 }
 
 int co_comm_free(co_comm *c, const char *fn) {
-    int rc = co_attr_delete_all(c);
+    int rc = co_attr_delete_all(c, 0);
     if (rc) return co_error(c, fn, rc, "an attribute delete callback failed (error %d)", rc);
     release_protocol(c);
     if (CM->nzombies) sweep_zombies();
@@ -415,9 +415,15 @@ int co_comm_init(void) {
 
 /* MPI 3.1 section 8.7.1: MPI_Finalize first does the equivalent of freeing MPI_COMM_SELF,
  * so that its attributes' delete callbacks run, newest first, while MPI still works fully.
- * Libraries hook their clean-up there, and it may communicate. */
-void co_comm_self_free(void) {
-    if (co_st.self) co_attr_delete_all(co_st.self);
+ * Libraries hook their clean-up there, and it may communicate. MPI_COMM_WORLD's attributes
+ * follow, for the same reason, then SELF's again in case those callbacks set new ones.
+ * Every callback runs even if one fails; the first error is returned. */
+int co_comm_self_free(void) {
+    int rc = MPI_SUCCESS, r;
+    co_comm *order[] = {co_st.self, co_st.world, co_st.self};
+    for (int i = 0; i < 3; i++)
+        if (order[i] && (r = co_attr_delete_all(order[i], 1)) && !rc) rc = r;
+    return rc;
 }
 
 void co_comm_fini(void) {
@@ -432,7 +438,7 @@ void co_comm_fini(void) {
         co_comm *c = co_htab_at(t, s);
         if (c) {
             c->handle = 0;
-            co_attr_delete_all(c);
+            co_attr_delete_all(c, 1);
             co_comm_destroy(c);
         }
     }

@@ -66,7 +66,7 @@ int co_attr_set(co_comm *c, int keyval, void *val);
 int co_attr_get(co_comm *c, int keyval, void **val, int *flag);
 int co_attr_delete(co_comm *c, int keyval);
 int co_attr_copy_all(co_comm *from, co_comm *to); /* Comm_dup; a copy callback's error */
-int co_attr_delete_all(co_comm *c);               /* Comm_free; a delete callback's error */
+int co_attr_delete_all(co_comm *c, int all);      /* Comm_free; a delete callback's error */
 void co_attr_fini(void);
 
 /* ---- Cartesian topology (topo.c) ----------------------------------------------------------- */

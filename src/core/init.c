@@ -101,7 +101,9 @@ int co_init(int *argc, char ***argv, int required, int *provided) {
 }
 
 int co_finalize(void) {
-    co_comm_self_free();
+    /* A delete callback's error does not stop the shut-down (the peers wait for this rank in
+     * the barrier below); MPI_Finalize returns it at the end. */
+    int cb_rc = co_comm_self_free();
     co_st.api_fn = "MPI_Finalize"; /* the callbacks may have called MPI */
     /* Finalize is collective: no rank leaves while a peer may still need it. Messages still
      * waiting for queue room go first: a later message (the barrier's) may find room and
@@ -125,5 +127,5 @@ int co_finalize(void) {
     co_st.seg = NULL;
     co_st.finalized = 1;
     fflush(stdout);
-    return MPI_SUCCESS;
+    return cb_rc;
 }

@@ -151,7 +151,12 @@ int main(int argc, char **argv) {
     CHECK_RC(MPI_Errhandler_set(MPI_COMM_SELF, MPI_ERRORS_RETURN));
     CHECK(MPI_Errhandler_set(MPI_COMM_SELF, MPI_ERRHANDLER_NULL) == MPI_ERR_ARG,
           "MPI_Errhandler_set(MPI_ERRHANDLER_NULL)");
-    CHECK(MPI_Errhandler_get(MPI_COMM_SELF, NULL) == MPI_ERR_ARG, "MPI_Errhandler_get(NULL)");
+    {
+        char msg[MPI_MAX_ERROR_STRING];
+        int cls = tu_error(MPI_Errhandler_get(MPI_COMM_SELF, NULL), msg);
+        CHECK(cls == MPI_ERR_ARG && strstr(msg, "MPI_Errhandler_get"),
+              "MPI_Errhandler_get(NULL): class %d, \"%s\"", cls, msg);
+    }
 
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Finalize();
