@@ -77,8 +77,9 @@ static void test_idset_model(void **state) {
                 len = free_[id] ? len + 1 : 0;
                 if (len == n) want = id - n + 1;
             }
+            uint64_t before = s.count;
             uint64_t got = co_idset_take_run(&s, n);
-            ns = 0;
+            if (before >= n) ns = 0; /* it normalised: the singles joined the ranges */
             assert_int_equal(got, want);
             if (!got) continue;
             uint64_t keep = got + (seed >> 4) % n;
