@@ -431,7 +431,10 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
     }
     if (!r->complete) co_progress();
     *flag = r->complete;
-    if (!r->complete) return MPI_SUCCESS;
+    if (!r->complete) {
+        co_poll_missed();
+        return MPI_SUCCESS;
+    }
     co_comm *c = r->comm;
     co_status s = r->status;
     int send = co_req_is_send(r);
@@ -463,6 +466,7 @@ static int all_common(const char *fn, int count, MPI_Request reqs[], MPI_Status 
         co_progress();
         for (int i = 0; i < count && done; i++)
             if (rs[i] && !rs[i]->complete) done = 0;
+        if (!done) co_poll_missed();
     }
     if (flag) *flag = done;
     int nerr = 0;
@@ -549,6 +553,7 @@ static int any_common(const char *fn, int count, MPI_Request reqs[], int *index,
         if (!wait && b.idle++ > 0) { /* Testany: one progress pass, then report */
             *index = MPI_UNDEFINED;
             *flag = 0;
+            co_poll_missed();
             return MPI_SUCCESS;
         }
         if (wait) {
@@ -608,6 +613,7 @@ static int some_common(const char *fn, int incount, MPI_Request reqs[], int *out
             return MPI_SUCCESS;
         }
         if (n || (!wait && !first)) {
+            if (!n) co_poll_missed();
             *outcount = n;
             if (nerr)
                 return co_error(errcomm, fn, MPI_ERR_IN_STATUS,
@@ -671,7 +677,10 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) 
     }
     if (!r->complete) co_progress();
     *flag = r->complete;
-    if (r->complete) co_api_status(status, &r->status);
+    if (r->complete)
+        co_api_status(status, &r->status);
+    else
+        co_poll_missed();
     return MPI_SUCCESS;
 }
 
@@ -729,7 +738,10 @@ static int probe_common(const char *fn, int source, int tag, MPI_Comm comm, int 
         }
     }
     if (flag) *flag = f;
-    if (f) co_api_status(status, &s);
+    if (f)
+        co_api_status(status, &s);
+    else
+        co_poll_missed();
     return MPI_SUCCESS;
 }
 
@@ -777,7 +789,10 @@ static int mprobe_common(const char *fn, int source, int tag, MPI_Comm comm, int
     }
     int found = m || source == MPI_PROC_NULL;
     if (flag) *flag = found;
-    if (!found) return MPI_SUCCESS;
+    if (!found) {
+        co_poll_missed();
+        return MPI_SUCCESS;
+    }
     *message = m ? m->handle : MPI_MESSAGE_NO_PROC;
     co_api_status(status, &s);
     return MPI_SUCCESS;

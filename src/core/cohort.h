@@ -193,6 +193,7 @@ typedef struct co_config {
     int cma;
     long cma_min_run;
     long spin_count;
+    long poll_yield_us;
     int log_level;
     int line_buffer;
     int bind;
@@ -290,6 +291,11 @@ typedef struct co_backoff {
 void co_backoff_idle(co_backoff *b); /* called after a pass that found nothing to do */
 /* An idle pass that yields at once (ranks outnumber cores), with the same periodic check. */
 void co_backoff_yield(co_backoff *b);
+/* A nonblocking call (MPI_Test, MPI_Iprobe...) found nothing. When ranks outnumber cores and
+ * such calls have found nothing for COHORT_POLL_YIELD_US, with no request started or
+ * completed in between, the CPU goes to whoever this rank may be waiting for, as a blocking
+ * wait's idle pass does (docs/runtime.md, "Waiting"). */
+void co_poll_missed(void);
 #define CO_WAIT_CHECK_PASSES 1024u
 static inline void co_backoff_reset(co_backoff *b) {
     b->idle = 0;
@@ -323,11 +329,12 @@ struct cohort_state {
     int finalized;
     int thread_level;
     int world_rank, world_size;
-    int local_cpus;     /* CPUs in this process's affinity mask */
-    int oversubscribed; /* more ranks on this node than CPUs: yield early */
-    unsigned shm_spin;  /* idle passes before a collective waiting on shared memory yields
-                           (cfg.spin_count, but fewer by default when ranks outnumber CPUs) */
-    int launched;       /* started by mpiexec (not a singleton) */
+    int local_cpus;      /* CPUs in this process's affinity mask */
+    int oversubscribed;  /* more ranks on this node than CPUs: yield early */
+    uint64_t poll_since; /* when nonblocking calls began to find nothing (0: they did not) */
+    unsigned shm_spin;   /* idle passes before a collective waiting on shared memory yields
+                            (cfg.spin_count, but fewer by default when ranks outnumber CPUs) */
+    int launched;        /* started by mpiexec (not a singleton) */
     co_config cfg;
     struct co_seg *seg;
     co_htab comms, groups, dtypes, ops, reqs, errhs, infos, msgs;
@@ -362,6 +369,11 @@ struct cohort_state {
 };
 
 extern struct cohort_state co_st;
+
+/* A request started or completed: a run of nonblocking calls that found nothing ends. */
+static inline void co_poll_active(void) {
+    co_st.poll_since = 0;
+}
 
 /* Initialisation steps of each layer, in the order co_init calls them */
 int co_init(int *argc, char ***argv, int required, int *provided);

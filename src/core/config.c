@@ -45,6 +45,11 @@ const co_setting co_settings[] = {
     {"SPIN_COUNT", CO_CFG_INT, "0", CFG(spin_count),
      "idle progress passes before a waiting rank yields the CPU; 0 picks one from the number "
      "of ranks per core"},
+    {"POLL_YIELD_US", CO_CFG_INT, "5", CFG(poll_yield_us),
+     "when ranks outnumber cores: once MPI_Test, MPI_Iprobe and the other nonblocking calls "
+     "have found nothing for this many microseconds (with no request started or completed "
+     "meanwhile), one of them yields the CPU, and again after as many more; 0 yields at every "
+     "such call, as Open MPI does, and a negative value never"},
     {"LOG_LEVEL", CO_CFG_INT, "1", CFG(log_level),
      "diagnostics on stderr: 0 errors, 1 warnings, 2 info, 3 debug"},
     {"LINE_BUFFER", CO_CFG_BOOL, "1", CFG(line_buffer),

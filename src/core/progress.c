@@ -129,6 +129,27 @@ void co_backoff_idle(co_backoff *b) {
         sched_yield();
 }
 
+/* A program that polls (MPI_Iprobe or MPI_Test in a loop, often with work in between) on a
+ * rank that shares its core with the rank it waits for would otherwise keep the core until
+ * the scheduler's time slice ends: a token passed round 4 ranks on 2 cores took 2-5 ms per
+ * hop. Yielding at every miss, as Open MPI does, cost a program that polls while it works
+ * (HPCC's RandomAccess) a factor of 19. So a run of misses with nothing started or completed
+ * yields once it has lasted COHORT_POLL_YIELD_US, and then once per as long again
+ * (docs/runtime.md, "Waiting", has the measurements). */
+void co_poll_missed(void) {
+    long us = co_st.cfg.poll_yield_us;
+    if (!co_st.oversubscribed || us < 0) return;
+    uint64_t now = co_now_ns();
+    if (!co_st.poll_since) {
+        co_st.poll_since = now;
+        if (us) return;
+    }
+    if (now - co_st.poll_since >= (uint64_t)us * 1000u) {
+        sched_yield();
+        co_st.poll_since = co_now_ns();
+    }
+}
+
 void co_backoff_yield(co_backoff *b) {
     ++b->idle;
     if (CO_UNLIKELY(co_backoff_check_due(b))) check_pass(b);

@@ -41,6 +41,7 @@ void co_req_free(co_req *r) {
 }
 
 void co_req_complete(co_req *r) {
+    co_poll_active();
     r->complete = 1;
     r->active = 0;
     if (r->tmp) { /* a packed or buffered copy of a send's data */
@@ -711,6 +712,7 @@ static void send_local(co_req *r) {
 }
 
 int co_send_start(co_req *r) {
+    co_poll_active();
     r->complete = 0;
     r->active = 1;
     r->status = (co_status){0};
@@ -749,6 +751,7 @@ int co_send_eager_fast(const void *buf, size_t bytes, co_comm *comm, int dest, i
     c->kind = CO_MSG_EAGER;
     memcpy(payload, buf, bytes);
     co_shm_publish(&P->shm, dw, c);
+    co_poll_active();
     return 1;
 }
 
@@ -802,6 +805,7 @@ static co_umsg *unexp_probe(uint64_t ctx, int src, int tag, co_umsg **prev) {
 }
 
 int co_recv_start(co_req *r) {
+    co_poll_active();
     r->complete = 0;
     r->active = 1;
     r->matched = 0;
@@ -842,7 +846,10 @@ int co_iprobe(int src, int tag, co_comm *comm, uint64_t ctx, int *flag, co_statu
     co_umsg *prev;
     co_umsg *u = unexp_probe(ctx, src, tag, &prev);
     *flag = u != NULL;
-    if (u) *st = (co_status){.source = u->src, .tag = u->tag, .bytes = u->bytes};
+    if (u) {
+        *st = (co_status){.source = u->src, .tag = u->tag, .bytes = u->bytes};
+        co_poll_active();
+    }
     return MPI_SUCCESS;
 }
 
@@ -864,6 +871,7 @@ int co_improbe(int src, int tag, co_comm *comm, uint64_t ctx, co_msg **out, co_s
     m->u = u;
     *st = (co_status){.source = u->src, .tag = u->tag, .bytes = u->bytes};
     *out = m;
+    co_poll_active();
     return MPI_SUCCESS;
 }
 

@@ -471,6 +471,62 @@ static void flood(void) {
 
 /* A large send whose sender stays away from MPI for a while after starting it: the receiver
  * must be able to do the whole copy alone; then one sent with a blocking MPI_Send. */
+/* A token round the ranks, each waiting for it by polling (MPI_Iprobe, MPI_Test, MPI_Testany,
+ * MPI_Testsome, MPI_Testall, MPI_Request_get_status in turn), small and large: the polling
+ * calls find nothing many times (and, with more ranks than cores, yield) and must still report
+ * the message, and the right one, once it is there. */
+static void polling_ring(void) {
+    if (size < 2) return;
+    int to = (rank + 1) % size, from = (rank - 1 + size) % size;
+    enum { BIG = 50000 };
+    int *tok = malloc(BIG * sizeof(int));
+    for (int round = 0; round < 12; round++) {
+        int n = round % 2 ? BIG : 1, how = round / 2;
+        if (rank == 0) {
+            for (int i = 0; i < n; i++) tok[i] = round * 1000 + i;
+            CHECK_RC(MPI_Send(tok, n, MPI_INT, to, 95, MPI_COMM_WORLD));
+        }
+        memset(tok, 0, (size_t)n * sizeof(int));
+        int flag = 0, idx = -1, out = 0, polls = 0;
+        MPI_Request r = MPI_REQUEST_NULL;
+        if (how == 0) {
+            MPI_Status st;
+            while (!flag) {
+                CHECK_RC(MPI_Iprobe(from, 95, MPI_COMM_WORLD, &flag, &st));
+                polls++;
+            }
+            int cnt;
+            MPI_Get_count(&st, MPI_INT, &cnt);
+            CHECK(cnt == n && st.MPI_SOURCE == from, "Iprobe found %d ints from %d", cnt,
+                  st.MPI_SOURCE);
+            CHECK_RC(MPI_Recv(tok, n, MPI_INT, from, 95, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        } else {
+            CHECK_RC(MPI_Irecv(tok, n, MPI_INT, from, 95, MPI_COMM_WORLD, &r));
+            while (!flag) {
+                if (how == 1) CHECK_RC(MPI_Test(&r, &flag, MPI_STATUS_IGNORE));
+                if (how == 2) CHECK_RC(MPI_Testany(1, &r, &idx, &flag, MPI_STATUS_IGNORE));
+                if (how == 3) {
+                    CHECK_RC(MPI_Testsome(1, &r, &out, &idx, MPI_STATUSES_IGNORE));
+                    flag = out == 1;
+                }
+                if (how == 4) CHECK_RC(MPI_Testall(1, &r, &flag, MPI_STATUSES_IGNORE));
+                if (how == 5) {
+                    CHECK_RC(MPI_Request_get_status(r, &flag, MPI_STATUS_IGNORE));
+                    if (flag) CHECK_RC(MPI_Wait(&r, MPI_STATUS_IGNORE));
+                }
+                polls++;
+            }
+            CHECK(r == MPI_REQUEST_NULL, "polling way %d left the request", how);
+        }
+        for (int i = 0; i < n; i++)
+            CHECK(tok[i] == round * 1000 + i, "polling way %d, round %d: element %d is %d", how,
+                  round, i, tok[i]);
+        if (rank != 0) CHECK_RC(MPI_Send(tok, n, MPI_INT, to, 95, MPI_COMM_WORLD));
+        (void)polls;
+    }
+    free(tok);
+}
+
 static void busy_sender(void) {
     if (size < 2 || rank > 1) return;
     int n = 1 << 20;
@@ -509,6 +565,7 @@ int main(int argc, char **argv) {
     cancel_and_free();
     persistent();
     persistent_modes();
+    polling_ring();
     self_sends();
     flood();
     busy_sender();
