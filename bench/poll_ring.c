@@ -63,8 +63,7 @@ int main(int argc, char **argv) {
     }
     long sizes[BENCH_MAX_SIZES];
     int ns = bench_sizes(&o, sizes);
-    ring_ctx c = {bench_alloc((size_t)bench_max_of(sizes, ns)), 0, bench_rank(), bench_nprocs(),
-                  0};
+    ring_ctx c = {bench_alloc((size_t)bench_max_of(sizes, ns)), 0, bench_rank(), bench_nprocs(), 0};
     if (c.rank == 0) printf("# poll_ring np=%d target=%.0fms\n", c.n, o.target_s * 1e3);
     static const char *cases[] = {"iprobe", "test"};
     for (int t = 0; t < 2; t++) {
