@@ -348,6 +348,29 @@ COHORT_FN(int, Get_library_version, (char *version, int *resultlen))
 COHORT_FN(int, Alloc_mem, (MPI_Aint size, MPI_Info info, void *baseptr))
 COHORT_FN(int, Free_mem, (void *base))
 
+/* Handle conversion for Fortran interoperability: Cohort's handles are integers, the same in
+ * both languages. */
+COHORT_FN(MPI_Fint, Comm_c2f, (MPI_Comm handle))
+COHORT_FN(MPI_Comm, Comm_f2c, (MPI_Fint handle))
+COHORT_FN(MPI_Fint, Type_c2f, (MPI_Datatype handle))
+COHORT_FN(MPI_Datatype, Type_f2c, (MPI_Fint handle))
+COHORT_FN(MPI_Fint, Group_c2f, (MPI_Group handle))
+COHORT_FN(MPI_Group, Group_f2c, (MPI_Fint handle))
+COHORT_FN(MPI_Fint, Request_c2f, (MPI_Request handle))
+COHORT_FN(MPI_Request, Request_f2c, (MPI_Fint handle))
+COHORT_FN(MPI_Fint, Op_c2f, (MPI_Op handle))
+COHORT_FN(MPI_Op, Op_f2c, (MPI_Fint handle))
+COHORT_FN(MPI_Fint, Info_c2f, (MPI_Info handle))
+COHORT_FN(MPI_Info, Info_f2c, (MPI_Fint handle))
+COHORT_FN(MPI_Fint, Errhandler_c2f, (MPI_Errhandler handle))
+COHORT_FN(MPI_Errhandler, Errhandler_f2c, (MPI_Fint handle))
+COHORT_FN(MPI_Fint, Message_c2f, (MPI_Message handle))
+COHORT_FN(MPI_Message, Message_f2c, (MPI_Fint handle))
+COHORT_FN(MPI_Fint, Win_c2f, (MPI_Win handle))
+COHORT_FN(MPI_Win, Win_f2c, (MPI_Fint handle))
+COHORT_FN(MPI_Fint, File_c2f, (MPI_File handle))
+COHORT_FN(MPI_File, File_f2c, (MPI_Fint handle))
+
 /* Errors */
 COHORT_FN(int, Error_string, (int errorcode, char *string, int *resultlen))
 COHORT_FN(int, Error_class, (int errorcode, int *errorclass))
@@ -430,6 +453,7 @@ COHORT_FN(int, Get_count, (const MPI_Status *status, MPI_Datatype datatype, int 
 COHORT_FN(int, Get_elements, (const MPI_Status *status, MPI_Datatype datatype, int *count))
 COHORT_FN(int, Get_elements_x, (const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count))
 COHORT_FN(int, Status_set_elements, (MPI_Status * status, MPI_Datatype datatype, int count))
+COHORT_FN(int, Status_set_elements_x, (MPI_Status * status, MPI_Datatype datatype, MPI_Count count))
 COHORT_FN(int, Status_set_cancelled, (MPI_Status * status, int flag))
 COHORT_FN(int, Send_init,
           (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,

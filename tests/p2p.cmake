@@ -15,6 +15,8 @@ cohort_mpi_test(p2p_mprobe NP 2 ENV COHORT_CMA=0 SUFFIX .nocma)
 cohort_mpi_test(errors NP 1 2 4 8)
 # NULL result pointers are errors; NULL output statuses are MPI_STATUS_IGNORE
 cohort_mpi_test(null_args NP 1 3)
+# Fortran handle conversion and status element counts.
+cohort_mpi_test(fint NP 1 3)
 # waits on a rank that has called MPI_Finalize end with an error instead of hanging
 foreach(k recv wait probe anysource send ssend)
   cohort_mpi_test(p2p_finalized NP 2 4 ARGS ${k} SUFFIX .${k})

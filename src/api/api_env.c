@@ -282,3 +282,27 @@ int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
     co_error(c, fn, errorcode, "error raised by the application");
     return MPI_SUCCESS;
 }
+
+/* ---- Handle conversion --------------------------------------------------------------------
+ * Cohort's handles are integers and mean the same in C and Fortran, so the conversions are the
+ * identity: a handle converted and back is the same handle, NULL handles included. They check
+ * nothing, as the standard's conversions do not. */
+#define CO_HANDLE_CONV(NAME, TYPE)                                                                 \
+    CO_WEAK(MPI_##NAME##_c2f, PMPI_##NAME##_c2f);                                                  \
+    MPI_Fint PMPI_##NAME##_c2f(TYPE handle) {                                                      \
+        return (MPI_Fint)handle;                                                                   \
+    }                                                                                              \
+    CO_WEAK(MPI_##NAME##_f2c, PMPI_##NAME##_f2c);                                                  \
+    TYPE PMPI_##NAME##_f2c(MPI_Fint handle) {                                                      \
+        return (TYPE)handle;                                                                       \
+    }
+CO_HANDLE_CONV(Comm, MPI_Comm)
+CO_HANDLE_CONV(Type, MPI_Datatype)
+CO_HANDLE_CONV(Group, MPI_Group)
+CO_HANDLE_CONV(Request, MPI_Request)
+CO_HANDLE_CONV(Op, MPI_Op)
+CO_HANDLE_CONV(Info, MPI_Info)
+CO_HANDLE_CONV(Errhandler, MPI_Errhandler)
+CO_HANDLE_CONV(Message, MPI_Message)
+CO_HANDLE_CONV(Win, MPI_Win)
+CO_HANDLE_CONV(File, MPI_File)

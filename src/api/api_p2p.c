@@ -914,16 +914,28 @@ int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Cou
 }
 
 CO_WEAK(MPI_Status_set_elements, PMPI_Status_set_elements);
-int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count) {
-    static const char fn[] = "MPI_Status_set_elements";
+static int set_elements(const char *fn, MPI_Status *status, MPI_Datatype datatype,
+                        long long count) {
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
     co_dtype *dt = co_api_dtype(NULL, fn, datatype, 1, &rc);
     if (!dt) return rc;
     if ((rc = status_arg(fn, status))) return rc;
     size_t per = dt->sig_elems ? dt->size / dt->sig_elems : 0;
-    status->co_bytes = (long long)((size_t)count * per);
+    long long bytes;
+    if (count < 0 || __builtin_mul_overflow(count, (long long)per, &bytes))
+        return co_error(NULL, fn, MPI_ERR_COUNT, "invalid count %lld", count);
+    status->co_bytes = bytes;
     return MPI_SUCCESS;
+}
+
+int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count) {
+    return set_elements("MPI_Status_set_elements", status, datatype, count);
+}
+
+CO_WEAK(MPI_Status_set_elements_x, PMPI_Status_set_elements_x);
+int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count) {
+    return set_elements("MPI_Status_set_elements_x", status, datatype, (long long)count);
 }
 
 CO_WEAK(MPI_Status_set_cancelled, PMPI_Status_set_cancelled);
