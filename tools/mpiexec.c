@@ -159,6 +159,13 @@ static void watch_deadlock(job *j) {
 /* About 31 years: anything larger is a mistake, and its milliseconds must fit an int64_t. */
 #define MAX_TIMEOUT 1e9
 
+/* A number of seconds from 0 to MAX_TIMEOUT in v; -1 if v is anything else. */
+static int seconds(const char *v, double *t) {
+    char *end;
+    *t = strtod(v, &end);
+    return end == v || *end || !(*t >= 0 && *t <= MAX_TIMEOUT) ? -1 : 0;
+}
+
 static void usage(FILE *f) {
     fprintf(f, "usage: mpiexec -n N [options] program [args...]\n"
                "  -n, -np N            number of ranks (default 1)\n"
@@ -381,9 +388,7 @@ static int parse_args(job *j, int argc, char **argv) {
         } else if (!strcmp(a, "--tag-output") || !strcmp(a, "-tag-output") || !strcmp(a, "-l")) {
             j->tag_output = 1;
         } else if (!strcmp(a, "--timeout") || !strcmp(a, "-timeout")) {
-            char *end;
-            if (!val || (j->timeout = strtod(val, &end), *end) || end == val ||
-                !(j->timeout > 0 && j->timeout <= MAX_TIMEOUT)) {
+            if (!val || seconds(val, &j->timeout) || j->timeout == 0) {
                 fprintf(stderr,
                         "mpiexec: --timeout needs a positive number of seconds (at most "
                         "%.0f)\n",
@@ -458,9 +463,8 @@ static int valgrind_job(const job *j) {
 static int env_timeout(job *j) {
     const char *v = getenv("MPIEXEC_TIMEOUT");
     if (j->timeout > 0 || !v || !*v) return 0;
-    char *end;
-    double t = strtod(v, &end);
-    if (end == v || *end || !(t >= 0 && t <= MAX_TIMEOUT)) {
+    double t;
+    if (seconds(v, &t)) {
         fprintf(stderr,
                 "mpiexec: MPIEXEC_TIMEOUT='%s' is not a number of seconds from 0 (no limit) to "
                 "%.0f\n",

@@ -484,9 +484,11 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
                           &rc)))
             return rc;
         if ((rc = check_fit(c, fn, sendcounts[c->rank], sdt, recvcounts[c->rank], rdt))) return rc;
-        long long sent = 0;
-        for (int i = 0; i < c->size; i++) sent += sendcounts[i];
-        if ((rc = distinct(c, fn, sendbuf, recvbuf, sent, sdt))) return rc;
+        if (sendbuf == recvbuf) { /* only then: the sum walks every count */
+            long long sent = 0;
+            for (int i = 0; i < c->size; i++) sent += sendcounts[i];
+            if ((rc = distinct(c, fn, sendbuf, recvbuf, sent, sdt))) return rc;
+        }
     }
     call_args a = move_args(CO_COLL_ALLTOALLV, -1, sendbuf, 0, sdt, recvbuf, 0, rdt);
     a.scounts = sendcounts;

@@ -108,24 +108,10 @@ int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen) {
 
 /* ---- Construction ---------------------------------------------------------------------------- */
 
-CO_WEAK(MPI_Comm_dup, PMPI_Comm_dup);
-int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
-    static const char fn[] = "MPI_Comm_dup";
-    CO_ENTER(fn);
-    int rc = MPI_SUCCESS;
-    co_comm *c = parent_arg(comm, fn, newcomm, 1, &rc), *n;
-    if (!c) return rc;
-    rc = co_comm_dup(c, fn, &n);
-    *newcomm = co_api_comm_out(n);
-    return rc;
-}
-
-/* Hints: Cohort understands none for communicators yet. The info argument is checked, and
- * MPI_Comm_get_info returns the hints in use, that is an empty info object (MPI 3.1 section
- * 6.4.4). */
-CO_WEAK(MPI_Comm_dup_with_info, PMPI_Comm_dup_with_info);
-int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
-    static const char fn[] = "MPI_Comm_dup_with_info";
+/* Hints: Cohort understands none for communicators yet. The info argument is checked (and
+ * MPI_INFO_NULL is what MPI_Comm_dup passes), and MPI_Comm_get_info returns the hints in use,
+ * that is an empty info object (MPI 3.1 section 6.4.4). */
+static int dup_common(const char *fn, MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
     co_comm *c = parent_arg(comm, fn, newcomm, 1, &rc), *n;
@@ -134,6 +120,16 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
     rc = co_comm_dup(c, fn, &n);
     *newcomm = co_api_comm_out(n);
     return rc;
+}
+
+CO_WEAK(MPI_Comm_dup, PMPI_Comm_dup);
+int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
+    return dup_common("MPI_Comm_dup", comm, MPI_INFO_NULL, newcomm);
+}
+
+CO_WEAK(MPI_Comm_dup_with_info, PMPI_Comm_dup_with_info);
+int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
+    return dup_common("MPI_Comm_dup_with_info", comm, info, newcomm);
 }
 
 CO_WEAK(MPI_Comm_set_info, PMPI_Comm_set_info);

@@ -913,7 +913,6 @@ int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Cou
     return elements("MPI_Get_elements_x", status, datatype, count);
 }
 
-CO_WEAK(MPI_Status_set_elements, PMPI_Status_set_elements);
 static int set_elements(const char *fn, MPI_Status *status, MPI_Datatype datatype,
                         long long count) {
     CO_ENTER(fn);
@@ -929,6 +928,7 @@ static int set_elements(const char *fn, MPI_Status *status, MPI_Datatype datatyp
     return MPI_SUCCESS;
 }
 
+CO_WEAK(MPI_Status_set_elements, PMPI_Status_set_elements);
 int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count) {
     return set_elements("MPI_Status_set_elements", status, datatype, count);
 }
@@ -1017,7 +1017,6 @@ int PMPI_Start(MPI_Request *request) {
         int rc = bsend_go(fn, r->buf, r->count, r->dt, r->peer, r->tag, r->comm);
         if (rc) return rc;
         r->status = (co_status){0};
-        r->active = 1;
         co_req_complete(r);
         return MPI_SUCCESS;
     }

@@ -418,7 +418,7 @@ int co_comm_init(void) {
  * Libraries hook their clean-up there, and it may communicate. MPI_COMM_WORLD's attributes
  * follow, for the same reason, then SELF's again in case those callbacks set new ones.
  * Every callback runs even if one fails; the first error is returned. */
-int co_comm_self_free(void) {
+int co_comm_finalize_attrs(void) {
     int rc = MPI_SUCCESS, r;
     co_comm *order[] = {co_st.self, co_st.world, co_st.self};
     for (int i = 0; i < 3; i++)

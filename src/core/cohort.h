@@ -383,7 +383,7 @@ void co_dtype_fini(void);
 int co_op_init(void);
 void co_op_fini(void);
 int co_comm_init(void);
-int co_comm_self_free(void); /* MPI_Finalize's first step: SELF's and WORLD's attributes */
+int co_comm_finalize_attrs(void); /* MPI_Finalize's first step: SELF's and WORLD's attributes */
 void co_comm_fini(void);
 int co_p2p_init(void);
 void co_p2p_fini(void);

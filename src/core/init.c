@@ -103,7 +103,7 @@ int co_init(int *argc, char ***argv, int required, int *provided) {
 int co_finalize(void) {
     /* A delete callback's error does not stop the shut-down (the peers wait for this rank in
      * the barrier below); MPI_Finalize returns it at the end. */
-    int cb_rc = co_comm_self_free();
+    int cb_rc = co_comm_finalize_attrs();
     co_st.api_fn = "MPI_Finalize"; /* the callbacks may have called MPI */
     /* Finalize is collective: no rank leaves while a peer may still need it. Messages still
      * waiting for queue room go first: a later message (the barrier's) may find room and
