@@ -161,7 +161,7 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
     static const char fn[] = "MPI_Comm_split";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_comm *c = parent_arg(comm, fn, newcomm, 0, &rc), *n;
+    co_comm *c = parent_arg(comm, fn, newcomm, 1, &rc), *n;
     if (!c) return rc;
     rc = co_comm_split(c, color, key, 0, NULL, fn, &n);
     *newcomm = co_api_comm_out(n);
@@ -194,7 +194,7 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
     static const char fn[] = "MPI_Comm_create";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_comm *c = parent_arg(comm, fn, newcomm, 0, &rc), *n;
+    co_comm *c = parent_arg(comm, fn, newcomm, 1, &rc), *n;
     if (!c) return rc;
     co_group *g = co_api_group(c, fn, group, &rc);
     if (!g) return rc;

@@ -248,6 +248,164 @@ static int split_common(co_comm *c, int color, int key, co_group *g, int my_err,
     return MPI_SUCCESS;
 }
 
+/* ---- split and create on intercommunicators ---------------------------------------------------
+ * Each group gathers its members' (color, key) on its local communicator. The leaders (rank 0
+ * of each group) swap the two tables over the intercommunicator, and the master's side takes
+ * one ID per color present in both groups, in increasing order of color, and sends them along.
+ * Each leader broadcasts what it received in its group. Every process then knows both tables
+ * and computes both sides of its new communicator; a color missing from either group gives
+ * MPI_COMM_NULL. */
+
+/* The members of `all` (n entries) with `color`, in order of key, then rank. */
+static int ic_members(const split_ent *all, int n, int color, member *m) {
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (all[i].color == color) m[k++] = (member){color, all[i].key, i};
+    qsort(m, (size_t)k, sizeof(*m), cmp_member);
+    return k;
+}
+
+static int ic_has_color(const split_ent *all, int n, int color) {
+    for (int i = 0; i < n; i++)
+        if (all[i].color == color) return 1;
+    return 0;
+}
+
+/* Colors present in both tables, in increasing order, into out (room for na); their number. */
+static int ic_common_colors(const split_ent *a, int na, const split_ent *b, int nb, int *out) {
+    int k = 0;
+    for (int i = 0; i < na; i++) {
+        int col = a[i].color;
+        if (col == MPI_UNDEFINED || !ic_has_color(b, nb, col)) continue;
+        int j = 0;
+        while (j < k && out[j] < col) j++;
+        if (j < k && out[j] == col) continue;
+        memmove(out + j + 1, out + j, (size_t)(k - j) * sizeof(int));
+        out[j] = col;
+        k++;
+    }
+    return k;
+}
+
+/* The first error a table shows: a member's own (gsize < 0), or, for create, members of one
+ * color that passed different groups. *who: the member, or -1 for disagreeing groups. */
+static int ic_table_error(const split_ent *all, int n, int create, member *m, int *who) {
+    for (int i = 0; i < n; i++)
+        if (all[i].gsize < 0) {
+            *who = i;
+            return -all[i].gsize;
+        }
+    *who = -1;
+    if (!create) return 0;
+    int k = ic_members(all, n, 0, m);
+    for (int i = 0; i < k; i++) {
+        const split_ent *x = &all[m[i].rank];
+        if (x->check != all[m[0].rank].check || x->gsize != k || m[i].key != i)
+            return MPI_ERR_GROUP;
+    }
+    return 0;
+}
+
+static co_group *ic_group(const member *m, int k, const co_group *of) {
+    co_group *g = co_group_new(k);
+    if (!g) co_fatal("out of memory creating a group");
+    for (int i = 0; i < k; i++) g->world[i] = of->world[m[i].rank];
+    co_group_finish(g);
+    return g;
+}
+
+static int ic_split(co_comm *ic, int color, int key, co_group *g, int my_err, const char *my_reason,
+                    const char *fn, co_comm **out) {
+    *out = NULL;
+    int nl = ic->size, nr = ic->remote->size, nmin = CO_MIN(nl, nr);
+    int a_side = ic->local->world[0] < ic->remote->world[0]; /* holds the master */
+    split_ent mine = {color, key, 0, -my_err, 0, 0};
+    if (g && !my_err) {
+        mine.check = co_group_hash(g);
+        mine.gsize = g->size;
+    }
+    size_t bytes = (size_t)(nl + nr) * sizeof(split_ent) + (size_t)(nmin + 2) * sizeof(uint64_t) +
+                   (size_t)(nl + nr) * sizeof(member) + (size_t)nmin * sizeof(int);
+    char *scratch = malloc(bytes);
+    if (!scratch) co_fatal("out of memory splitting an intercommunicator");
+    split_ent *loc = (split_ent *)scratch, *rem = loc + nl;
+    uint64_t *ids = (uint64_t *)(rem + nr); /* serial, then one ID per common color (0: none) */
+    member *m = (member *)(ids + nmin + 2);
+    int *colors = (int *)(m + nl + nr);
+    memset(ids, 0, (size_t)(nmin + 2) * sizeof(uint64_t));
+
+    int rc = co_comm_allgather(ic->local_comm, &mine, loc, sizeof(mine));
+    if (!rc && ic->rank == 0) {
+        co_dtype *byte = co_dt_get(MPI_BYTE);
+        uint64_t ctx = co_coll_ctx(ic);
+        size_t lb = (size_t)nl * sizeof(split_ent), rb = (size_t)nr * sizeof(split_ent);
+        if (a_side) {
+            rc = co_recv(rem, rb, byte, 0, CO_TAG_COMM, ic, ctx, NULL);
+            if (!rc) rc = co_send(loc, lb, byte, 0, CO_TAG_COMM, ic, ctx);
+            int who, ncol = ic_common_colors(loc, nl, rem, nr, colors);
+            int bad = ic_table_error(loc, nl, g != NULL, m, &who) ||
+                      ic_table_error(rem, nr, g != NULL, m, &who);
+            if (!rc && ncol && !bad) {
+                co_idpool *pool = co_comm_pool(ic);
+                ids[0] = co_idpool_serial(pool);
+                if (co_comm_take_ids(pool, (uint64_t)ncol, ids + 2)) ids[1] = 1; /* none left */
+            }
+            /* (always the same size: a collective context's receive expects exactly its count) */
+            if (!rc)
+                rc = co_send(ids, (size_t)(nmin + 2) * sizeof(uint64_t), byte, 0, CO_TAG_COMM, ic,
+                             ctx);
+        } else {
+            rc = co_send(loc, lb, byte, 0, CO_TAG_COMM, ic, ctx);
+            if (!rc) rc = co_recv(rem, rb, byte, 0, CO_TAG_COMM, ic, ctx, NULL);
+            if (!rc)
+                rc = co_recv(ids, (size_t)(nmin + 2) * sizeof(uint64_t), byte, 0, CO_TAG_COMM, ic,
+                             ctx, NULL);
+        }
+    }
+    if (!rc) rc = co_comm_bcast(ic->local_comm, 0, rem, (size_t)nr * sizeof(split_ent));
+    if (!rc) rc = co_comm_bcast(ic->local_comm, 0, ids, (size_t)(nmin + 2) * sizeof(uint64_t));
+    if (rc) co_fatal("communicator creation exchange failed (%s)", co_error_class_name(rc));
+
+    /* The same verdict everywhere: the master's group's table first. */
+    const split_ent *ta = a_side ? loc : rem, *tb = a_side ? rem : loc;
+    int na = a_side ? nl : nr, nb = a_side ? nr : nl, who, err, err_side = 0;
+    if ((err = ic_table_error(ta, na, g != NULL, m, &who))) {
+        err_side = a_side ? 0 : 1;
+    } else if ((err = ic_table_error(tb, nb, g != NULL, m, &who))) {
+        err_side = a_side ? 1 : 0;
+    }
+    int ncol = ic_common_colors(loc, nl, rem, nr, colors);
+    if (!err && ncol && ids[1]) err = MPI_ERR_OTHER;
+    int idx = -1;
+    for (int i = 0; i < ncol && color != MPI_UNDEFINED; i++)
+        if (colors[i] == color) idx = i;
+    co_group *lg = NULL, *rg = NULL;
+    if (!err && idx >= 0) {
+        lg = ic_group(m, ic_members(loc, nl, color, m), ic->local);
+        rg = ic_group(m, ic_members(rem, nr, color, m), ic->remote);
+    }
+    uint64_t id = idx >= 0 ? ids[2 + idx] : 0, serial = ids[0];
+    free(scratch);
+    if (err) {
+        if (err == my_err && !err_side && who == ic->rank)
+            return co_error(ic, fn, err, "%s", my_reason);
+        if (err == MPI_ERR_OTHER && who < 0)
+            return co_error(ic, fn, err,
+                            "no communicator ID left (all 2^60 or COHORT_ID_SPACE in use)");
+        if (who >= 0)
+            return co_error(ic, fn, err, "rank %d of the %s group passed an invalid %s", who,
+                            err_side ? "remote" : "local", g ? "group" : "color");
+        return co_error(ic, fn, err, "the processes of the %s group passed different groups",
+                        err_side ? "remote" : "local");
+    }
+    if (idx < 0) return MPI_SUCCESS; /* MPI_UNDEFINED, or the color is not in the other group */
+    rc = co_comm_new_child(ic, lg, rg, id, co_comm_master_world(ic), serial, out);
+    co_group_release(lg);
+    co_group_release(rg);
+    if (rc) return co_error(ic, fn, rc, "out of communicator handles");
+    return MPI_SUCCESS;
+}
+
 int co_comm_split(co_comm *c, int color, int key, int err, const char *reason, const char *fn,
                   co_comm **out) {
     char buf[96];
@@ -256,6 +414,8 @@ int co_comm_split(co_comm *c, int color, int key, int err, const char *reason, c
         err = MPI_ERR_ARG;
         reason = buf;
     }
+    if (c->is_inter)
+        return ic_split(c, err ? MPI_UNDEFINED : color, key, NULL, err, reason, fn, out);
     return split_common(c, err ? MPI_UNDEFINED : color, key, NULL, err, reason, fn, out);
 }
 
@@ -267,12 +427,14 @@ int co_comm_create_from(co_comm *c, co_group *g, const char *fn, co_comm **out) 
     for (int i = 0; i < g->size; i++)
         if (tab[g->world[i]] < 0) err = MPI_ERR_GROUP;
     if (!err && g->rank != MPI_UNDEFINED) {
-        color = tab[g->world[0]];
+        color = c->is_inter ? 0 : tab[g->world[0]]; /* inter: the one color both sides use */
         key = g->rank;
     }
     free(tab);
-    return split_common(c, color, key, g, err, "group is not a subset of the communicator's group",
-                        fn, out);
+    const char *reason = c->is_inter ? "group is not a subset of the communicator's local group"
+                                     : "group is not a subset of the communicator's group";
+    if (c->is_inter) return ic_split(c, color, key, g, err, reason, fn, out);
+    return split_common(c, color, key, g, err, reason, fn, out);
 }
 
 /* ---- create_group ------------------------------------------------------------------------------

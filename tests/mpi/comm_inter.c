@@ -1,6 +1,7 @@
 /* Intercommunicators: Intercomm_create from two halves of the world (and from even/odd ranks
  * with other leaders), point-to-point across them, remote size and group, Comm_dup of an
- * intercommunicator, Intercomm_merge with every choice of `high`, and the bad arguments. */
+ * intercommunicator, Intercomm_merge with every choice of `high`, Comm_split and Comm_create
+ * of an intercommunicator, and the bad arguments. */
 #include "comm_util.h"
 
 static void check_remote(MPI_Comm ic, int rsize, const int *rworld) {
@@ -67,6 +68,126 @@ static void check_merge(MPI_Comm ic, int high, int low_first_expected, const int
     MPI_Comm_free(&m);
 }
 
+/* World ranks of a group of ic (remote: its remote group), in rank order. */
+static int group_world(MPI_Comm ic, int remote, int *w) {
+    MPI_Group g, wg;
+    if (remote)
+        MPI_Comm_remote_group(ic, &g);
+    else
+        MPI_Comm_group(ic, &g);
+    MPI_Comm_group(MPI_COMM_WORLD, &wg);
+    int n, idx[64];
+    MPI_Group_size(g, &n);
+    for (int i = 0; i < n; i++) idx[i] = i;
+    MPI_Group_translate_ranks(g, n, idx, wg, w);
+    MPI_Group_free(&g);
+    MPI_Group_free(&wg);
+    return n;
+}
+
+/* An intercommunicator made from ic whose groups should be lw (nl) here and rw (nr) there:
+ * its groups, point-to-point across, one ID on both sides, a collective. */
+static void check_sub(MPI_Comm sub, const int *lw, int nl, const int *rw, int nr, int tag) {
+    int wr, size, r, got[64];
+    MPI_Comm_rank(MPI_COMM_WORLD, &wr);
+    MPI_Comm_size(sub, &size);
+    MPI_Comm_rank(sub, &r);
+    CHECK(size == nl && lw[r] == wr, "local part: rank %d of %d (expected %d)", r, size, nl);
+    CHECK(group_world(sub, 0, got) == nl, "local group size");
+    for (int i = 0; i < nl; i++) CHECK(got[i] == lw[i], "local rank %d is world %d", i, got[i]);
+    check_remote(sub, nr, rw);
+    check_p2p(sub, tag);
+    MPI_Comm m;
+    CHECK_RC(MPI_Intercomm_merge(sub, 0, &m));
+    cu_check_id_over(sub, m);
+    MPI_Comm_free(&m);
+    CHECK_RC(MPI_Barrier(sub));
+}
+
+static int cmp_desc(const void *a, const void *b) {
+    return *(const int *)b - *(const int *)a;
+}
+
+/* Comm_split of ic: color world rank % 3 (the last world rank passes MPI_UNDEFINED), key minus
+ * the world rank, so each new intercommunicator joins one color's processes of both sides in
+ * descending world rank; a color only one side has gives MPI_COMM_NULL. */
+static void check_split(MPI_Comm ic, int n) {
+    int wr, lw[64], rw[64], el[64], er[64], ne = 0, nre = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &wr);
+    int color = wr == n - 1 ? MPI_UNDEFINED : wr % 3;
+    int nl = group_world(ic, 0, lw), nr = group_world(ic, 1, rw);
+    for (int i = 0; i < nl; i++)
+        if (lw[i] != n - 1 && lw[i] % 3 == color) el[ne++] = lw[i];
+    for (int i = 0; i < nr; i++)
+        if (rw[i] != n - 1 && rw[i] % 3 == color) er[nre++] = rw[i];
+    qsort(el, (size_t)ne, sizeof(int), cmp_desc);
+    qsort(er, (size_t)nre, sizeof(int), cmp_desc);
+    MPI_Comm sub;
+    CHECK_RC(MPI_Comm_split(ic, color, -wr, &sub));
+    if (color == MPI_UNDEFINED || nre == 0) {
+        CHECK(sub == MPI_COMM_NULL, "color %d (%d remote members): expected MPI_COMM_NULL", color,
+              nre);
+        return;
+    }
+    CHECK(sub != MPI_COMM_NULL, "color %d: no communicator", color);
+    check_sub(sub, el, ne, er, nre, 31);
+    MPI_Comm_free(&sub);
+}
+
+/* Comm_create of ic: each side passes its local group without its rank 0 (the whole group if
+ * that is alone); then one side passes the empty group, which leaves everyone without one. */
+static void check_create(MPI_Comm ic) {
+    int lw[64], rw[64], r;
+    int nl = group_world(ic, 0, lw), nr = group_world(ic, 1, rw);
+    MPI_Comm_rank(ic, &r);
+    MPI_Group lg, g;
+    MPI_Comm_group(ic, &lg);
+    int zero = 0;
+    if (nl > 1)
+        MPI_Group_excl(lg, 1, &zero, &g);
+    else
+        MPI_Group_incl(lg, 1, &zero, &g);
+    MPI_Comm sub;
+    CHECK_RC(MPI_Comm_create(ic, g, &sub));
+    if (nl > 1 && r == 0) {
+        CHECK(sub == MPI_COMM_NULL, "a process outside its group got a communicator");
+    } else {
+        CHECK(sub != MPI_COMM_NULL, "no communicator");
+        check_sub(sub, nl > 1 ? lw + 1 : lw, nl > 1 ? nl - 1 : 1, nr > 1 ? rw + 1 : rw,
+                  nr > 1 ? nr - 1 : 1, 33);
+        MPI_Comm_free(&sub);
+    }
+    MPI_Group_free(&g);
+    /* the side holding world rank 0 passes the empty group */
+    int has0 = lw[0] == 0;
+    CHECK_RC(MPI_Comm_create(ic, has0 ? MPI_GROUP_EMPTY : lg, &sub));
+    CHECK(sub == MPI_COMM_NULL, "the other side's group was empty: expected MPI_COMM_NULL");
+    MPI_Group_free(&lg);
+}
+
+/* Bad arguments of one process or one side reach every process of both sides. */
+static void check_split_errors(MPI_Comm ic) {
+    int wr, lw[64], rw[64];
+    MPI_Comm_rank(MPI_COMM_WORLD, &wr);
+    group_world(ic, 0, lw);
+    group_world(ic, 1, rw);
+    MPI_Comm sub = MPI_COMM_SELF;
+    CHECK_ERR(MPI_Comm_split(ic, wr == 0 ? -5 : 0, 0, &sub), MPI_ERR_ARG);
+    CHECK(sub == MPI_COMM_NULL, "a failed split returns MPI_COMM_NULL");
+    MPI_Group lg, wg;
+    MPI_Comm_group(ic, &lg);
+    MPI_Comm_group(MPI_COMM_WORLD, &wg);
+    /* the side without world rank 0 passes the world's group: not a subset of its own */
+    int has0 = lw[0] == 0;
+    CHECK_ERR(MPI_Comm_create(ic, has0 ? lg : wg, &sub), MPI_ERR_GROUP);
+    /* (and the intercommunicator still works) */
+    check_p2p(ic, 35);
+    MPI_Group_free(&lg);
+    MPI_Group_free(&wg);
+    CHECK_ERR(MPI_Comm_split(ic, 0, 0, NULL), MPI_ERR_ARG);
+    (void)rw;
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     int rank, n;
@@ -115,6 +236,9 @@ int main(int argc, char **argv) {
     check_merge(ic, low ? 1 : 0, 0, lo, nlo, hi, nhi);
     check_merge(ic, 0, 1, lo, nlo, hi, nhi);
     check_merge(ic, 1, 1, lo, nlo, hi, nhi);
+    check_split(ic, n);
+    check_create(ic);
+    check_split_errors(ic);
     MPI_Comm_free(&ic);
     MPI_Comm_free(&local);
 
@@ -131,6 +255,8 @@ int main(int argc, char **argv) {
     cu_check_id_over(ic, MPI_COMM_WORLD); /* every world rank is on one side */
     check_p2p(ic, 11);
     check_merge(ic, !even, 1, ev, ne, od, no);
+    check_split(ic, n);
+    check_create(ic);
     MPI_Comm_free(&ic);
     MPI_Comm_free(&local);
 
