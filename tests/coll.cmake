@@ -121,3 +121,8 @@ endforeach()
 # buffers (and sends the rest by single copy)
 cohort_mpi_test(coll_random NP 3 5 8 ENV COHORT_COLL_SHM_CHUNK=8K ${COLL_CMA} COLL_RANDOM_SEED=7
   SUFFIX .cma8k)
+# intercommunicators: each group's steps run the intracommunicator algorithms
+cohort_mpi_test(coll_inter NP 2 3 4 5 8)
+foreach(v 1 2 4)
+  cohort_mpi_test(coll_inter NP 5 ENV ${COLL_V${v}} SUFFIX .v${v})
+endforeach()

@@ -3,8 +3,8 @@
  * argument given on every rank fails on every rank alike. Calls whose arguments disagree
  * between ranks are reported by the algorithms (MPI_ERR_TRUNCATE, MPI_ERR_COUNT) or, when
  * the ranks would wait for each other forever, by the watch every call runs under (run(),
- * and coll.h, "Mismatched calls"). Intercommunicators are refused with MPI_ERR_COMM: their
- * collectives are not implemented. */
+ * and coll.h, "Mismatched calls"). Intercommunicators take their own path (inter_*, at the
+ * end, and src/coll/inter.c); Scan and Exscan are not defined on them (MPI_ERR_COMM). */
 #include "api.h"
 #include "../coll/coll.h"
 
@@ -41,14 +41,20 @@ static int check_root(co_comm *c, const char *fn, int root) {
     return co_error(c, fn, MPI_ERR_ROOT, "invalid root %d (communicator size %d)", root, c->size);
 }
 
-static co_comm *intra(MPI_Comm comm, const char *fn, int *rc) {
-    co_comm *c = co_api_comm(comm, fn, rc);
-    if (c && CO_UNLIKELY(c->is_inter)) {
-        *rc = co_error(c, fn, MPI_ERR_COMM, "collectives on intercommunicators are not supported");
-        return NULL;
-    }
-    return c;
-}
+/* Calls of an intercommunicator (defined after the intracommunicator path). */
+static int inter_bcast(co_comm *c, const char *fn, void *buf, int count, MPI_Datatype type,
+                       int root);
+static int inter_reduce(co_comm *c, const char *fn, const void *sbuf, void *rbuf, int count,
+                        MPI_Datatype type, MPI_Op op, int root, int all);
+static int inter_rooted(co_comm *c, const char *fn, int kind, const void *sbuf, int scount,
+                        const int *scounts, const int *sdispls, MPI_Datatype stype, void *rbuf,
+                        int rcount, const int *rcounts, const int *rdispls, MPI_Datatype rtype,
+                        int root);
+static int inter_every(co_comm *c, const char *fn, int kind, const void *sbuf, int scount,
+                       const int *scounts, const int *sdispls, MPI_Datatype stype, void *rbuf,
+                       int rcount, const int *rcounts, const int *rdispls, MPI_Datatype rtype);
+static int inter_done(co_comm *c, const char *fn, int rc);
+static int inter_in_place(co_comm *c, const char *fn);
 
 static int not_in_place(co_comm *c, const char *fn, const void *buf, const char *what) {
     if (CO_LIKELY(buf != MPI_IN_PLACE)) return MPI_SUCCESS;
@@ -73,13 +79,13 @@ static int check_displs(co_comm *c, const char *fn, const int *displs, const cha
 static co_dtype *vside(co_comm *c, const char *fn, const void *buf, const int *counts,
                        const int *displs, MPI_Datatype t, const char *cname, const char *dname,
                        int *rc) {
-    if ((*rc = check_counts(c, fn, counts, c->size, cname)) ||
-        (*rc = check_displs(c, fn, displs, dname)))
+    int n = c->is_inter ? c->remote->size : c->size; /* blocks: one per rank of the other side */
+    if ((*rc = check_counts(c, fn, counts, n, cname)) || (*rc = check_displs(c, fn, displs, dname)))
         return NULL;
     co_dtype *dt = co_api_dtype(c, fn, t, 1, rc);
     if (!dt) return NULL;
     int most = 0;
-    for (int i = 0; i < c->size; i++) most = CO_MAX(most, counts[i]);
+    for (int i = 0; i < n; i++) most = CO_MAX(most, counts[i]);
     return (*rc = co_api_buf(c, fn, buf, most, dt)) ? NULL : dt;
 }
 
@@ -94,10 +100,8 @@ static int distinct(co_comm *c, const char *fn, const void *sbuf, const void *rb
 /* The start of a rooted collective: the communicator, the root, and the side every rank
  * gives (the send side of a gather, the receive side of a scatter), which only the root may
  * give as MPI_IN_PLACE (*dt is then NULL). Returns the communicator, or NULL with *rc set. */
-static co_comm *rooted(const char *fn, MPI_Comm comm, int root, const void *buf, int count,
+static co_comm *rooted(const char *fn, co_comm *c, int root, const void *buf, int count,
                        MPI_Datatype type, co_dtype **dt, int *rc) {
-    co_comm *c = intra(comm, fn, rc);
-    if (!c) return NULL;
     if ((*rc = check_root(c, fn, root))) return NULL;
     *dt = NULL;
     if (buf == MPI_IN_PLACE) {
@@ -120,11 +124,9 @@ static int check_fit(co_comm *c, const char *fn, int scount, const co_dtype *sdt
 
 /* Allgather and Alltoall: every rank gives both sides; the send side may be MPI_IN_PLACE
  * (*sdt is then NULL). Returns the communicator, or NULL with *rc set. */
-static co_comm *every_rank(const char *fn, MPI_Comm comm, const void *sendbuf, int sendcount,
+static co_comm *every_rank(const char *fn, co_comm *c, const void *sendbuf, int sendcount,
                            MPI_Datatype sendtype, void *recvbuf, int recvcount,
                            MPI_Datatype recvtype, co_dtype **sdt, co_dtype **rdt, int *rc) {
-    co_comm *c = intra(comm, fn, rc);
-    if (!c) return NULL;
     *sdt = NULL;
     if ((*rc = not_in_place(c, fn, recvbuf, "receive buffer"))) return NULL;
     if (!(*rdt = co_api_data(c, fn, recvbuf, recvcount, recvtype, rc))) return NULL;
@@ -240,8 +242,9 @@ int PMPI_Barrier(MPI_Comm comm) {
     static const char fn[] = "MPI_Barrier";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_comm *c = intra(comm, fn, &rc);
+    co_comm *c = co_api_comm(comm, fn, &rc);
     if (!c) return rc;
+    if (c->is_inter) return inter_done(c, fn, co_inter_barrier(c));
     return run(c, fn, 0, &(call_args){.kind = CO_COLL_BARRIER, .root = -1});
 }
 
@@ -250,8 +253,9 @@ int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
     static const char fn[] = "MPI_Bcast";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_comm *c = intra(comm, fn, &rc);
+    co_comm *c = co_api_comm(comm, fn, &rc);
     if (!c) return rc;
+    if (c->is_inter) return inter_bcast(c, fn, buffer, count, datatype, root);
     co_dtype *dt = co_api_data(c, fn, buffer, count, datatype, &rc);
     if (!dt) return rc;
     if ((rc = check_root(c, fn, root)) || (rc = not_in_place(c, fn, buffer, "buffer"))) return rc;
@@ -269,8 +273,14 @@ static int reduce_common(const char *fn, const void *sendbuf, void *recvbuf, int
                          MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, int which) {
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_comm *c = intra(comm, fn, &rc);
+    co_comm *c = co_api_comm(comm, fn, &rc);
     if (!c) return rc;
+    if (c->is_inter) {
+        if (which == R_SCAN || which == R_EXSCAN)
+            return co_error(c, fn, MPI_ERR_COMM, "%s is not defined on intercommunicators", fn);
+        return inter_reduce(c, fn, sendbuf, recvbuf, count, datatype, op, root,
+                            which == R_ALLREDUCE);
+    }
     if ((rc = co_api_count(c, fn, count))) return rc;
     co_dtype *dt = co_api_dtype(c, fn, datatype, count, &rc);
     if (!dt) return rc;
@@ -322,7 +332,12 @@ int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
     co_dtype *sdt, *rdt = NULL;
-    co_comm *c = rooted(fn, comm, root, sendbuf, sendcount, sendtype, &sdt, &rc);
+    co_comm *c = co_api_comm(comm, fn, &rc);
+    if (!c) return rc;
+    if (c->is_inter)
+        return inter_rooted(c, fn, CO_COLL_GATHER, sendbuf, sendcount, NULL, NULL, sendtype,
+                            recvbuf, recvcount, NULL, NULL, recvtype, root);
+    c = rooted(fn, c, root, sendbuf, sendcount, sendtype, &sdt, &rc);
     if (!c) return rc;
     int at_root = c->rank == root;
     if (at_root) {
@@ -345,7 +360,12 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
     co_dtype *sdt, *rdt = NULL;
-    co_comm *c = rooted(fn, comm, root, sendbuf, sendcount, sendtype, &sdt, &rc);
+    co_comm *c = co_api_comm(comm, fn, &rc);
+    if (!c) return rc;
+    if (c->is_inter)
+        return inter_rooted(c, fn, CO_COLL_GATHERV, sendbuf, sendcount, NULL, NULL, sendtype,
+                            recvbuf, 0, recvcounts, displs, recvtype, root);
+    c = rooted(fn, c, root, sendbuf, sendcount, sendtype, &sdt, &rc);
     if (!c) return rc;
     int at_root = c->rank == root;
     if (at_root) {
@@ -370,7 +390,12 @@ int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
     co_dtype *rdt, *sdt = NULL;
-    co_comm *c = rooted(fn, comm, root, recvbuf, recvcount, recvtype, &rdt, &rc);
+    co_comm *c = co_api_comm(comm, fn, &rc);
+    if (!c) return rc;
+    if (c->is_inter)
+        return inter_rooted(c, fn, CO_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, sendtype,
+                            recvbuf, recvcount, NULL, NULL, recvtype, root);
+    c = rooted(fn, c, root, recvbuf, recvcount, recvtype, &rdt, &rc);
     if (!c) return rc;
     int at_root = c->rank == root;
     if (at_root) {
@@ -394,7 +419,12 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
     co_dtype *rdt, *sdt = NULL;
-    co_comm *c = rooted(fn, comm, root, recvbuf, recvcount, recvtype, &rdt, &rc);
+    co_comm *c = co_api_comm(comm, fn, &rc);
+    if (!c) return rc;
+    if (c->is_inter)
+        return inter_rooted(c, fn, CO_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, sendtype,
+                            recvbuf, recvcount, NULL, NULL, recvtype, root);
+    c = rooted(fn, c, root, recvbuf, recvcount, recvtype, &rdt, &rc);
     if (!c) return rc;
     int at_root = c->rank == root;
     if (at_root) {
@@ -419,8 +449,13 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
     co_dtype *sdt, *rdt;
-    co_comm *c = every_rank(fn, comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                            &sdt, &rdt, &rc);
+    co_comm *c = co_api_comm(comm, fn, &rc);
+    if (!c) return rc;
+    if (c->is_inter)
+        return inter_every(c, fn, CO_COLL_ALLGATHER, sendbuf, sendcount, NULL, NULL, sendtype,
+                           recvbuf, recvcount, NULL, NULL, recvtype);
+    c = every_rank(fn, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &sdt, &rdt,
+                   &rc);
     if (!c) return rc;
     call_args a =
         move_args(CO_COLL_ALLGATHER, -1, sendbuf, sendcount, sdt, recvbuf, recvcount, rdt);
@@ -434,8 +469,11 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
     static const char fn[] = "MPI_Allgatherv";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_comm *c = intra(comm, fn, &rc);
+    co_comm *c = co_api_comm(comm, fn, &rc);
     if (!c) return rc;
+    if (c->is_inter)
+        return inter_every(c, fn, CO_COLL_ALLGATHERV, sendbuf, sendcount, NULL, NULL, sendtype,
+                           recvbuf, 0, recvcounts, displs, recvtype);
     co_dtype *sdt = NULL, *rdt;
     if ((rc = not_in_place(c, fn, recvbuf, "receive buffer"))) return rc;
     if (!(rdt = vside(c, fn, recvbuf, recvcounts, displs, recvtype, "recvcounts", "displs", &rc)))
@@ -459,8 +497,13 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
     co_dtype *sdt, *rdt;
-    co_comm *c = every_rank(fn, comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                            &sdt, &rdt, &rc);
+    co_comm *c = co_api_comm(comm, fn, &rc);
+    if (!c) return rc;
+    if (c->is_inter)
+        return inter_every(c, fn, CO_COLL_ALLTOALL, sendbuf, sendcount, NULL, NULL, sendtype,
+                           recvbuf, recvcount, NULL, NULL, recvtype);
+    c = every_rank(fn, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &sdt, &rdt,
+                   &rc);
     if (!c) return rc;
     call_args a = move_args(CO_COLL_ALLTOALL, -1, sendbuf, sendcount, sdt, recvbuf, recvcount, rdt);
     return run(c, fn, (uint64_t)recvcount * rdt->size, &a);
@@ -473,8 +516,11 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
     static const char fn[] = "MPI_Alltoallv";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_comm *c = intra(comm, fn, &rc);
+    co_comm *c = co_api_comm(comm, fn, &rc);
     if (!c) return rc;
+    if (c->is_inter)
+        return inter_every(c, fn, CO_COLL_ALLTOALLV, sendbuf, 0, sendcounts, sdispls, sendtype,
+                           recvbuf, 0, recvcounts, rdispls, recvtype);
     co_dtype *sdt = NULL, *rdt;
     if ((rc = not_in_place(c, fn, recvbuf, "receive buffer"))) return rc;
     if (!(rdt = vside(c, fn, recvbuf, recvcounts, rdispls, recvtype, "recvcounts", "rdispls", &rc)))
@@ -504,7 +550,7 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
     static const char fn[] = "MPI_Reduce_scatter";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_comm *c = intra(comm, fn, &rc);
+    co_comm *c = co_api_comm(comm, fn, &rc);
     if (!c) return rc;
     if ((rc = check_counts(c, fn, recvcounts, c->size, "recvcounts"))) return rc;
     long long total = 0;
@@ -521,6 +567,10 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
                          dt)))
         return rc;
     if ((rc = distinct(c, fn, sendbuf, recvbuf, total, dt))) return rc;
+    if (c->is_inter) {
+        if (sendbuf == MPI_IN_PLACE) return inter_in_place(c, fn);
+        return inter_done(c, fn, co_inter_reduce_scatter(sendbuf, recvbuf, recvcounts, dt, o, c));
+    }
     call_args a = reduce_args(CO_COLL_REDUCE_SCATTER, -1, sendbuf, recvbuf, 0, dt, o);
     a.rcounts = recvcounts;
     return run(c, fn, (uint64_t)total * dt->size, &a);
@@ -532,7 +582,7 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
     static const char fn[] = "MPI_Reduce_scatter_block";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_comm *c = intra(comm, fn, &rc);
+    co_comm *c = co_api_comm(comm, fn, &rc);
     if (!c) return rc;
     if ((rc = co_api_count(c, fn, recvcount))) return rc;
     if ((long long)recvcount * c->size > 0x7fffffff)
@@ -548,6 +598,11 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
     if ((rc = co_api_buf(c, fn, recvbuf, sendbuf == MPI_IN_PLACE ? total : recvcount, dt)))
         return rc;
     if ((rc = distinct(c, fn, sendbuf, recvbuf, total, dt))) return rc;
+    if (c->is_inter) {
+        if (sendbuf == MPI_IN_PLACE) return inter_in_place(c, fn);
+        return inter_done(
+            c, fn, co_inter_reduce_scatter_block(sendbuf, recvbuf, (size_t)recvcount, dt, o, c));
+    }
     call_args a =
         reduce_args(CO_COLL_REDUCE_SCATTER_BLOCK, -1, sendbuf, recvbuf, (size_t)recvcount, dt, o);
     return run(c, fn, (uint64_t)recvcount * dt->size, &a);
@@ -619,4 +674,142 @@ int PMPI_Op_commutative(MPI_Op op, int *commute) {
     if (!commute) return co_error(NULL, fn, MPI_ERR_ARG, "commute is NULL");
     *commute = o->commute;
     return MPI_SUCCESS;
+}
+
+/* ---- Intercommunicators ------------------------------------------------------------------------
+ * The root of a rooted collective passes MPI_ROOT, the other processes of its group
+ * MPI_PROC_NULL (their other arguments are not looked at), the processes of the other group
+ * the root's rank there. Counts and arrays of the v-variants describe the other group's
+ * blocks. MPI_IN_PLACE is not allowed. */
+
+static int inter_in_place(co_comm *c, const char *fn) {
+    return co_error(c, fn, MPI_ERR_BUFFER, "MPI_IN_PLACE is not allowed on intercommunicators");
+}
+
+static int inter_root(co_comm *c, const char *fn, int root) {
+    if (root == MPI_ROOT || root == MPI_PROC_NULL || (root >= 0 && root < c->remote->size))
+        return MPI_SUCCESS;
+    return co_error(c, fn, MPI_ERR_ROOT,
+                    "invalid root %d (on an intercommunicator: MPI_ROOT, MPI_PROC_NULL or a rank "
+                    "of the remote group, of size %d)",
+                    root, c->remote->size);
+}
+
+static int inter_done(co_comm *c, const char *fn, int rc) {
+    if (CO_LIKELY(rc == MPI_SUCCESS)) return MPI_SUCCESS;
+    /* counts that disagree may leave messages behind on the collective context */
+    if (rc == MPI_ERR_TRUNCATE || rc == MPI_ERR_COUNT) c->quarantined = 1;
+    const co_coll_comm *lc = c->local_comm->coll;
+    if (lc && lc->broken) return co_error(c, fn, rc, "in this process's group: %s", lc->broken_msg);
+    return done(c, fn, rc);
+}
+
+static int inter_bcast(co_comm *c, const char *fn, void *buf, int count, MPI_Datatype type,
+                       int root) {
+    int rc;
+    if ((rc = inter_root(c, fn, root)) || root == MPI_PROC_NULL) return rc;
+    if (buf == MPI_IN_PLACE) return inter_in_place(c, fn);
+    co_dtype *dt = co_api_data(c, fn, buf, count, type, &rc);
+    if (!dt) return rc;
+    return inter_done(c, fn, co_inter_bcast(buf, (size_t)count, dt, root, c));
+}
+
+/* Reduce (all = 0) and Allreduce (all = 1). */
+static int inter_reduce(co_comm *c, const char *fn, const void *sbuf, void *rbuf, int count,
+                        MPI_Datatype type, MPI_Op op, int root, int all) {
+    int rc;
+    if (!all && ((rc = inter_root(c, fn, root)) || root == MPI_PROC_NULL)) return rc;
+    if (sbuf == MPI_IN_PLACE || rbuf == MPI_IN_PLACE) return inter_in_place(c, fn);
+    if ((rc = co_api_count(c, fn, count))) return rc;
+    co_dtype *dt = co_api_dtype(c, fn, type, count, &rc);
+    if (!dt) return rc;
+    co_op *o = check_op(c, fn, op, dt, &rc);
+    if (!o) return rc;
+    int sends = all || root != MPI_ROOT, receives = all || root == MPI_ROOT;
+    if ((sends && (rc = co_api_buf(c, fn, sbuf, count, dt))) ||
+        (receives && (rc = co_api_buf(c, fn, rbuf, count, dt))) ||
+        (all && (rc = distinct(c, fn, sbuf, rbuf, count, dt))))
+        return rc;
+    if (all) return inter_done(c, fn, co_inter_allreduce(sbuf, rbuf, (size_t)count, dt, o, c));
+    return inter_done(c, fn, co_inter_reduce(sbuf, rbuf, (size_t)count, dt, o, root, c));
+}
+
+/* One side of a data-movement call: (buf, count, type), or with counts and displacements
+ * (one per rank of the other group) when `counts` is given. */
+static co_dtype *inter_side(co_comm *c, const char *fn, const void *buf, int count,
+                            const int *counts, const int *displs, MPI_Datatype type,
+                            const char *cname, const char *dname, int *rc) {
+    if (buf == MPI_IN_PLACE) {
+        *rc = inter_in_place(c, fn);
+        return NULL;
+    }
+    if (cname) return vside(c, fn, buf, counts, displs, type, cname, dname, rc);
+    return co_api_data(c, fn, buf, count, type, rc);
+}
+
+/* Gather(v) and Scatter(v): the root gives the side that holds every block, the other group
+ * the side of its own block. */
+static int inter_rooted(co_comm *c, const char *fn, int kind, const void *sbuf, int scount,
+                        const int *scounts, const int *sdispls, MPI_Datatype stype, void *rbuf,
+                        int rcount, const int *rcounts, const int *rdispls, MPI_Datatype rtype,
+                        int root) {
+    int rc;
+    if ((rc = inter_root(c, fn, root)) || root == MPI_PROC_NULL) return rc;
+    int gathers = kind == CO_COLL_GATHER || kind == CO_COLL_GATHERV;
+    int vector = kind == CO_COLL_GATHERV || kind == CO_COLL_SCATTERV;
+    co_dtype *byte = co_dt_get(MPI_BYTE), *sdt = byte, *rdt = byte;
+    if (gathers == (root == MPI_ROOT)) { /* this process receives */
+        rdt = inter_side(c, fn, rbuf, rcount, rcounts, rdispls, rtype,
+                         vector && gathers ? "recvcounts" : NULL, "displs", &rc);
+        if (!rdt) return rc;
+    } else {
+        sdt = inter_side(c, fn, sbuf, scount, scounts, sdispls, stype,
+                         vector && !gathers ? "sendcounts" : NULL, "displs", &rc);
+        if (!sdt) return rc;
+    }
+    switch (kind) {
+    case CO_COLL_GATHER:
+        rc = co_inter_gather(sbuf, (size_t)scount, sdt, rbuf, (size_t)rcount, rdt, root, c);
+        break;
+    case CO_COLL_GATHERV:
+        rc = co_inter_gatherv(sbuf, (size_t)scount, sdt, rbuf, rcounts, rdispls, rdt, root, c);
+        break;
+    case CO_COLL_SCATTER:
+        rc = co_inter_scatter(sbuf, (size_t)scount, sdt, rbuf, (size_t)rcount, rdt, root, c);
+        break;
+    default:
+        rc = co_inter_scatterv(sbuf, scounts, sdispls, sdt, rbuf, (size_t)rcount, rdt, root, c);
+        break;
+    }
+    return inter_done(c, fn, rc);
+}
+
+/* Allgather(v) and Alltoall(v): every process gives both sides. */
+static int inter_every(co_comm *c, const char *fn, int kind, const void *sbuf, int scount,
+                       const int *scounts, const int *sdispls, MPI_Datatype stype, void *rbuf,
+                       int rcount, const int *rcounts, const int *rdispls, MPI_Datatype rtype) {
+    int rc;
+    co_dtype *sdt = inter_side(c, fn, sbuf, scount, scounts, sdispls, stype,
+                               scounts ? "sendcounts" : NULL, "sdispls", &rc);
+    if (!sdt) return rc;
+    co_dtype *rdt =
+        inter_side(c, fn, rbuf, rcount, rcounts, rdispls, rtype, rcounts ? "recvcounts" : NULL,
+                   kind == CO_COLL_ALLGATHERV ? "displs" : "rdispls", &rc);
+    if (!rdt) return rc;
+    if (!scounts && (rc = distinct(c, fn, sbuf, rbuf, scount, sdt))) return rc;
+    switch (kind) {
+    case CO_COLL_ALLGATHER:
+        rc = co_inter_allgather(sbuf, (size_t)scount, sdt, rbuf, (size_t)rcount, rdt, c);
+        break;
+    case CO_COLL_ALLGATHERV:
+        rc = co_inter_allgatherv(sbuf, (size_t)scount, sdt, rbuf, rcounts, rdispls, rdt, c);
+        break;
+    case CO_COLL_ALLTOALL:
+        rc = co_inter_alltoall(sbuf, (size_t)scount, sdt, rbuf, (size_t)rcount, rdt, c);
+        break;
+    default:
+        rc = co_inter_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, c);
+        break;
+    }
+    return inter_done(c, fn, rc);
 }

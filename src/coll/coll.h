@@ -531,6 +531,36 @@ int co_reduce_scatter_block(const void *sbuf, void *rbuf, size_t rcount, co_dtyp
 int co_scan(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_op *op, co_comm *c);
 int co_exscan(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_op *op, co_comm *c);
 
+/* Intercommunicators (inter.c): roots are MPI_ROOT, MPI_PROC_NULL or a remote rank, the
+ * v-variants' arrays describe the other group's blocks; no MPI_IN_PLACE. */
+int co_inter_barrier(co_comm *ic);
+int co_inter_bcast(void *buf, size_t count, co_dtype *dt, int root, co_comm *ic);
+int co_inter_reduce(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_op *op, int root,
+                    co_comm *ic);
+int co_inter_allreduce(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_op *op,
+                       co_comm *ic);
+int co_inter_gather(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size_t rcount,
+                    co_dtype *rdt, int root, co_comm *ic);
+int co_inter_gatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, const int *rcounts,
+                     const int *displs, co_dtype *rdt, int root, co_comm *ic);
+int co_inter_scatter(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size_t rcount,
+                     co_dtype *rdt, int root, co_comm *ic);
+int co_inter_scatterv(const void *sbuf, const int *scounts, const int *displs, co_dtype *sdt,
+                      void *rbuf, size_t rcount, co_dtype *rdt, int root, co_comm *ic);
+int co_inter_allgather(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size_t rcount,
+                       co_dtype *rdt, co_comm *ic);
+int co_inter_allgatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf,
+                        const int *rcounts, const int *displs, co_dtype *rdt, co_comm *ic);
+int co_inter_alltoall(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size_t rcount,
+                      co_dtype *rdt, co_comm *ic);
+int co_inter_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, co_dtype *sdt,
+                       void *rbuf, const int *rcounts, const int *rdispls, co_dtype *rdt,
+                       co_comm *ic);
+int co_inter_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, co_dtype *dt,
+                            co_op *op, co_comm *ic);
+int co_inter_reduce_scatter_block(const void *sbuf, void *rbuf, size_t rcount, co_dtype *dt,
+                                  co_op *op, co_comm *ic);
+
 /* Shared pieces used by more than one collective. */
 /* Reduce-scatter of `count` elements split in blocks cnt[i] at element offset dsp[i]: every
  * rank ends with block `rank` reduced, in `out` (a buffer for cnt[rank] elements). */
