@@ -508,6 +508,10 @@ COHORT_FN(int, Alltoallv,
           (const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
            void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
            MPI_Comm comm))
+COHORT_FN(int, Alltoallw,
+          (const void *sendbuf, const int sendcounts[], const int sdispls[],
+           const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+           const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm))
 COHORT_FN(int, Reduce_scatter,
           (const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
            MPI_Op op, MPI_Comm comm))
@@ -522,6 +526,62 @@ COHORT_FN(int, Exscan,
            MPI_Comm comm))
 COHORT_FN(int, Reduce_local,
           (const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype, MPI_Op op))
+/* Nonblocking collectives (MPI 3.0) */
+COHORT_FN(int, Ibarrier, (MPI_Comm comm, MPI_Request *request))
+COHORT_FN(int, Ibcast,
+          (void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+           MPI_Request *request))
+COHORT_FN(int, Ireduce,
+          (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+           int root, MPI_Comm comm, MPI_Request *request))
+COHORT_FN(int, Iallreduce,
+          (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+           MPI_Comm comm, MPI_Request *request))
+COHORT_FN(int, Igather,
+          (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+           MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request))
+COHORT_FN(int, Igatherv,
+          (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+           const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+           MPI_Comm comm, MPI_Request *request))
+COHORT_FN(int, Iscatter,
+          (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+           MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request))
+COHORT_FN(int, Iscatterv,
+          (const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+           void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+           MPI_Request *request))
+COHORT_FN(int, Iallgather,
+          (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+           MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
+COHORT_FN(int, Iallgatherv,
+          (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+           const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+           MPI_Request *request))
+COHORT_FN(int, Ialltoall,
+          (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+           MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
+COHORT_FN(int, Ialltoallv,
+          (const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+           void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+           MPI_Comm comm, MPI_Request *request))
+COHORT_FN(int, Ialltoallw,
+          (const void *sendbuf, const int sendcounts[], const int sdispls[],
+           const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+           const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+           MPI_Request *request))
+COHORT_FN(int, Ireduce_scatter,
+          (const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
+           MPI_Op op, MPI_Comm comm, MPI_Request *request))
+COHORT_FN(int, Ireduce_scatter_block,
+          (const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
+           MPI_Comm comm, MPI_Request *request))
+COHORT_FN(int, Iscan,
+          (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+           MPI_Comm comm, MPI_Request *request))
+COHORT_FN(int, Iexscan,
+          (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+           MPI_Comm comm, MPI_Request *request))
 COHORT_FN(int, Op_create, (MPI_User_function * user_fn, int commute, MPI_Op *op))
 COHORT_FN(int, Op_free, (MPI_Op * op))
 COHORT_FN(int, Op_commutative, (MPI_Op op, int *commute))

@@ -126,3 +126,5 @@ cohort_mpi_test(coll_inter NP 2 3 4 5 8)
 foreach(v 1 2 4)
   cohort_mpi_test(coll_inter NP 5 ENV ${COLL_V${v}} SUFFIX .v${v})
 endforeach()
+# nonblocking collectives, against the blocking ones
+cohort_mpi_test(coll_nbc NP 1 2 3 4 5 8)

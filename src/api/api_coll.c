@@ -8,6 +8,7 @@
 #include "api.h"
 #include "../coll/coll.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 /* A live operator handle, else MPI_ERR_OP. */
@@ -151,16 +152,8 @@ static int done(co_comm *c, const char *fn, int rc) {
     return co_error(c, fn, rc, "collective operation failed");
 }
 
-/* A collective call's arguments, for run(). */
-typedef struct call_args {
-    int kind, root; /* root -1 for unrooted collectives */
-    const void *sbuf;
-    void *rbuf;
-    size_t scount, rcount;
-    co_dtype *sdt, *rdt;
-    const int *scounts, *sdispls, *rcounts, *rdispls;
-    co_op *op;
-} call_args;
+/* A collective call's arguments, for run() (and for nonblocking schedules). */
+typedef co_coll_args call_args;
 
 /* A data-movement call's arguments; a side given as NULL (MPI_IN_PLACE, or a side only the
  * root gives) travels as 0 bytes of MPI_BYTE. The v-variants add their arrays. */
@@ -237,44 +230,91 @@ static int run(co_comm *c, const char *fn, uint64_t bytes, const call_args *a) {
     return done(c, fn, rc);
 }
 
-CO_WEAK(MPI_Barrier, PMPI_Barrier);
-int PMPI_Barrier(MPI_Comm comm) {
-    static const char fn[] = "MPI_Barrier";
-    CO_ENTER(fn);
-    int rc = MPI_SUCCESS;
-    co_comm *c = co_api_comm(comm, fn, &rc);
-    if (!c) return rc;
-    if (c->is_inter) return inter_done(c, fn, co_inter_barrier(c));
-    return run(c, fn, 0, &(call_args){.kind = CO_COLL_BARRIER, .root = -1});
+/* Nonblocking collectives: the request argument (a NULL one is passed as &no_request), and
+ * where the call goes once its arguments are checked (run, or a schedule of src/coll/nbc.c). */
+static MPI_Request no_request;
+static MPI_Request *nb_req(MPI_Request *r) {
+    return r ? r : &no_request;
 }
 
-CO_WEAK(MPI_Bcast, PMPI_Bcast);
-int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
-    static const char fn[] = "MPI_Bcast";
+static int nb_check(co_comm *c, const char *fn, MPI_Request *req) {
+    if (req == &no_request) return co_error(c, fn, MPI_ERR_ARG, "request is NULL");
+    *req = MPI_REQUEST_NULL;
+    if (c->is_inter)
+        return co_error(c, fn, MPI_ERR_COMM,
+                        "nonblocking collectives on intercommunicators are not supported");
+    return MPI_SUCCESS;
+}
+
+static int go(co_comm *c, const char *fn, MPI_Request *req, uint64_t bytes, const call_args *a) {
+    if (!req) return run(c, fn, bytes, a);
+    co_req *r;
+    int rc = co_nbc_start(c, a, &r);
+    if (rc) return co_error(c, fn, rc, "out of request handles");
+    *req = r->handle;
+    return MPI_SUCCESS;
+}
+
+static int barrier_common(const char *fn, MPI_Comm comm, MPI_Request *req) {
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
     co_comm *c = co_api_comm(comm, fn, &rc);
     if (!c) return rc;
+    if (req && (rc = nb_check(c, fn, req))) return rc;
+    if (c->is_inter) return inter_done(c, fn, co_inter_barrier(c));
+    return go(c, fn, req, 0, &(call_args){.kind = CO_COLL_BARRIER, .root = -1});
+}
+
+CO_WEAK(MPI_Barrier, PMPI_Barrier);
+int PMPI_Barrier(MPI_Comm comm) {
+    return barrier_common("MPI_Barrier", comm, NULL);
+}
+
+CO_WEAK(MPI_Ibarrier, PMPI_Ibarrier);
+int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request) {
+    return barrier_common("MPI_Ibarrier", comm, nb_req(request));
+}
+
+static int bcast_common(const char *fn, void *buffer, int count, MPI_Datatype datatype, int root,
+                        MPI_Comm comm, MPI_Request *req) {
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_comm *c = co_api_comm(comm, fn, &rc);
+    if (!c) return rc;
+    if (req && (rc = nb_check(c, fn, req))) return rc;
     if (c->is_inter) return inter_bcast(c, fn, buffer, count, datatype, root);
     co_dtype *dt = co_api_data(c, fn, buffer, count, datatype, &rc);
     if (!dt) return rc;
     if ((rc = check_root(c, fn, root)) || (rc = not_in_place(c, fn, buffer, "buffer"))) return rc;
-    return run(c, fn, (uint64_t)count * dt->size,
-               &(call_args){.kind = CO_COLL_BCAST,
-                            .root = root,
-                            .rbuf = buffer,
-                            .rcount = (size_t)count,
-                            .rdt = dt});
+    return go(c, fn, req, (uint64_t)count * dt->size,
+              &(call_args){.kind = CO_COLL_BCAST,
+                           .root = root,
+                           .rbuf = buffer,
+                           .rcount = (size_t)count,
+                           .rdt = dt});
+}
+
+CO_WEAK(MPI_Bcast, PMPI_Bcast);
+int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
+    return bcast_common("MPI_Bcast", buffer, count, datatype, root, comm, NULL);
+}
+
+CO_WEAK(MPI_Ibcast, PMPI_Ibcast);
+int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                MPI_Request *request) {
+    return bcast_common("MPI_Ibcast", buffer, count, datatype, root, comm, nb_req(request));
 }
 
 /* Reduce, Allreduce, Scan, Exscan: one count, one type, one operator. */
 enum { R_REDUCE, R_ALLREDUCE, R_SCAN, R_EXSCAN };
 static int reduce_common(const char *fn, const void *sendbuf, void *recvbuf, int count,
-                         MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, int which) {
+                         MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, int which,
+                         MPI_Request *req) {
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
     co_comm *c = co_api_comm(comm, fn, &rc);
     if (!c) return rc;
+    if (req && (rc = nb_check(c, fn, req))) return rc;
     if (c->is_inter) {
         if (which == R_SCAN || which == R_EXSCAN)
             return co_error(c, fn, MPI_ERR_COMM, "%s is not defined on intercommunicators", fn);
@@ -297,43 +337,73 @@ static int reduce_common(const char *fn, const void *sendbuf, void *recvbuf, int
     static const int kinds[] = {CO_COLL_REDUCE, CO_COLL_ALLREDUCE, CO_COLL_SCAN, CO_COLL_EXSCAN};
     call_args a = reduce_args(kinds[which], which == R_REDUCE ? root : -1, sendbuf, recvbuf,
                               (size_t)count, dt, o);
-    return run(c, fn, (uint64_t)count * dt->size, &a);
+    return go(c, fn, req, (uint64_t)count * dt->size, &a);
 }
 
 CO_WEAK(MPI_Reduce, PMPI_Reduce);
 int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                 int root, MPI_Comm comm) {
-    return reduce_common("MPI_Reduce", sendbuf, recvbuf, count, datatype, op, root, comm, R_REDUCE);
+    return reduce_common("MPI_Reduce", sendbuf, recvbuf, count, datatype, op, root, comm, R_REDUCE,
+                         NULL);
 }
 
 CO_WEAK(MPI_Allreduce, PMPI_Allreduce);
 int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                    MPI_Comm comm) {
     return reduce_common("MPI_Allreduce", sendbuf, recvbuf, count, datatype, op, 0, comm,
-                         R_ALLREDUCE);
+                         R_ALLREDUCE, NULL);
 }
 
 CO_WEAK(MPI_Scan, PMPI_Scan);
 int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
               MPI_Comm comm) {
-    return reduce_common("MPI_Scan", sendbuf, recvbuf, count, datatype, op, 0, comm, R_SCAN);
+    return reduce_common("MPI_Scan", sendbuf, recvbuf, count, datatype, op, 0, comm, R_SCAN, NULL);
 }
 
 CO_WEAK(MPI_Exscan, PMPI_Exscan);
 int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                 MPI_Comm comm) {
-    return reduce_common("MPI_Exscan", sendbuf, recvbuf, count, datatype, op, 0, comm, R_EXSCAN);
+    return reduce_common("MPI_Exscan", sendbuf, recvbuf, count, datatype, op, 0, comm, R_EXSCAN,
+                         NULL);
 }
 
-CO_WEAK(MPI_Gather, PMPI_Gather);
-int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-    static const char fn[] = "MPI_Gather";
+CO_WEAK(MPI_Ireduce, PMPI_Ireduce);
+int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                 int root, MPI_Comm comm, MPI_Request *request) {
+    return reduce_common("MPI_Ireduce", sendbuf, recvbuf, count, datatype, op, root, comm, R_REDUCE,
+                         nb_req(request));
+}
+
+CO_WEAK(MPI_Iallreduce, PMPI_Iallreduce);
+int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                    MPI_Comm comm, MPI_Request *request) {
+    return reduce_common("MPI_Iallreduce", sendbuf, recvbuf, count, datatype, op, 0, comm,
+                         R_ALLREDUCE, nb_req(request));
+}
+
+CO_WEAK(MPI_Iscan, PMPI_Iscan);
+int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+               MPI_Comm comm, MPI_Request *request) {
+    return reduce_common("MPI_Iscan", sendbuf, recvbuf, count, datatype, op, 0, comm, R_SCAN,
+                         nb_req(request));
+}
+
+CO_WEAK(MPI_Iexscan, PMPI_Iexscan);
+int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                 MPI_Comm comm, MPI_Request *request) {
+    return reduce_common("MPI_Iexscan", sendbuf, recvbuf, count, datatype, op, 0, comm, R_EXSCAN,
+                         nb_req(request));
+}
+
+static int gather_common(const char *fn, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                         void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                         MPI_Comm comm, MPI_Request *req) {
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
     co_dtype *sdt, *rdt = NULL;
     co_comm *c = co_api_comm(comm, fn, &rc);
     if (!c) return rc;
+    if (req && (rc = nb_check(c, fn, req))) return rc;
     if (c->is_inter)
         return inter_rooted(c, fn, CO_COLL_GATHER, sendbuf, sendcount, NULL, NULL, sendtype,
                             recvbuf, recvcount, NULL, NULL, recvtype, root);
@@ -349,19 +419,33 @@ int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
     }
     uint64_t bytes = at_root ? (uint64_t)recvcount * rdt->size : (uint64_t)sendcount * sdt->size;
     call_args a = move_args(CO_COLL_GATHER, root, sendbuf, sendcount, sdt, recvbuf, recvcount, rdt);
-    return run(c, fn, bytes, &a);
+    return go(c, fn, req, bytes, &a);
 }
 
-CO_WEAK(MPI_Gatherv, PMPI_Gatherv);
-int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-                 MPI_Comm comm) {
-    static const char fn[] = "MPI_Gatherv";
+CO_WEAK(MPI_Gather, PMPI_Gather);
+int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+    return gather_common("MPI_Gather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                         root, comm, NULL);
+}
+
+CO_WEAK(MPI_Igather, PMPI_Igather);
+int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                 MPI_Request *request) {
+    return gather_common("MPI_Igather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                         root, comm, nb_req(request));
+}
+
+static int gatherv_common(const char *fn, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                          void *recvbuf, const int recvcounts[], const int displs[],
+                          MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *req) {
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
     co_dtype *sdt, *rdt = NULL;
     co_comm *c = co_api_comm(comm, fn, &rc);
     if (!c) return rc;
+    if (req && (rc = nb_check(c, fn, req))) return rc;
     if (c->is_inter)
         return inter_rooted(c, fn, CO_COLL_GATHERV, sendbuf, sendcount, NULL, NULL, sendtype,
                             recvbuf, 0, recvcounts, displs, recvtype, root);
@@ -380,18 +464,34 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     call_args a = move_args(CO_COLL_GATHERV, root, sendbuf, sendcount, sdt, recvbuf, 0, rdt);
     a.rcounts = recvcounts;
     a.rdispls = displs;
-    return run(c, fn, 0, &a);
+    return go(c, fn, req, 0, &a);
 }
 
-CO_WEAK(MPI_Scatter, PMPI_Scatter);
-int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-    static const char fn[] = "MPI_Scatter";
+CO_WEAK(MPI_Gatherv, PMPI_Gatherv);
+int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                 MPI_Comm comm) {
+    return gatherv_common("MPI_Gatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                          recvtype, root, comm, NULL);
+}
+
+CO_WEAK(MPI_Igatherv, PMPI_Igatherv);
+int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                  MPI_Comm comm, MPI_Request *request) {
+    return gatherv_common("MPI_Igatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                          recvtype, root, comm, nb_req(request));
+}
+
+static int scatter_common(const char *fn, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                          void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                          MPI_Comm comm, MPI_Request *req) {
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
     co_dtype *rdt, *sdt = NULL;
     co_comm *c = co_api_comm(comm, fn, &rc);
     if (!c) return rc;
+    if (req && (rc = nb_check(c, fn, req))) return rc;
     if (c->is_inter)
         return inter_rooted(c, fn, CO_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, sendtype,
                             recvbuf, recvcount, NULL, NULL, recvtype, root);
@@ -408,19 +508,33 @@ int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     uint64_t bytes = at_root ? (uint64_t)sendcount * sdt->size : (uint64_t)recvcount * rdt->size;
     call_args a =
         move_args(CO_COLL_SCATTER, root, sendbuf, sendcount, sdt, recvbuf, recvcount, rdt);
-    return run(c, fn, bytes, &a);
+    return go(c, fn, req, bytes, &a);
 }
 
-CO_WEAK(MPI_Scatterv, PMPI_Scatterv);
-int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
-                  MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                  int root, MPI_Comm comm) {
-    static const char fn[] = "MPI_Scatterv";
+CO_WEAK(MPI_Scatter, PMPI_Scatter);
+int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+    return scatter_common("MPI_Scatter", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                          root, comm, NULL);
+}
+
+CO_WEAK(MPI_Iscatter, PMPI_Iscatter);
+int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                  MPI_Request *request) {
+    return scatter_common("MPI_Iscatter", sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                          recvtype, root, comm, nb_req(request));
+}
+
+static int scatterv_common(const char *fn, const void *sendbuf, const int sendcounts[],
+                           const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                           MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *req) {
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
     co_dtype *rdt, *sdt = NULL;
     co_comm *c = co_api_comm(comm, fn, &rc);
     if (!c) return rc;
+    if (req && (rc = nb_check(c, fn, req))) return rc;
     if (c->is_inter)
         return inter_rooted(c, fn, CO_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, sendtype,
                             recvbuf, recvcount, NULL, NULL, recvtype, root);
@@ -439,18 +553,34 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[
     call_args a = move_args(CO_COLL_SCATTERV, root, sendbuf, 0, sdt, recvbuf, recvcount, rdt);
     a.scounts = sendcounts;
     a.sdispls = displs;
-    return run(c, fn, 0, &a);
+    return go(c, fn, req, 0, &a);
 }
 
-CO_WEAK(MPI_Allgather, PMPI_Allgather);
-int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-    static const char fn[] = "MPI_Allgather";
+CO_WEAK(MPI_Scatterv, PMPI_Scatterv);
+int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                  MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                  int root, MPI_Comm comm) {
+    return scatterv_common("MPI_Scatterv", sendbuf, sendcounts, displs, sendtype, recvbuf,
+                           recvcount, recvtype, root, comm, NULL);
+}
+
+CO_WEAK(MPI_Iscatterv, PMPI_Iscatterv);
+int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                   MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                   int root, MPI_Comm comm, MPI_Request *request) {
+    return scatterv_common("MPI_Iscatterv", sendbuf, sendcounts, displs, sendtype, recvbuf,
+                           recvcount, recvtype, root, comm, nb_req(request));
+}
+
+static int allgather_common(const char *fn, const void *sendbuf, int sendcount,
+                            MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                            MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *req) {
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
     co_dtype *sdt, *rdt;
     co_comm *c = co_api_comm(comm, fn, &rc);
     if (!c) return rc;
+    if (req && (rc = nb_check(c, fn, req))) return rc;
     if (c->is_inter)
         return inter_every(c, fn, CO_COLL_ALLGATHER, sendbuf, sendcount, NULL, NULL, sendtype,
                            recvbuf, recvcount, NULL, NULL, recvtype);
@@ -459,18 +589,32 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
     if (!c) return rc;
     call_args a =
         move_args(CO_COLL_ALLGATHER, -1, sendbuf, sendcount, sdt, recvbuf, recvcount, rdt);
-    return run(c, fn, (uint64_t)recvcount * rdt->size, &a);
+    return go(c, fn, req, (uint64_t)recvcount * rdt->size, &a);
 }
 
-CO_WEAK(MPI_Allgatherv, PMPI_Allgatherv);
-int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                    MPI_Comm comm) {
-    static const char fn[] = "MPI_Allgatherv";
+CO_WEAK(MPI_Allgather, PMPI_Allgather);
+int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+    return allgather_common("MPI_Allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                            recvtype, comm, NULL);
+}
+
+CO_WEAK(MPI_Iallgather, PMPI_Iallgather);
+int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
+    return allgather_common("MPI_Iallgather", sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                            recvtype, comm, nb_req(request));
+}
+
+static int allgatherv_common(const char *fn, const void *sendbuf, int sendcount,
+                             MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                             const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                             MPI_Request *req) {
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
     co_comm *c = co_api_comm(comm, fn, &rc);
     if (!c) return rc;
+    if (req && (rc = nb_check(c, fn, req))) return rc;
     if (c->is_inter)
         return inter_every(c, fn, CO_COLL_ALLGATHERV, sendbuf, sendcount, NULL, NULL, sendtype,
                            recvbuf, 0, recvcounts, displs, recvtype);
@@ -487,18 +631,34 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
     call_args a = move_args(CO_COLL_ALLGATHERV, -1, sendbuf, sendcount, sdt, recvbuf, 0, rdt);
     a.rcounts = recvcounts;
     a.rdispls = displs;
-    return run(c, fn, 0, &a);
+    return go(c, fn, req, 0, &a);
 }
 
-CO_WEAK(MPI_Alltoall, PMPI_Alltoall);
-int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-    static const char fn[] = "MPI_Alltoall";
+CO_WEAK(MPI_Allgatherv, PMPI_Allgatherv);
+int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                    MPI_Comm comm) {
+    return allgatherv_common("MPI_Allgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                             displs, recvtype, comm, NULL);
+}
+
+CO_WEAK(MPI_Iallgatherv, PMPI_Iallgatherv);
+int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                     MPI_Comm comm, MPI_Request *request) {
+    return allgatherv_common("MPI_Iallgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                             displs, recvtype, comm, nb_req(request));
+}
+
+static int alltoall_common(const char *fn, const void *sendbuf, int sendcount,
+                           MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                           MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *req) {
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
     co_dtype *sdt, *rdt;
     co_comm *c = co_api_comm(comm, fn, &rc);
     if (!c) return rc;
+    if (req && (rc = nb_check(c, fn, req))) return rc;
     if (c->is_inter)
         return inter_every(c, fn, CO_COLL_ALLTOALL, sendbuf, sendcount, NULL, NULL, sendtype,
                            recvbuf, recvcount, NULL, NULL, recvtype);
@@ -506,18 +666,32 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
                    &rc);
     if (!c) return rc;
     call_args a = move_args(CO_COLL_ALLTOALL, -1, sendbuf, sendcount, sdt, recvbuf, recvcount, rdt);
-    return run(c, fn, (uint64_t)recvcount * rdt->size, &a);
+    return go(c, fn, req, (uint64_t)recvcount * rdt->size, &a);
 }
 
-CO_WEAK(MPI_Alltoallv, PMPI_Alltoallv);
-int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
-    static const char fn[] = "MPI_Alltoallv";
+CO_WEAK(MPI_Alltoall, PMPI_Alltoall);
+int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+    return alltoall_common("MPI_Alltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                           recvtype, comm, NULL);
+}
+
+CO_WEAK(MPI_Ialltoall, PMPI_Ialltoall);
+int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
+    return alltoall_common("MPI_Ialltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                           recvtype, comm, nb_req(request));
+}
+
+static int alltoallv_common(const char *fn, const void *sendbuf, const int sendcounts[],
+                            const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                            const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                            MPI_Comm comm, MPI_Request *req) {
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
     co_comm *c = co_api_comm(comm, fn, &rc);
     if (!c) return rc;
+    if (req && (rc = nb_check(c, fn, req))) return rc;
     if (c->is_inter)
         return inter_every(c, fn, CO_COLL_ALLTOALLV, sendbuf, 0, sendcounts, sdispls, sendtype,
                            recvbuf, 0, recvcounts, rdispls, recvtype);
@@ -541,17 +715,127 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
     a.sdispls = sdispls;
     a.rcounts = recvcounts;
     a.rdispls = rdispls;
-    return run(c, fn, 0, &a);
+    return go(c, fn, req, 0, &a);
 }
 
-CO_WEAK(MPI_Reduce_scatter, PMPI_Reduce_scatter);
-int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
-                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
-    static const char fn[] = "MPI_Reduce_scatter";
+CO_WEAK(MPI_Alltoallv, PMPI_Alltoallv);
+int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+    return alltoallv_common("MPI_Alltoallv", sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                            recvcounts, rdispls, recvtype, comm, NULL);
+}
+
+CO_WEAK(MPI_Ialltoallv, PMPI_Ialltoallv);
+int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                    MPI_Request *request) {
+    return alltoallv_common("MPI_Ialltoallv", sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                            recvcounts, rdispls, recvtype, comm, nb_req(request));
+}
+
+/* One side of Alltoallw: a count, a byte displacement and a type per rank of the other side;
+ * the types into dts[] (n entries). */
+static int wside(co_comm *c, const char *fn, const void *buf, const int *counts, const int *displs,
+                 const MPI_Datatype *types, int n, co_dtype **dts, const char *side) {
+    char what[32];
+    snprintf(what, sizeof(what), "%scounts", side);
+    int rc = check_counts(c, fn, counts, n, what);
+    if (rc) return rc;
+    if (!displs) return co_error(c, fn, MPI_ERR_ARG, "%sdispls is NULL", side);
+    if (!types) return co_error(c, fn, MPI_ERR_ARG, "%stypes is NULL", side);
+    for (int q = 0; q < n; q++) {
+        if (!(dts[q] = co_api_dtype(c, fn, types[q], counts[q], &rc))) return rc;
+        if ((rc = co_api_buf(c, fn, buf, counts[q], dts[q]))) return rc;
+    }
+    return MPI_SUCCESS;
+}
+
+static int alltoallw_common(const char *fn, const void *sendbuf, const int sendcounts[],
+                            const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
+                            const int recvcounts[], const int rdispls[],
+                            const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *req) {
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
     co_comm *c = co_api_comm(comm, fn, &rc);
     if (!c) return rc;
+    if (req && (rc = nb_check(c, fn, req))) return rc;
+    int n = c->is_inter ? c->remote->size : c->size;
+    if ((rc = not_in_place(c, fn, recvbuf, "receive buffer"))) return rc;
+    if (sendbuf == MPI_IN_PLACE && c->is_inter) return inter_in_place(c, fn);
+    co_dtype **dts = malloc(2 * (size_t)n * sizeof(*dts) + 1);
+    if (!dts) return co_error(c, fn, MPI_ERR_NO_MEM, "out of memory");
+    co_dtype **sdts = sendbuf == MPI_IN_PLACE ? NULL : dts + n;
+    if ((rc = wside(c, fn, recvbuf, recvcounts, rdispls, recvtypes, n, dts, "recv")) ||
+        (sdts && (rc = wside(c, fn, sendbuf, sendcounts, sdispls, sendtypes, n, sdts, "send")))) {
+        free(dts);
+        return rc;
+    }
+    if (sdts && !c->is_inter && sendbuf == recvbuf) {
+        size_t moved = 0;
+        for (int q = 0; q < n; q++) moved += (size_t)sendcounts[q] * sdts[q]->size;
+        if (moved) {
+            free(dts);
+            return co_error(c, fn, MPI_ERR_BUFFER,
+                            "send and receive buffers are the same (use MPI_IN_PLACE)");
+        }
+    }
+    if (c->is_inter) {
+        rc = co_inter_alltoallw(sendbuf, sendcounts, sdispls, sdts, recvbuf, recvcounts, rdispls,
+                                dts, c);
+        free(dts);
+        return inter_done(c, fn, rc);
+    }
+    call_args a = {.kind = CO_COLL_ALLTOALLW,
+                   .root = -1,
+                   .sbuf = sendbuf,
+                   .scounts = sendcounts,
+                   .sdispls = sdispls,
+                   .stypes = sdts,
+                   .rbuf = recvbuf,
+                   .rcounts = recvcounts,
+                   .rdispls = rdispls,
+                   .rtypes = dts};
+    co_req *r;
+    rc = co_nbc_start(c, &a, &r); /* (the schedule holds its own references to the types) */
+    free(dts);
+    if (rc) return co_error(c, fn, rc, "out of request handles");
+    if (req) {
+        *req = r->handle;
+        return MPI_SUCCESS;
+    }
+    co_progress_wait(r); /* the blocking call: its schedule, waited for */
+    rc = r->status.error;
+    co_req_free(r);
+    return done(c, fn, rc);
+}
+
+CO_WEAK(MPI_Alltoallw, PMPI_Alltoallw);
+int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
+    return alltoallw_common("MPI_Alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                            recvcounts, rdispls, recvtypes, comm, NULL);
+}
+
+CO_WEAK(MPI_Ialltoallw, PMPI_Ialltoallw);
+int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                    MPI_Request *request) {
+    return alltoallw_common("MPI_Ialltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                            recvcounts, rdispls, recvtypes, comm, nb_req(request));
+}
+
+static int reduce_scatter_common(const char *fn, const void *sendbuf, void *recvbuf,
+                                 const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
+                                 MPI_Comm comm, MPI_Request *req) {
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_comm *c = co_api_comm(comm, fn, &rc);
+    if (!c) return rc;
+    if (req && (rc = nb_check(c, fn, req))) return rc;
     if ((rc = check_counts(c, fn, recvcounts, c->size, "recvcounts"))) return rc;
     long long total = 0;
     for (int i = 0; i < c->size; i++) total += recvcounts[i];
@@ -573,17 +857,31 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
     }
     call_args a = reduce_args(CO_COLL_REDUCE_SCATTER, -1, sendbuf, recvbuf, 0, dt, o);
     a.rcounts = recvcounts;
-    return run(c, fn, (uint64_t)total * dt->size, &a);
+    return go(c, fn, req, (uint64_t)total * dt->size, &a);
 }
 
-CO_WEAK(MPI_Reduce_scatter_block, PMPI_Reduce_scatter_block);
-int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
-                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
-    static const char fn[] = "MPI_Reduce_scatter_block";
+CO_WEAK(MPI_Reduce_scatter, PMPI_Reduce_scatter);
+int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+    return reduce_scatter_common("MPI_Reduce_scatter", sendbuf, recvbuf, recvcounts, datatype, op,
+                                 comm, NULL);
+}
+
+CO_WEAK(MPI_Ireduce_scatter, PMPI_Ireduce_scatter);
+int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) {
+    return reduce_scatter_common("MPI_Ireduce_scatter", sendbuf, recvbuf, recvcounts, datatype, op,
+                                 comm, nb_req(request));
+}
+
+static int reduce_scatter_block_common(const char *fn, const void *sendbuf, void *recvbuf,
+                                       int recvcount, MPI_Datatype datatype, MPI_Op op,
+                                       MPI_Comm comm, MPI_Request *req) {
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
     co_comm *c = co_api_comm(comm, fn, &rc);
     if (!c) return rc;
+    if (req && (rc = nb_check(c, fn, req))) return rc;
     if ((rc = co_api_count(c, fn, recvcount))) return rc;
     if ((long long)recvcount * c->size > 0x7fffffff)
         return co_error(c, fn, MPI_ERR_COUNT, "recvcount %d times %d ranks is too large", recvcount,
@@ -605,7 +903,22 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
     }
     call_args a =
         reduce_args(CO_COLL_REDUCE_SCATTER_BLOCK, -1, sendbuf, recvbuf, (size_t)recvcount, dt, o);
-    return run(c, fn, (uint64_t)recvcount * dt->size, &a);
+    return go(c, fn, req, (uint64_t)recvcount * dt->size, &a);
+}
+
+CO_WEAK(MPI_Reduce_scatter_block, PMPI_Reduce_scatter_block);
+int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+    return reduce_scatter_block_common("MPI_Reduce_scatter_block", sendbuf, recvbuf, recvcount,
+                                       datatype, op, comm, NULL);
+}
+
+CO_WEAK(MPI_Ireduce_scatter_block, PMPI_Ireduce_scatter_block);
+int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                               MPI_Request *request) {
+    return reduce_scatter_block_common("MPI_Ireduce_scatter_block", sendbuf, recvbuf, recvcount,
+                                       datatype, op, comm, nb_req(request));
 }
 
 CO_WEAK(MPI_Reduce_local, PMPI_Reduce_local);

@@ -391,7 +391,21 @@ static int bad_request(const char *fn, MPI_Request h) {
     return co_error(NULL, fn, MPI_ERR_REQUEST, "invalid request handle 0x%x", (unsigned)h);
 }
 
+/* What a request did, for completion_error: 0 receive, 1 send, 2 nonblocking collective. */
+static int role(const co_req *r) {
+    return r->kind == CO_REQ_COLL ? 2 : co_req_is_send(r);
+}
+
 static int completion_error(const char *fn, co_comm *c, int err, const co_status *s, int send) {
+    if (send == 2) {
+        if (err == MPI_ERR_TRUNCATE || err == MPI_ERR_COUNT)
+            return co_error(c, fn, err,
+                            "nonblocking collective: a block from another rank was %s than this "
+                            "rank's count and type describe (counts or types differ between "
+                            "processes)",
+                            err == MPI_ERR_TRUNCATE ? "larger" : "smaller");
+        return co_error(c, fn, err, "nonblocking collective failed");
+    }
     if (err == MPI_ERR_OTHER) return send ? no_receiver_error(c, fn, s) : no_sender_error(c, fn, s);
     if (err == MPI_ERR_TRUNCATE)
         return co_error(c, fn, err, "message from rank %d with tag %d truncated", s->source,
@@ -412,7 +426,7 @@ int PMPI_Wait(MPI_Request *request, MPI_Status *status) {
     co_progress_wait(r);
     co_comm *c = r->comm;
     co_status s = r->status;
-    int send = co_req_is_send(r);
+    int send = role(r);
     int err = finish(request, r, status);
     return err ? completion_error(fn, c, err, &s, send) : MPI_SUCCESS;
 }
@@ -437,7 +451,7 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
     }
     co_comm *c = r->comm;
     co_status s = r->status;
-    int send = co_req_is_send(r);
+    int send = role(r);
     int err = finish(request, r, status);
     return err ? completion_error(fn, c, err, &s, send) : MPI_SUCCESS;
 }
@@ -539,7 +553,7 @@ static int any_common(const char *fn, int count, MPI_Request reqs[], int *index,
             if (flag) *flag = 1;
             co_comm *c = r->comm;
             co_status s = r->status;
-            int send = co_req_is_send(r);
+            int send = role(r);
             int err = finish(&reqs[i], r, status);
             return err ? completion_error(fn, c, err, &s, send) : MPI_SUCCESS;
         }
@@ -651,6 +665,10 @@ int PMPI_Request_free(MPI_Request *request) {
     if (!request) return bad_request(fn, 0);
     co_req *r = co_req_get(*request);
     if (!r || r->internal) return bad_request(fn, *request);
+    if (r->kind == CO_REQ_COLL && !r->complete) /* MPI 3.1 section 5.12 */
+        return co_error(r->comm, fn, MPI_ERR_REQUEST,
+                        "the request of a nonblocking collective cannot be freed before it "
+                        "completes (use MPI_Wait or MPI_Test)");
     if (r->shared) {
         /* nothing to release */
     } else if (r->complete || (r->persistent && !r->active)) {
@@ -690,6 +708,9 @@ int PMPI_Cancel(MPI_Request *request) {
     CO_ENTER(fn);
     co_req *r;
     if (!request || lookup(*request, &r) || !r) return bad_request(fn, request ? *request : 0);
+    if (r->kind == CO_REQ_COLL) /* MPI 3.1 section 5.12 */
+        return co_error(r->comm, fn, MPI_ERR_REQUEST,
+                        "a nonblocking collective cannot be cancelled");
     return co_req_cancel(r);
 }
 

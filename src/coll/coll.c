@@ -967,6 +967,7 @@ int co_coll_init(void) {
 }
 
 void co_coll_fini(void) {
+    co_nbc_fini();
     if (!S) return; /* the hook stays: communicators destroyed later still free their state */
     if (co_st.world) co_coll_comm_free(co_st.world);
     if (co_st.self) co_coll_comm_free(co_st.self);

@@ -179,6 +179,7 @@ typedef struct co_coll_comm {
     int shm_state;                  /* 0: not yet tried, 1: ready, -1: unavailable */
     int broken;                     /* error class of a disagreement found on it, 0 if none */
     uint64_t calls;                 /* collective calls made on it */
+    uint64_t nbc_calls;             /* nonblocking ones (their tags, nbc.c) */
     co_coll_sig hist[CO_COLL_HIST]; /* this rank's last calls, by call % CO_COLL_HIST */
     co_coll_lag *lag;               /* [size], allocated at the first such finding */
     char broken_msg[400];
@@ -531,6 +532,28 @@ int co_reduce_scatter_block(const void *sbuf, void *rbuf, size_t rcount, co_dtyp
 int co_scan(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_op *op, co_comm *c);
 int co_exscan(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_op *op, co_comm *c);
 
+/* A collective call's arguments (root -1 for unrooted collectives). */
+typedef struct co_coll_args {
+    int kind, root;
+    const void *sbuf;
+    void *rbuf;
+    size_t scount, rcount;
+    co_dtype *sdt, *rdt;
+    const int *scounts, *sdispls, *rcounts, *rdispls;
+    co_op *op;
+    co_dtype *const *stypes, *const *rtypes; /* Alltoallw: a type per peer (displs in bytes) */
+} co_coll_args;
+/* Alltoallw is not in the registry: it has one way, every transfer posted at once (nbc.c,
+ * which runs the blocking call too, and inter.c). */
+#define CO_COLL_ALLTOALLW CO_COLL_KINDS
+
+/* Nonblocking collectives (nbc.c): starts call `a` on intracommunicator c as a schedule that
+ * the progress engine advances; *out is its request (kind CO_REQ_COLL), which completes once
+ * the schedule has run. MPI_SUCCESS, or MPI_ERR_NO_MEM when out of request handles. */
+int co_nbc_start(co_comm *c, const co_coll_args *a, co_req **out);
+/* Drops the schedules the program never completed (MPI_Finalize). */
+void co_nbc_fini(void);
+
 /* Intercommunicators (inter.c): roots are MPI_ROOT, MPI_PROC_NULL or a remote rank, the
  * v-variants' arrays describe the other group's blocks; no MPI_IN_PLACE. */
 int co_inter_barrier(co_comm *ic);
@@ -556,6 +579,9 @@ int co_inter_alltoall(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf
 int co_inter_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, co_dtype *sdt,
                        void *rbuf, const int *rcounts, const int *rdispls, co_dtype *rdt,
                        co_comm *ic);
+int co_inter_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
+                       co_dtype *const *stypes, void *rbuf, const int *rcounts, const int *rdispls,
+                       co_dtype *const *rtypes, co_comm *ic);
 int co_inter_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, co_dtype *dt,
                             co_op *op, co_comm *ic);
 int co_inter_reduce_scatter_block(const void *sbuf, void *rbuf, size_t rcount, co_dtype *dt,

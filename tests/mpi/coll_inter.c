@@ -301,6 +301,37 @@ static void check_every(const ic_info *x, size_t count, int *sb, int *rb) {
                   "alltoallv count %zu: from %d [%d] = %d", count, q, i, rb[rdsp[q] + i]);
 }
 
+/* Alltoallw with a type per peer: MPI_INT blocks of 3 + q ints to remote rank q... as
+ * contiguous types to odd ones; byte displacements. */
+static void check_alltoallw(const ic_info *x, int *sb, int *rb) {
+    int me = x->lw[x->r], sc[64], sd[64], rc[64], rd[64];
+    MPI_Datatype st[64], rt[64];
+    for (int q = 0, so = 0, ro = 0; q < x->nr; q++) {
+        int ks = 3 + x->r + q, kr = 3 + q + x->r; /* what I send to q, what q sends me */
+        st[q] = q % 2 ? MPI_DATATYPE_NULL : MPI_INT;
+        if (q % 2) {
+            CHECK_RC(MPI_Type_contiguous(ks, MPI_INT, &st[q]));
+            CHECK_RC(MPI_Type_commit(&st[q]));
+        }
+        sc[q] = q % 2 ? 1 : ks;
+        rt[q] = MPI_INT;
+        rc[q] = kr;
+        sd[q] = so * (int)sizeof(int);
+        rd[q] = ro * (int)sizeof(int);
+        for (int i = 0; i < ks; i++) sb[so + i] = val(me * 64 + x->rw[q], (size_t)i, 61);
+        so += ks;
+        ro += kr + 1;
+    }
+    CHECK_RC(MPI_Alltoallw(sb, sc, sd, st, rb, rc, rd, rt, x->ic));
+    for (int q = 0; q < x->nr; q++) {
+        for (int i = 0; i < rc[q]; i++)
+            CHECK(rb[rd[q] / (int)sizeof(int) + i] == val(x->rw[q] * 64 + me, (size_t)i, 61),
+                  "alltoallw from %d [%d]", q, i);
+        if (q % 2) MPI_Type_free(&st[q]);
+    }
+    CHECK_ERR(MPI_Alltoallw(MPI_IN_PLACE, sc, sd, st, rb, rc, rd, rt, x->ic), MPI_ERR_BUFFER);
+}
+
 /* Reduce_scatter(_block): the other group's reduction, scattered over this group. Both
  * groups' counts must add up to the same total: block i of a group of n has total / n
  * elements, the first total % n one more. */
@@ -384,6 +415,7 @@ static void run_all(const ic_info *x, const char *dir, int round, void *b1, void
         check_every(x, count, b1, b2);
         check_rscatter(x, count, b1, b2);
     }
+    check_alltoallw(x, b1, b2);
     check_errors(x);
 }
 

@@ -1,0 +1,589 @@
+/* Nonblocking collectives (MPI_Ibarrier, MPI_Ibcast, ...): each call compiles into a schedule
+ * of rounds. A round posts its sends and receives at once; when they have all completed, its
+ * local steps run (reductions, copies) and the next round starts. The progress engine advances
+ * every schedule in flight (co_st.coll_progress), so a schedule moves on whatever MPI call the
+ * process is in, not only in MPI_Test or MPI_Wait on its own request.
+ *
+ * Messages travel on the communicator's collective context with a tag of their own per
+ * nonblocking call (CO_NBC_TAG plus the call's number on the communicator): collectives are
+ * called in the same order on every rank, so the numbers agree, and neither blocking
+ * collectives (tags below CO_NBC_TAG) nor another nonblocking call in flight can take a
+ * schedule's messages.
+ *
+ * The algorithms aim at few rounds and no extra copies rather than at the blocking ones'
+ * speed (docs/collectives.md, "Nonblocking collectives"): dissemination barrier, binomial
+ * broadcast, binomial reduction to rank 0 (in rank order, so non-commutative operators are
+ * right) and then to the root, reduction plus broadcast for Iallreduce, reduction plus
+ * scatterv for Ireduce_scatter(_block), a chain for Iscan and Iexscan, and every transfer
+ * posted at once for the gathers, scatters, allgathers and alltoalls (Alltoallw's blocking
+ * form runs its schedule too). */
+#include "coll.h"
+
+#define CO_NBC_TAG 0x1000
+
+enum { NB_SEND, NB_RECV, NB_REDUCE, NB_COPY, NB_MEMCPY };
+
+typedef struct nb_step {
+    uint8_t type;
+    int peer;
+    const void *src; /* send, reduce (in), copy */
+    void *dst;       /* recv, reduce (inout), copy */
+    size_t count;    /* send, recv, reduce; copy: source count */
+    co_dtype *dt;
+    size_t count2; /* copy: destination count and type */
+    co_dtype *dt2;
+} nb_step;
+
+typedef struct nb_sched {
+    struct nb_sched *next;
+    co_req *req; /* the user's request */
+    co_comm *c;
+    int tag;
+    co_op *op;
+    co_dtype *dts[2]; /* the call's datatypes, retained until the end */
+    co_dtype **wdts;  /* Alltoallw's, 2 per rank (NULL where none), retained too */
+    int nwdts;
+    nb_step *steps;
+    int nsteps, cap;
+    int *ends; /* ends[k]: one past round k's last step */
+    int nrounds, rcap, round, posted;
+    co_req **pend; /* the current round's transfers */
+    int npend, pcap;
+    void **blocks; /* scratch memory */
+    int nblocks, bcap;
+    int err;
+} nb_sched;
+
+static nb_sched *active; /* schedules in flight, newest first */
+
+static void *grow(void *p, int *cap, int need, size_t elem) {
+    if (need <= *cap) return p;
+    int n = *cap ? *cap * 2 : 8;
+    while (n < need) n *= 2;
+    void *q = realloc(p, (size_t)n * elem);
+    if (!q) co_fatal("out of memory in a nonblocking collective");
+    *cap = n;
+    return q;
+}
+
+static nb_step *add(nb_sched *s, int type) {
+    s->steps = grow(s->steps, &s->cap, s->nsteps + 1, sizeof(nb_step));
+    nb_step *t = &s->steps[s->nsteps++];
+    memset(t, 0, sizeof(*t));
+    t->type = (uint8_t)type;
+    return t;
+}
+
+static void nb_send(nb_sched *s, const void *buf, size_t count, co_dtype *dt, int peer) {
+    nb_step *t = add(s, NB_SEND);
+    t->src = buf, t->count = count, t->dt = dt, t->peer = peer;
+}
+
+static void nb_recv(nb_sched *s, void *buf, size_t count, co_dtype *dt, int peer) {
+    nb_step *t = add(s, NB_RECV);
+    t->dst = buf, t->count = count, t->dt = dt, t->peer = peer;
+}
+
+/* inout = in op inout (in: the lower ranks' operand) */
+static void nb_reduce(nb_sched *s, const void *in, void *inout, size_t count, co_dtype *dt) {
+    nb_step *t = add(s, NB_REDUCE);
+    t->src = in, t->dst = inout, t->count = count, t->dt = dt;
+}
+
+static void nb_copy(nb_sched *s, const void *src, size_t scount, co_dtype *sdt, void *dst,
+                    size_t rcount, co_dtype *rdt) {
+    if (src == dst && sdt == rdt && scount == rcount) return;
+    nb_step *t = add(s, NB_COPY);
+    t->src = src, t->count = scount, t->dt = sdt, t->dst = dst, t->count2 = rcount, t->dt2 = rdt;
+}
+
+/* `bytes` raw bytes (a memory image with its gaps). */
+static void nb_memcpy(nb_sched *s, const void *src, void *dst, size_t bytes) {
+    nb_step *t = add(s, NB_MEMCPY);
+    t->src = src, t->dst = dst, t->count = bytes;
+}
+
+/* Closes the round being built (nothing if it is empty). */
+static void nb_round(nb_sched *s) {
+    int start = s->nrounds ? s->ends[s->nrounds - 1] : 0;
+    if (s->nsteps == start) return;
+    s->ends = grow(s->ends, &s->rcap, s->nrounds + 1, sizeof(int));
+    s->ends[s->nrounds++] = s->nsteps;
+}
+
+/* Scratch for count elements of dt, laid out as dt says; freed with the schedule. */
+static void *nb_tmp(nb_sched *s, co_dtype *dt, size_t count) {
+    void *b = malloc(count ? co_coll_span(dt, count) : 1);
+    if (!b) co_fatal("out of memory in a nonblocking collective");
+    s->blocks = grow(s->blocks, &s->bcap, s->nblocks + 1, sizeof(void *));
+    s->blocks[s->nblocks++] = b;
+    return (char *)b - dt->true_lb;
+}
+
+static void *elem(const void *buf, size_t i, const co_dtype *dt) {
+    return co_coll_elem(buf, i, dt);
+}
+
+/* ---- Schedules --------------------------------------------------------------------------------
+ */
+
+static void build_barrier(nb_sched *s) {
+    int n = s->c->size, me = s->c->rank;
+    co_dtype *byte = co_dt_get(MPI_BYTE);
+    for (int d = 1; d < n; d <<= 1) {
+        nb_send(s, NULL, 0, byte, (me + d) % n);
+        nb_recv(s, NULL, 0, byte, (me - d + n) % n);
+        nb_round(s);
+    }
+}
+
+/* Binomial tree from root: receive from the parent, then send to every child at once. */
+static void build_bcast(nb_sched *s, void *buf, size_t count, co_dtype *dt, int root) {
+    int n = s->c->size, rel = (s->c->rank - root + n) % n, mask = 1;
+    for (; mask < n; mask <<= 1)
+        if (rel & mask) {
+            nb_recv(s, buf, count, dt, (rel - mask + root) % n);
+            nb_round(s);
+            break;
+        }
+    for (mask >>= 1; mask > 0; mask >>= 1)
+        if (rel + mask < n) nb_send(s, buf, count, dt, (rel + mask + root) % n);
+    nb_round(s);
+}
+
+/* Binomial reduction of every rank's `in` towards rank 0, which combines its subtree's
+ * operands in rank order; then rank 0 hands the result to `root`, whose `out` it lands in. */
+static void build_reduce(nb_sched *s, const void *in, void *out, size_t count, co_dtype *dt,
+                         int root) {
+    int n = s->c->size, me = s->c->rank;
+    const void *acc = in; /* my subtree's operand so far */
+    void *spare[2] = {NULL, NULL};
+    int k = 0;
+    for (int mask = 1; mask < n; mask <<= 1) {
+        if (me & mask) {
+            nb_send(s, acc, count, dt, me - mask);
+            nb_round(s);
+            break;
+        }
+        if (me + mask < n) { /* the next subtree: ranks me + mask .. */
+            if (!spare[k]) spare[k] = nb_tmp(s, dt, count);
+            nb_recv(s, spare[k], count, dt, me + mask);
+            nb_reduce(s, acc, spare[k], count, dt);
+            nb_round(s);
+            acc = spare[k];
+            k ^= 1;
+        }
+    }
+    if (me == 0 && root == 0) {
+        nb_copy(s, acc, count, dt, out, count, dt);
+    } else if (me == 0) {
+        nb_send(s, acc, count, dt, root);
+    } else if (me == root) {
+        nb_recv(s, out, count, dt, 0);
+    }
+    nb_round(s);
+}
+
+/* Every transfer at once: block q of (sbuf, scounts, sdispls) to rank q and block q of
+ * (rbuf, rcounts, rdispls) from it; my own block copied (when both sides are given). NULL
+ * arrays: nothing sent (or received); sdispls may be NULL with scounts, meaning the same
+ * block (sbuf) for everyone. */
+static void build_pairwise(nb_sched *s, const void *sbuf, const int *scounts, const int *sdispls,
+                           co_dtype *sdt, void *rbuf, const int *rcounts, const int *rdispls,
+                           co_dtype *rdt, int copy_own) {
+    int n = s->c->size, me = s->c->rank;
+    for (int k = 1; k < n; k++) {
+        int q = (me + k) % n, p = (me - k + n) % n;
+        if (rcounts) nb_recv(s, elem(rbuf, (size_t)rdispls[p], rdt), (size_t)rcounts[p], rdt, p);
+        if (scounts)
+            nb_send(s, sdispls ? elem(sbuf, (size_t)sdispls[q], sdt) : sbuf, (size_t)scounts[q],
+                    sdt, q);
+    }
+    if (copy_own && scounts && rcounts)
+        nb_copy(s, sdispls ? elem(sbuf, (size_t)sdispls[me], sdt) : sbuf, (size_t)scounts[me], sdt,
+                elem(rbuf, (size_t)rdispls[me], rdt), (size_t)rcounts[me], rdt);
+    nb_round(s);
+}
+
+/* Uniform counts and displacements for n blocks of `count` (scratch of the schedule). */
+static int *uniform(nb_sched *s, int n, size_t count, int **displs) {
+    int *c = nb_tmp(s, co_dt_get(MPI_INT), 2 * (size_t)n);
+    for (int i = 0; i < n; i++) {
+        c[i] = (int)count;
+        c[n + i] = (int)(count * (size_t)i);
+    }
+    *displs = c + n;
+    return c;
+}
+
+static void build_rooted(nb_sched *s, const co_coll_args *a) {
+    int n = s->c->size, me = s->c->rank, root = a->root;
+    int gather = a->kind == CO_COLL_GATHER || a->kind == CO_COLL_GATHERV;
+    if (me != root) { /* one transfer with the root */
+        if (gather)
+            nb_send(s, a->sbuf, a->scount, a->sdt, root);
+        else
+            nb_recv(s, a->rbuf, a->rcount, a->rdt, root);
+        nb_round(s);
+        return;
+    }
+    const int *cnt, *dsp;
+    int *ud;
+    if (a->kind == CO_COLL_GATHERV) {
+        cnt = a->rcounts, dsp = a->rdispls;
+    } else if (a->kind == CO_COLL_SCATTERV) {
+        cnt = a->scounts, dsp = a->sdispls;
+    } else {
+        cnt = uniform(s, n, gather ? a->rcount : a->scount, &ud);
+        dsp = ud;
+    }
+    co_dtype *dt = gather ? a->rdt : a->sdt;
+    for (int k = 1; k < n; k++) {
+        int q = (me + k) % n;
+        if (gather)
+            nb_recv(s, elem(a->rbuf, (size_t)dsp[q], dt), (size_t)cnt[q], dt, q);
+        else
+            nb_send(s, elem(a->sbuf, (size_t)dsp[q], dt), (size_t)cnt[q], dt, q);
+    }
+    /* the root's own block, unless it is in place */
+    if (gather && a->sbuf != MPI_IN_PLACE)
+        nb_copy(s, a->sbuf, a->scount, a->sdt, elem(a->rbuf, (size_t)dsp[me], dt), (size_t)cnt[me],
+                dt);
+    if (!gather && a->rbuf != MPI_IN_PLACE)
+        nb_copy(s, elem(a->sbuf, (size_t)dsp[me], dt), (size_t)cnt[me], dt, a->rbuf, a->rcount,
+                a->rdt);
+    nb_round(s);
+}
+
+static void build_allgather(nb_sched *s, const co_coll_args *a) {
+    int n = s->c->size, me = s->c->rank;
+    const int *rc = a->rcounts, *rd = a->rdispls;
+    int *ud;
+    if (a->kind == CO_COLL_ALLGATHER) {
+        rc = uniform(s, n, a->rcount, &ud);
+        rd = ud;
+    }
+    const void *mine = a->sbuf;
+    size_t scount = a->scount;
+    co_dtype *sdt = a->sdt;
+    if (a->sbuf == MPI_IN_PLACE) { /* my block is already in place */
+        mine = elem(a->rbuf, (size_t)rd[me], a->rdt);
+        scount = (size_t)rc[me];
+        sdt = a->rdt;
+    }
+    int *sc = nb_tmp(s, co_dt_get(MPI_INT), (size_t)n);
+    for (int q = 0; q < n; q++) sc[q] = (int)scount;
+    build_pairwise(s, mine, sc, NULL, sdt, a->rbuf, rc, rd, a->rdt, a->sbuf != MPI_IN_PLACE);
+}
+
+static void build_alltoall(nb_sched *s, const co_coll_args *a) {
+    int n = s->c->size;
+    const int *sc = a->scounts, *sd = a->sdispls, *rc = a->rcounts, *rd = a->rdispls;
+    int *ud;
+    if (a->kind == CO_COLL_ALLTOALL) {
+        rc = uniform(s, n, a->rcount, &ud);
+        rd = ud;
+        if (a->sbuf != MPI_IN_PLACE) {
+            sc = uniform(s, n, a->scount, &ud);
+            sd = ud;
+        }
+    }
+    const void *sbuf = a->sbuf;
+    co_dtype *sdt = a->sdt;
+    if (sbuf == MPI_IN_PLACE) { /* send from a copy of the receive buffer */
+        size_t span = 0;
+        for (int q = 0; q < n; q++) span = CO_MAX(span, (size_t)rd[q] + (size_t)rc[q]);
+        void *copy = nb_tmp(s, a->rdt, span);
+        nb_copy(s, a->rbuf, span, a->rdt, copy, span, a->rdt);
+        nb_round(s);
+        sbuf = copy, sc = rc, sd = rd, sdt = a->rdt;
+    }
+    build_pairwise(s, sbuf, sc, sd, sdt, a->rbuf, rc, rd, a->rdt, 1);
+}
+
+/* Alltoallw: a type per peer, displacements in bytes; in place, the sends read a copy of the
+ * receive buffer's memory image. */
+static void build_alltoallw(nb_sched *s, const co_coll_args *a) {
+    int n = s->c->size, me = s->c->rank;
+    s->wdts = calloc(2 * (size_t)n, sizeof(co_dtype *));
+    if (!s->wdts) co_fatal("out of memory in a nonblocking collective");
+    s->nwdts = 2 * n;
+    for (int q = 0; q < n; q++) {
+        if ((s->wdts[q] = a->rtypes[q])) co_dt_retain(a->rtypes[q]);
+        if (a->stypes && (s->wdts[n + q] = a->stypes[q])) co_dt_retain(a->stypes[q]);
+    }
+    const char *sbuf = a->sbuf;
+    const int *sc = a->scounts, *sd = a->sdispls;
+    co_dtype *const *st = a->stypes;
+    if (sbuf == MPI_IN_PLACE) {
+        MPI_Aint lo = 0, hi = 0;
+        int any = 0;
+        for (int q = 0; q < n; q++) {
+            if (!a->rcounts[q]) continue;
+            co_dtype *t = a->rtypes[q];
+            MPI_Aint b = a->rdispls[q] + t->true_lb;
+            MPI_Aint e = b + (MPI_Aint)co_coll_span(t, (size_t)a->rcounts[q]);
+            lo = any ? CO_MIN(lo, b) : b;
+            hi = any ? CO_MAX(hi, e) : e;
+            any = 1;
+        }
+        char *copy = nb_tmp(s, co_dt_get(MPI_BYTE), (size_t)(hi - lo));
+        if (hi > lo) nb_memcpy(s, (char *)a->rbuf + lo, copy, (size_t)(hi - lo));
+        nb_round(s);
+        sbuf = copy - lo, sc = a->rcounts, sd = a->rdispls, st = a->rtypes;
+    }
+    for (int k = 1; k < n; k++) {
+        int q = (me + k) % n, p = (me - k + n) % n;
+        nb_recv(s, (char *)a->rbuf + a->rdispls[p], (size_t)a->rcounts[p], a->rtypes[p], p);
+        nb_send(s, sbuf + sd[q], (size_t)sc[q], st[q], q);
+    }
+    if (a->sbuf != MPI_IN_PLACE)
+        nb_copy(s, sbuf + sd[me], (size_t)sc[me], st[me], (char *)a->rbuf + a->rdispls[me],
+                (size_t)a->rcounts[me], a->rtypes[me]);
+    nb_round(s);
+}
+
+/* Reduce_scatter(_block): the whole vector reduced at rank 0, then scattered. */
+static void build_rscatter(nb_sched *s, const co_coll_args *a) {
+    int n = s->c->size, me = s->c->rank;
+    const int *cnt = a->rcounts;
+    int *dsp;
+    if (a->kind == CO_COLL_REDUCE_SCATTER_BLOCK) {
+        cnt = uniform(s, n, a->rcount, &dsp);
+    } else {
+        dsp = nb_tmp(s, co_dt_get(MPI_INT), (size_t)n);
+        for (int i = 0, d = 0; i < n; d += cnt[i++]) dsp[i] = d;
+    }
+    size_t total = (size_t)dsp[n - 1] + (size_t)cnt[n - 1];
+    const void *in = a->sbuf == MPI_IN_PLACE ? a->rbuf : a->sbuf;
+    void *all = me == 0 ? nb_tmp(s, a->rdt, total) : NULL;
+    build_reduce(s, in, all, total, a->rdt, 0);
+    co_coll_args sv = {.kind = CO_COLL_SCATTERV,
+                       .root = 0,
+                       .sbuf = all,
+                       .scounts = cnt,
+                       .sdispls = dsp,
+                       .sdt = a->rdt,
+                       .rbuf = a->rbuf,
+                       .rcount = (size_t)cnt[me],
+                       .rdt = a->rdt};
+    build_rooted(s, &sv);
+}
+
+/* A chain: rank r receives the prefix of ranks 0..r-1, combines its own operand and passes
+ * the prefix of 0..r on. */
+static void build_scan(nb_sched *s, const co_coll_args *a, int excl) {
+    int n = s->c->size, me = s->c->rank;
+    size_t count = a->rcount;
+    co_dtype *dt = a->rdt;
+    const void *in = a->sbuf == MPI_IN_PLACE ? a->rbuf : a->sbuf;
+    if (excl && in == a->rbuf && me > 0) { /* the prefix lands in rbuf: keep my operand */
+        void *keep = nb_tmp(s, dt, count);
+        nb_copy(s, in, count, dt, keep, count, dt);
+        nb_round(s);
+        in = keep;
+    }
+    const void *out = in; /* what I pass on */
+    if (!excl) {
+        if (me > 0) {
+            void *prev = nb_tmp(s, dt, count);
+            nb_recv(s, prev, count, dt, me - 1);
+            nb_copy(s, in, count, dt, a->rbuf, count, dt);
+            nb_reduce(s, prev, a->rbuf, count, dt);
+        } else {
+            nb_copy(s, in, count, dt, a->rbuf, count, dt);
+        }
+        nb_round(s);
+        out = a->rbuf;
+    } else if (me > 0) {
+        nb_recv(s, a->rbuf, count, dt, me - 1);
+        if (me + 1 < n) {
+            void *next = nb_tmp(s, dt, count);
+            nb_copy(s, in, count, dt, next, count, dt);
+            nb_reduce(s, a->rbuf, next, count, dt);
+            out = next;
+        }
+        nb_round(s);
+    }
+    if (me + 1 < n) nb_send(s, out, count, dt, me + 1);
+    nb_round(s);
+}
+
+static void build(nb_sched *s, const co_coll_args *a) {
+    switch (a->kind) {
+    case CO_COLL_BARRIER: build_barrier(s); break;
+    case CO_COLL_BCAST: build_bcast(s, a->rbuf, a->rcount, a->rdt, a->root); break;
+    case CO_COLL_REDUCE: {
+        int n = s->c->size;
+        const void *in = a->sbuf == MPI_IN_PLACE ? a->rbuf : a->sbuf;
+        if (n == 1) {
+            nb_copy(s, in, a->rcount, a->rdt, a->rbuf, a->rcount, a->rdt);
+            nb_round(s);
+        } else {
+            build_reduce(s, in, a->rbuf, a->rcount, a->rdt, a->root);
+        }
+        break;
+    }
+    case CO_COLL_ALLREDUCE: {
+        const void *in = a->sbuf == MPI_IN_PLACE ? a->rbuf : a->sbuf;
+        if (s->c->size == 1) {
+            nb_copy(s, in, a->rcount, a->rdt, a->rbuf, a->rcount, a->rdt);
+            nb_round(s);
+            break;
+        }
+        build_reduce(s, in, a->rbuf, a->rcount, a->rdt, 0);
+        build_bcast(s, a->rbuf, a->rcount, a->rdt, 0);
+        break;
+    }
+    case CO_COLL_GATHER:
+    case CO_COLL_GATHERV:
+    case CO_COLL_SCATTER:
+    case CO_COLL_SCATTERV: build_rooted(s, a); break;
+    case CO_COLL_ALLGATHER:
+    case CO_COLL_ALLGATHERV: build_allgather(s, a); break;
+    case CO_COLL_ALLTOALL:
+    case CO_COLL_ALLTOALLV: build_alltoall(s, a); break;
+    case CO_COLL_ALLTOALLW: build_alltoallw(s, a); break;
+    case CO_COLL_REDUCE_SCATTER:
+    case CO_COLL_REDUCE_SCATTER_BLOCK: build_rscatter(s, a); break;
+    case CO_COLL_SCAN: build_scan(s, a, 0); break;
+    default: build_scan(s, a, 1); break;
+    }
+}
+
+/* ---- Running them ---------------------------------------------------------------------------
+ */
+
+static void sched_free(nb_sched *s) {
+    for (int i = 0; i < s->nblocks; i++) free(s->blocks[i]);
+    for (int i = 0; i < 2; i++)
+        if (s->dts[i]) co_dt_release(s->dts[i]);
+    for (int i = 0; i < s->nwdts; i++)
+        if (s->wdts[i]) co_dt_release(s->wdts[i]);
+    free(s->wdts);
+    if (s->op) co_op_release(s->op);
+    free(s->blocks);
+    free(s->steps);
+    free(s->ends);
+    free(s->pend);
+    free(s);
+}
+
+static void note(nb_sched *s, int rc) {
+    if (rc && !s->err) s->err = rc;
+}
+
+/* Posts the current round's transfers. */
+static void post_round(nb_sched *s) {
+    int start = s->round ? s->ends[s->round - 1] : 0, end = s->ends[s->round];
+    uint64_t ctx = co_coll_ctx(s->c);
+    s->npend = 0;
+    for (int i = start; i < end; i++) {
+        nb_step *t = &s->steps[i];
+        if (t->type != NB_SEND && t->type != NB_RECV) continue;
+        s->pend = grow(s->pend, &s->pcap, s->npend + 1, sizeof(co_req *));
+        co_req *r = NULL;
+        int rc =
+            t->type == NB_SEND
+                ? co_isend(t->src, t->count, t->dt, t->peer, s->tag, s->c, ctx, CO_MODE_STD, &r)
+                : co_irecv(t->dst, t->count, t->dt, t->peer, s->tag, s->c, ctx, &r);
+        note(s, rc);
+        if (r) {
+            r->internal = 1;
+            s->pend[s->npend++] = r;
+        }
+    }
+    s->posted = 1;
+}
+
+/* Runs the current round's local steps. */
+static void finish_round(nb_sched *s) {
+    int start = s->round ? s->ends[s->round - 1] : 0, end = s->ends[s->round];
+    for (int i = start; i < end; i++) {
+        nb_step *t = &s->steps[i];
+        if (t->type == NB_REDUCE)
+            co_op_apply(s->op, t->dt, t->src, t->dst, t->count);
+        else if (t->type == NB_COPY)
+            note(s, co_coll_copy(t->src, t->count, t->dt, t->dst, t->count2, t->dt2));
+        else if (t->type == NB_MEMCPY)
+            memcpy(t->dst, t->src, t->count);
+    }
+    s->round++;
+    s->posted = 0;
+}
+
+/* Moves s on as far as it can go now; 1 once it has completed (its request then too). */
+static int advance(nb_sched *s) {
+    for (;;) {
+        if (s->round == s->nrounds) {
+            co_req *r = s->req;
+            r->status = (co_status){.source = MPI_ANY_SOURCE, .tag = MPI_ANY_TAG, .error = s->err};
+            co_req_complete(r);
+            return 1;
+        }
+        if (!s->posted) post_round(s);
+        for (int i = 0; i < s->npend; i++)
+            if (!s->pend[i]->complete) return 0;
+        for (int i = 0; i < s->npend; i++) {
+            note(s, s->pend[i]->status.error);
+            co_req_free(s->pend[i]);
+        }
+        s->npend = 0;
+        finish_round(s);
+    }
+}
+
+static int nbc_progress(void) {
+    int n = 0;
+    for (nb_sched **pp = &active; *pp;) {
+        nb_sched *s = *pp;
+        int round = s->round;
+        if (advance(s)) {
+            *pp = s->next;
+            sched_free(s);
+            n++;
+            continue;
+        }
+        n += s->round != round;
+        pp = &s->next;
+    }
+    return n;
+}
+
+int co_nbc_start(co_comm *c, const co_coll_args *a, co_req **out) {
+    *out = NULL;
+    co_req *r = co_req_new(CO_REQ_COLL);
+    if (!r) return MPI_ERR_NO_MEM;
+    nb_sched *s = calloc(1, sizeof(*s));
+    if (!s) co_fatal("out of memory in a nonblocking collective");
+    co_coll_comm *cc = co_coll_comm_of(c);
+    s->req = r;
+    s->c = c;
+    s->tag = CO_NBC_TAG + (int)(cc->nbc_calls++ % (uint64_t)(0x7fffffff - CO_NBC_TAG));
+    r->active = 1;
+    co_req_set_comm(r, c);
+    if (a->op) co_op_retain(s->op = a->op);
+    if (a->sdt) co_dt_retain(s->dts[0] = a->sdt);
+    if (a->rdt) co_dt_retain(s->dts[1] = a->rdt);
+    build(s, a);
+    *out = r;
+    co_st.coll_progress = nbc_progress;
+    if (advance(s)) {
+        sched_free(s);
+        return MPI_SUCCESS;
+    }
+    s->next = active;
+    active = s;
+    return MPI_SUCCESS;
+}
+
+void co_nbc_fini(void) {
+    while (active) { /* never completed by the program: nothing waits for them any more */
+        nb_sched *s = active;
+        active = s->next;
+        for (int i = 0; i < s->npend; i++)
+            if (s->pend[i]->kind == CO_REQ_RECV) co_req_cancel(s->pend[i]);
+        sched_free(s);
+    }
+    co_st.coll_progress = NULL;
+}

@@ -1,0 +1,452 @@
+/* Nonblocking collectives: every MPI_I<collective> against its blocking form (which the other
+ * collective tests check against serial references), on the communicators of coll_util.h,
+ * with counts 0, 1, 7 and 3000 (past the eager limit), every root, MPI_IN_PLACE where allowed,
+ * a derived type, a commutative and a non-commutative operator, completion by MPI_Wait and by
+ * polling MPI_Test. Then several calls in flight at once, completed out of order and across a
+ * blocking collective; progress while a rank waits in MPI_Recv (the schedule must move on
+ * there, or the job hangs); operator and datatype freed while a call is in flight; and the
+ * errors: NULL request, bad root, freeing or cancelling the request, intercommunicators,
+ * counts that differ between ranks. */
+#include "coll_util.h"
+
+typedef struct mat {
+    unsigned a, b, c, d;
+} mat;
+static void mat_op(void *in, void *inout, int *len, MPI_Datatype *t) {
+    (void)t;
+    mat *x = in, *y = inout;
+    for (int i = 0; i < *len; i++) {
+        mat p = x[i], q = y[i];
+        y[i] = (mat){p.a * q.a + p.b * q.c, p.a * q.b + p.b * q.d, p.c * q.a + p.d * q.c,
+                     p.c * q.b + p.d * q.d};
+    }
+}
+static MPI_Datatype mat_type;
+static MPI_Op mat_mul;
+
+#define MAXN  3000
+#define SLACK 16
+static int wait_by_test; /* complete by polling MPI_Test instead of MPI_Wait */
+
+static void complete(MPI_Request *rq) {
+    MPI_Status st;
+    if (!wait_by_test) {
+        CHECK_RC(MPI_Wait(rq, &st));
+    } else {
+        int flag = 0;
+        while (!flag) CHECK_RC(MPI_Test(rq, &flag, &st));
+    }
+    CHECK(*rq == MPI_REQUEST_NULL, "request not released");
+}
+
+/* Buffers: A for the blocking call, B for the nonblocking one; both start equal. */
+static char *sa, *sb, *ra, *rb;
+static size_t cap;
+
+static void fill(int rank, int salt) {
+    for (size_t i = 0; i < cap; i++) {
+        sa[i] = sb[i] = (char)cu_val(rank, i, salt);
+        ra[i] = rb[i] = (char)(0x5a ^ (int)(i % 251));
+    }
+}
+
+static void same(const char *what, size_t count, int root) {
+    if (memcmp(ra, rb, cap) == 0 && memcmp(sa, sb, cap) == 0) return;
+    size_t i = 0;
+    while (i < cap && ra[i] == rb[i]) i++;
+    CHECK(0, "%s (count %zu, root %d): nonblocking result differs from blocking at byte %zu", what,
+          count, root, i);
+}
+
+static void check_comm(MPI_Comm c) {
+    int rank, n;
+    MPI_Comm_rank(c, &rank);
+    MPI_Comm_size(c, &n);
+    MPI_Datatype vec = cu_vector_type();
+    static const size_t counts[] = {0, 1, 7, MAXN};
+    int *cnt = malloc(sizeof(int) * (size_t)n * 4), *dsp = cnt + n, *cnt2 = dsp + n,
+        *dsp2 = cnt2 + n;
+    MPI_Request rq;
+    for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++) {
+        int k = (int)counts[ci];
+        for (int i = 0; i < n; i++) {
+            cnt[i] = (k + i) % (k + 2);
+            cnt2[i] = (k + rank + i) % (k + 2);
+        }
+        for (int i = 0, d = 0; i < n; i++) dsp[i] = d, d += cnt[i] + 1;
+        for (int i = 0, d = 0; i < n; i++) dsp2[i] = d, d += cnt2[i];
+        int my_alltoallv_recv[64], rdsp[64];
+        for (int i = 0, d = 0; i < n && n <= 64; i++) {
+            my_alltoallv_recv[i] = (k + i + rank) % (k + 2); /* = sender i's cnt2[rank] */
+            rdsp[i] = d, d += my_alltoallv_recv[i];
+        }
+        for (int root = 0; root < n; root += (n > 2 ? n - 1 : 1)) {
+            fill(rank, 1);
+            CHECK_RC(MPI_Bcast(ra, k, vec, root, c));
+            CHECK_RC(MPI_Ibcast(rb, k, vec, root, c, &rq));
+            complete(&rq);
+            same("Ibcast", (size_t)k, root);
+            for (int op = 0; op < 2; op++) {
+                MPI_Datatype t = op ? mat_type : MPI_INT;
+                MPI_Op o = op ? mat_mul : MPI_SUM;
+                fill(rank, 2 + op);
+                CHECK_RC(MPI_Reduce(sa, ra, k, t, o, root, c));
+                CHECK_RC(MPI_Ireduce(sb, rb, k, t, o, root, c, &rq));
+                complete(&rq);
+                same("Ireduce", (size_t)k, root);
+                fill(rank, 4 + op);
+                CHECK_RC(MPI_Reduce(rank == root ? MPI_IN_PLACE : sa, rank == root ? sa : ra, k, t,
+                                    o, root, c));
+                CHECK_RC(MPI_Ireduce(rank == root ? MPI_IN_PLACE : sb, rank == root ? sb : rb, k, t,
+                                     o, root, c, &rq));
+                complete(&rq);
+                same("Ireduce in place", (size_t)k, root);
+            }
+            fill(rank, 6);
+            CHECK_RC(MPI_Gather(sa, 6 * k, MPI_DOUBLE, ra, k, vec, root, c));
+            CHECK_RC(MPI_Igather(sb, 6 * k, MPI_DOUBLE, rb, k, vec, root, c, &rq));
+            complete(&rq);
+            same("Igather", (size_t)k, root);
+            fill(rank, 7);
+            CHECK_RC(MPI_Gatherv(sa, cnt[rank], MPI_INT, ra, cnt, dsp, MPI_INT, root, c));
+            CHECK_RC(MPI_Igatherv(sb, cnt[rank], MPI_INT, rb, cnt, dsp, MPI_INT, root, c, &rq));
+            complete(&rq);
+            same("Igatherv", (size_t)k, root);
+            fill(rank, 8);
+            CHECK_RC(
+                MPI_Gather(rank == root ? MPI_IN_PLACE : sa, k, MPI_INT, ra, k, MPI_INT, root, c));
+            CHECK_RC(MPI_Igather(rank == root ? MPI_IN_PLACE : sb, k, MPI_INT, rb, k, MPI_INT, root,
+                                 c, &rq));
+            complete(&rq);
+            same("Igather in place", (size_t)k, root);
+            fill(rank, 9);
+            CHECK_RC(MPI_Scatter(sa, k, vec, ra, 6 * k, MPI_DOUBLE, root, c));
+            CHECK_RC(MPI_Iscatter(sb, k, vec, rb, 6 * k, MPI_DOUBLE, root, c, &rq));
+            complete(&rq);
+            same("Iscatter", (size_t)k, root);
+            fill(rank, 10);
+            CHECK_RC(MPI_Scatterv(sa, cnt, dsp, MPI_INT, rank == root ? MPI_IN_PLACE : ra,
+                                  cnt[rank], MPI_INT, root, c));
+            CHECK_RC(MPI_Iscatterv(sb, cnt, dsp, MPI_INT, rank == root ? MPI_IN_PLACE : rb,
+                                   cnt[rank], MPI_INT, root, c, &rq));
+            complete(&rq);
+            same("Iscatterv (in place at the root)", (size_t)k, root);
+        }
+        for (int op = 0; op < 2; op++) {
+            MPI_Datatype t = op ? mat_type : MPI_INT;
+            MPI_Op o = op ? mat_mul : MPI_SUM;
+            fill(rank, 11 + op);
+            CHECK_RC(MPI_Allreduce(sa, ra, k, t, o, c));
+            CHECK_RC(MPI_Iallreduce(sb, rb, k, t, o, c, &rq));
+            complete(&rq);
+            same("Iallreduce", (size_t)k, -1);
+            fill(rank, 13 + op);
+            CHECK_RC(MPI_Allreduce(MPI_IN_PLACE, ra, k, t, o, c));
+            CHECK_RC(MPI_Iallreduce(MPI_IN_PLACE, rb, k, t, o, c, &rq));
+            complete(&rq);
+            same("Iallreduce in place", (size_t)k, -1);
+            fill(rank, 15 + op);
+            CHECK_RC(MPI_Scan(sa, ra, k, t, o, c));
+            CHECK_RC(MPI_Iscan(sb, rb, k, t, o, c, &rq));
+            complete(&rq);
+            same("Iscan", (size_t)k, -1);
+            fill(rank, 17 + op);
+            CHECK_RC(MPI_Exscan(MPI_IN_PLACE, ra, k, t, o, c));
+            CHECK_RC(MPI_Iexscan(MPI_IN_PLACE, rb, k, t, o, c, &rq));
+            complete(&rq);
+            if (rank == 0) memcpy(rb, ra, cap); /* rank 0's exscan result is undefined */
+            same("Iexscan in place", (size_t)k, -1);
+            fill(rank, 19 + op);
+            CHECK_RC(MPI_Exscan(sa, ra, k, t, o, c));
+            CHECK_RC(MPI_Iexscan(sb, rb, k, t, o, c, &rq));
+            complete(&rq);
+            if (rank == 0) memcpy(rb, ra, cap);
+            same("Iexscan", (size_t)k, -1);
+            fill(rank, 21 + op);
+            CHECK_RC(MPI_Reduce_scatter(sa, ra, cnt, t, o, c));
+            CHECK_RC(MPI_Ireduce_scatter(sb, rb, cnt, t, o, c, &rq));
+            complete(&rq);
+            same("Ireduce_scatter", (size_t)k, -1);
+            fill(rank, 23 + op);
+            CHECK_RC(MPI_Reduce_scatter_block(MPI_IN_PLACE, ra, k, t, o, c));
+            CHECK_RC(MPI_Ireduce_scatter_block(MPI_IN_PLACE, rb, k, t, o, c, &rq));
+            complete(&rq);
+            same("Ireduce_scatter_block in place", (size_t)k, -1);
+        }
+        fill(rank, 25);
+        CHECK_RC(MPI_Allgather(sa, 6 * k, MPI_DOUBLE, ra, k, vec, c));
+        CHECK_RC(MPI_Iallgather(sb, 6 * k, MPI_DOUBLE, rb, k, vec, c, &rq));
+        complete(&rq);
+        same("Iallgather", (size_t)k, -1);
+        fill(rank, 26);
+        CHECK_RC(MPI_Allgather(MPI_IN_PLACE, 0, MPI_INT, ra, k, MPI_INT, c));
+        CHECK_RC(MPI_Iallgather(MPI_IN_PLACE, 0, MPI_INT, rb, k, MPI_INT, c, &rq));
+        complete(&rq);
+        same("Iallgather in place", (size_t)k, -1);
+        fill(rank, 27);
+        CHECK_RC(MPI_Allgatherv(sa, cnt[rank], MPI_INT, ra, cnt, dsp, MPI_INT, c));
+        CHECK_RC(MPI_Iallgatherv(sb, cnt[rank], MPI_INT, rb, cnt, dsp, MPI_INT, c, &rq));
+        complete(&rq);
+        same("Iallgatherv", (size_t)k, -1);
+        fill(rank, 28);
+        CHECK_RC(MPI_Alltoall(sa, k, MPI_INT, ra, k, MPI_INT, c));
+        CHECK_RC(MPI_Ialltoall(sb, k, MPI_INT, rb, k, MPI_INT, c, &rq));
+        complete(&rq);
+        same("Ialltoall", (size_t)k, -1);
+        fill(rank, 29);
+        CHECK_RC(MPI_Alltoall(MPI_IN_PLACE, 0, MPI_INT, ra, k, vec, c));
+        CHECK_RC(MPI_Ialltoall(MPI_IN_PLACE, 0, MPI_INT, rb, k, vec, c, &rq));
+        complete(&rq);
+        same("Ialltoall in place", (size_t)k, -1);
+        if (n <= 64) {
+            fill(rank, 30);
+            CHECK_RC(
+                MPI_Alltoallv(sa, cnt2, dsp2, MPI_INT, ra, my_alltoallv_recv, rdsp, MPI_INT, c));
+            CHECK_RC(MPI_Ialltoallv(sb, cnt2, dsp2, MPI_INT, rb, my_alltoallv_recv, rdsp, MPI_INT,
+                                    c, &rq));
+            complete(&rq);
+            same("Ialltoallv", (size_t)k, -1);
+        }
+        fill(rank, 31);
+        CHECK_RC(MPI_Ibarrier(c, &rq));
+        complete(&rq);
+    }
+    free(cnt);
+    cu_type_free(&vec);
+}
+
+/* Alltoallw: to rank q, k(me, q) = (me + q) % 4 + 1 ints, as MPI_INT to even ranks and as one
+ * contiguous type of k ints to odd ones; from rank p, k(p, me) ints, as MPI_INT from even ranks
+ * and as one vector of k ints with a gap after each from odd ones. Blocking, nonblocking and in
+ * place, each checked element by element. */
+static int kk(int a, int b) {
+    return (a + b) % 4 + 1;
+}
+
+static void check_alltoallw(MPI_Comm c) {
+    int me, n;
+    MPI_Comm_rank(c, &me);
+    MPI_Comm_size(c, &n);
+    if (n > 64) return;
+    int sc[64], sd[64], rc[64], rd[64];
+    MPI_Datatype st[64], rt[64];
+    int *sbuf = malloc(64 * 16 * sizeof(int)), *r1 = malloc(64 * 16 * sizeof(int)),
+        *r2 = malloc(64 * 16 * sizeof(int));
+    for (int q = 0, off = 0, roff = 0; q < n; q++) {
+        int k = kk(me, q);
+        if (q % 2) {
+            CHECK_RC(MPI_Type_contiguous(k, MPI_INT, &st[q]));
+            CHECK_RC(MPI_Type_commit(&st[q]));
+            sc[q] = 1;
+            CHECK_RC(MPI_Type_vector(k, 1, 2, MPI_INT, &rt[q]));
+            CHECK_RC(MPI_Type_commit(&rt[q]));
+            rc[q] = 1;
+        } else {
+            st[q] = rt[q] = MPI_INT;
+            sc[q] = rc[q] = k;
+        }
+        sd[q] = off * (int)sizeof(int);
+        rd[q] = roff * (int)sizeof(int);
+        for (int i = 0; i < k; i++) sbuf[off + i] = cu_val(me * 64 + q, (size_t)i, 3);
+        off += k + 1;
+        roff += 2 * k + 1;
+    }
+    for (int i = 0; i < 64 * 16; i++) r1[i] = r2[i] = -1;
+    CHECK_RC(MPI_Alltoallw(sbuf, sc, sd, st, r1, rc, rd, rt, c));
+    MPI_Request rq;
+    CHECK_RC(MPI_Ialltoallw(sbuf, sc, sd, st, r2, rc, rd, rt, c, &rq));
+    complete(&rq);
+    for (int p = 0; p < n; p++) {
+        int k = kk(p, me), stride = p % 2 ? 2 : 1;
+        for (int i = 0; i < k; i++)
+            CHECK(r1[rd[p] / (int)sizeof(int) + i * stride] == cu_val(p * 64 + me, (size_t)i, 3),
+                  "Alltoallw from %d [%d] = %d", p, i, r1[rd[p] / (int)sizeof(int) + i * stride]);
+    }
+    CHECK(memcmp(r1, r2, 64 * 16 * sizeof(int)) == 0, "Ialltoallw differs from Alltoallw");
+    /* in place: block q of the receive buffer is what goes to q */
+    for (int q = 0; q < n; q++) {
+        int k = kk(me, q), stride = q % 2 ? 2 : 1;
+        for (int i = 0; i < k; i++)
+            r1[rd[q] / (int)sizeof(int) + i * stride] = cu_val(me, (size_t)i, q);
+    }
+    memcpy(r2, r1, 64 * 16 * sizeof(int));
+    CHECK_RC(MPI_Alltoallw(MPI_IN_PLACE, NULL, NULL, NULL, r1, rc, rd, rt, c));
+    CHECK_RC(MPI_Ialltoallw(MPI_IN_PLACE, NULL, NULL, NULL, r2, rc, rd, rt, c, &rq));
+    complete(&rq);
+    for (int p = 0; p < n; p++) {
+        int k = kk(p, me), stride = p % 2 ? 2 : 1;
+        for (int i = 0; i < k; i++)
+            CHECK(r1[rd[p] / (int)sizeof(int) + i * stride] == cu_val(p, (size_t)i, me),
+                  "Alltoallw in place from %d [%d]", p, i);
+    }
+    CHECK(memcmp(r1, r2, 64 * 16 * sizeof(int)) == 0, "Ialltoallw in place differs");
+    /* errors: a NULL types array, a bad type, the same buffer on both sides */
+    CHECK_ERR(MPI_Alltoallw(sbuf, sc, sd, NULL, r1, rc, rd, rt, c), MPI_ERR_ARG);
+    MPI_Datatype bad[64];
+    for (int q = 0; q < n; q++) bad[q] = q == n - 1 ? MPI_DATATYPE_NULL : st[q];
+    CHECK_ERR(MPI_Alltoallw(sbuf, sc, sd, bad, r1, rc, rd, rt, c), MPI_ERR_TYPE);
+    CHECK_ERR(MPI_Alltoallw(r1, rc, rd, rt, r1, rc, rd, rt, c), MPI_ERR_BUFFER);
+    for (int q = 1; q < n; q += 2) {
+        MPI_Type_free(&st[q]);
+        MPI_Type_free(&rt[q]);
+    }
+    free(sbuf), free(r1), free(r2);
+}
+
+/* Several calls in flight on one communicator, a blocking one among them, completed in
+ * reverse order. */
+static void check_overlap(MPI_Comm c) {
+    int rank, n;
+    MPI_Comm_rank(c, &rank);
+    MPI_Comm_size(c, &n);
+    int x[4] = {rank, rank * 2, rank * 3, rank * 4}, sum[4], bc[8], ag[64], bsum;
+    MPI_Request rq[4];
+    for (int i = 0; i < 8; i++) bc[i] = rank == n - 1 ? 100 + i : -1;
+    CHECK_RC(MPI_Iallreduce(x, sum, 4, MPI_INT, MPI_SUM, c, &rq[0]));
+    CHECK_RC(MPI_Ibcast(bc, 8, MPI_INT, n - 1, c, &rq[1]));
+    CHECK_RC(MPI_Ibarrier(c, &rq[2]));
+    CHECK_RC(MPI_Allreduce(&rank, &bsum, 1, MPI_INT, MPI_SUM, c)); /* blocking, meanwhile */
+    CHECK_RC(MPI_Iallgather(&rank, 1, MPI_INT, ag, 1, MPI_INT, c, &rq[3]));
+    for (int i = 3; i >= 0; i--) CHECK_RC(MPI_Wait(&rq[i], MPI_STATUS_IGNORE));
+    int tri = n * (n - 1) / 2;
+    CHECK(bsum == tri, "blocking allreduce among nonblocking ones: %d", bsum);
+    for (int i = 0; i < 4; i++) CHECK(sum[i] == tri * (i + 1), "Iallreduce [%d] = %d", i, sum[i]);
+    for (int i = 0; i < 8; i++) CHECK(bc[i] == 100 + i, "Ibcast [%d] = %d", i, bc[i]);
+    for (int i = 0; i < n && n <= 64; i++) CHECK(ag[i] == i, "Iallgather [%d] = %d", i, ag[i]);
+    /* Waitall over a mix of point-to-point and collective requests */
+    int to = (rank + 1) % n, from = (rank + n - 1) % n, got = -1;
+    CHECK_RC(MPI_Irecv(&got, 1, MPI_INT, from, 5, c, &rq[0]));
+    CHECK_RC(MPI_Iallreduce(x, sum, 4, MPI_INT, MPI_MAX, c, &rq[1]));
+    CHECK_RC(MPI_Isend(&rank, 1, MPI_INT, to, 5, c, &rq[2]));
+    CHECK_RC(MPI_Ibarrier(c, &rq[3]));
+    CHECK_RC(MPI_Waitall(4, rq, MPI_STATUSES_IGNORE));
+    CHECK(got == from && sum[0] == n - 1, "mixed Waitall: got %d max %d", got, sum[0]);
+}
+
+/* The last rank waits for the Iallreduce, whose root (rank 0) is meanwhile blocked in
+ * MPI_Recv for a message the last rank sends only after its Iallreduce completed. */
+static void check_progress(MPI_Comm c) {
+    int rank, n;
+    MPI_Comm_rank(c, &rank);
+    MPI_Comm_size(c, &n);
+    if (n < 2) return;
+    double big[MAXN], out[MAXN];
+    for (int i = 0; i < MAXN; i++) big[i] = rank + i;
+    MPI_Request rq;
+    CHECK_RC(MPI_Iallreduce(big, out, MAXN, MPI_DOUBLE, MPI_SUM, c, &rq));
+    int token = 0;
+    if (rank == 0) {
+        CHECK_RC(MPI_Recv(&token, 1, MPI_INT, n - 1, 9, c, MPI_STATUS_IGNORE));
+        CHECK(token == 42, "token %d", token);
+    }
+    CHECK_RC(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    if (rank == n - 1) {
+        token = 42;
+        CHECK_RC(MPI_Send(&token, 1, MPI_INT, 0, 9, c));
+    }
+    double tri = n * (n - 1) / 2.0;
+    for (int i = 0; i < MAXN; i++)
+        CHECK(out[i] == tri + (double)n * i, "Iallreduce [%d] = %g", i, out[i]);
+}
+
+/* The operator and a datatype freed right after the call started. */
+static void check_freed(MPI_Comm c) {
+    int rank, n;
+    MPI_Comm_rank(c, &rank);
+    MPI_Comm_size(c, &n);
+    MPI_Op op;
+    MPI_Datatype pair;
+    CHECK_RC(MPI_Op_create(mat_op, 0, &op));
+    CHECK_RC(MPI_Type_contiguous(4, MPI_UNSIGNED, &pair));
+    CHECK_RC(MPI_Type_commit(&pair));
+    mat in = {1, (unsigned)rank, 0, 1}, out;
+    MPI_Request rq;
+    CHECK_RC(MPI_Iallreduce(&in, &out, 1, pair, op, c, &rq));
+    CHECK_RC(MPI_Op_free(&op));
+    CHECK_RC(MPI_Type_free(&pair));
+    CHECK_RC(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    /* the product of [[1, r], [0, 1]] over r = 0..n-1 is [[1, sum r], [0, 1]] */
+    CHECK(out.a == 1 && out.b == (unsigned)(n * (n - 1) / 2) && out.c == 0 && out.d == 1,
+          "product %u %u %u %u", out.a, out.b, out.c, out.d);
+}
+
+static void check_errors(MPI_Comm c) {
+    int rank, n, a[8] = {0}, b[8] = {0};
+    MPI_Comm_rank(c, &rank);
+    MPI_Comm_size(c, &n);
+    MPI_Request rq;
+    CHECK_ERR(MPI_Ibarrier(c, NULL), MPI_ERR_ARG);
+    CHECK_ERR(MPI_Ibarrier(MPI_COMM_NULL, &rq), MPI_ERR_COMM);
+    CHECK_ERR(MPI_Ibcast(a, 1, MPI_INT, n, c, &rq), MPI_ERR_ROOT);
+    CHECK_ERR(MPI_Iallreduce(a, b, 1, MPI_INT, MPI_OP_NULL, c, &rq), MPI_ERR_OP);
+    CHECK_ERR(MPI_Iallreduce(a, b, -1, MPI_INT, MPI_SUM, c, &rq), MPI_ERR_COUNT);
+    CHECK_ERR(MPI_Ibcast(MPI_IN_PLACE, 1, MPI_INT, 0, c, &rq), MPI_ERR_BUFFER);
+    CHECK_ERR(MPI_Ialltoall(a, 1, MPI_DATATYPE_NULL, b, 1, MPI_INT, c, &rq), MPI_ERR_TYPE);
+    /* the request of one in flight cannot be freed or cancelled; it still completes */
+    CHECK_RC(MPI_Iallreduce(a, b, 1, MPI_INT, MPI_SUM, c, &rq));
+    int rc = MPI_Request_free(&rq), cls; /* (alone, the call completed at once) */
+    MPI_Error_class(rc, &cls);
+    CHECK(n == 1 ? rc == MPI_SUCCESS : cls == MPI_ERR_REQUEST,
+          "Request_free of an active nonblocking collective: class %d", cls);
+    if (rq != MPI_REQUEST_NULL) {
+        CHECK_ERR(MPI_Cancel(&rq), MPI_ERR_REQUEST);
+        CHECK_RC(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    }
+    /* counts that differ: rank 0 broadcasts 4 ints, the others expect 2; its children in the
+     * tree (rank 1 among them) see the truncation when they complete */
+    if (n > 1) {
+        CHECK_RC(MPI_Ibcast(a, rank == 0 ? 4 : 2, MPI_INT, 0, c, &rq));
+        rc = MPI_Wait(&rq, MPI_STATUS_IGNORE);
+        MPI_Error_class(rc, &cls);
+        if (rank == 1) CHECK(cls == MPI_ERR_TRUNCATE, "truncated Ibcast: class %d", cls);
+        CHECK(rc == MPI_SUCCESS || cls == MPI_ERR_TRUNCATE, "Ibcast: class %d", cls);
+        CHECK_RC(MPI_Barrier(c));
+    }
+}
+
+static void check_inter(void) {
+    int rank, n;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    if (n < 2) return;
+    MPI_Comm local, ic;
+    CHECK_RC(MPI_Comm_split(MPI_COMM_WORLD, rank < n / 2, rank, &local));
+    CHECK_RC(MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, rank < n / 2 ? n / 2 : 0, 3, &ic));
+    MPI_Comm_set_errhandler(ic, MPI_ERRORS_RETURN);
+    MPI_Request rq;
+    CHECK_ERR(MPI_Ibarrier(ic, &rq), MPI_ERR_COMM);
+    MPI_Comm_free(&ic);
+    MPI_Comm_free(&local);
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    CHECK_RC(MPI_Type_contiguous(4, MPI_UNSIGNED, &mat_type));
+    CHECK_RC(MPI_Type_commit(&mat_type));
+    CHECK_RC(MPI_Op_create(mat_op, 0, &mat_mul));
+    int size;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    cap = (size_t)(MAXN + SLACK) * 72 * (size_t)(size + 1);
+    sa = malloc(cap), sb = malloc(cap), ra = malloc(cap), rb = malloc(cap);
+    CHECK(sa && sb && ra && rb, "out of memory");
+    MPI_Comm comms[MAXCOMMS];
+    int owned[MAXCOMMS];
+    int nc = cu_comms(comms, owned);
+    for (int i = 0; i < nc; i++) {
+        wait_by_test = i % 2;
+        check_comm(comms[i]);
+        check_alltoallw(comms[i]);
+        check_overlap(comms[i]);
+        check_progress(comms[i]);
+        check_freed(comms[i]);
+        check_errors(comms[i]);
+    }
+    check_inter();
+    cu_free_comms(comms, owned, nc);
+    free(sa), free(sb), free(ra), free(rb);
+    MPI_Op_free(&mat_mul);
+    MPI_Type_free(&mat_type);
+    MPI_Finalize();
+    return 0;
+}
