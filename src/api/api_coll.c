@@ -98,6 +98,19 @@ static int distinct(co_comm *c, const char *fn, const void *sbuf, const void *rb
                     "send and receive buffers are the same (use MPI_IN_PLACE)");
 }
 
+/* Where a collective gathers or scatters blocks, this rank's own block in the buffer of all
+ * blocks (element `at` of `all`, a buffer of dt) is not its other buffer either: that is the
+ * usual way of meaning MPI_IN_PLACE without saying it. `mine` carries count elements. */
+static int not_own_block(co_comm *c, const char *fn, const void *mine, const void *all,
+                         long long at, long long count, const co_dtype *dt,
+                         const co_dtype *mine_dt) {
+    if (count <= 0 || mine_dt->size == 0 || all == MPI_IN_PLACE || mine == MPI_IN_PLACE)
+        return MPI_SUCCESS;
+    if (mine != (const char *)all + at * co_dt_extent(dt)) return MPI_SUCCESS;
+    return co_error(c, fn, MPI_ERR_BUFFER,
+                    "this rank's buffer is its own block of the other buffer (use MPI_IN_PLACE)");
+}
+
 /* The start of a rooted collective: the communicator, the root, and the side every rank
  * gives (the send side of a gather, the receive side of a scatter), which only the root may
  * give as MPI_IN_PLACE (*dt is then NULL). Returns the communicator, or NULL with *rc set. */
@@ -134,7 +147,9 @@ static co_comm *every_rank(const char *fn, co_comm *c, const void *sendbuf, int 
     if (sendbuf == MPI_IN_PLACE) return c;
     if (!(*sdt = co_api_data(c, fn, sendbuf, sendcount, sendtype, rc))) return NULL;
     if ((*rc = check_fit(c, fn, sendcount, *sdt, recvcount, *rdt)) ||
-        (*rc = distinct(c, fn, sendbuf, recvbuf, sendcount, *sdt)))
+        (*rc = distinct(c, fn, sendbuf, recvbuf, sendcount, *sdt)) ||
+        (*rc = not_own_block(c, fn, sendbuf, recvbuf, (long long)c->rank * recvcount, sendcount,
+                             *rdt, *sdt)))
         return NULL;
     return c;
 }
@@ -414,7 +429,9 @@ static int gather_common(const char *fn, const void *sendbuf, int sendcount, MPI
         if ((rc = not_in_place(c, fn, recvbuf, "receive buffer"))) return rc;
         if (!(rdt = co_api_data(c, fn, recvbuf, recvcount, recvtype, &rc))) return rc;
         if (sdt && ((rc = check_fit(c, fn, sendcount, sdt, recvcount, rdt)) ||
-                    (rc = distinct(c, fn, sendbuf, recvbuf, sendcount, sdt))))
+                    (rc = distinct(c, fn, sendbuf, recvbuf, sendcount, sdt)) ||
+                    (rc = not_own_block(c, fn, sendbuf, recvbuf, (long long)root * recvcount,
+                                        sendcount, rdt, sdt))))
             return rc;
     }
     uint64_t bytes = at_root ? (uint64_t)recvcount * rdt->size : (uint64_t)sendcount * sdt->size;
@@ -457,8 +474,10 @@ static int gatherv_common(const char *fn, const void *sendbuf, int sendcount, MP
         if (!(rdt =
                   vside(c, fn, recvbuf, recvcounts, displs, recvtype, "recvcounts", "displs", &rc)))
             return rc;
-        if (sdt && ((rc = check_fit(c, fn, sendcount, sdt, recvcounts[root], rdt)) ||
-                    (rc = distinct(c, fn, sendbuf, recvbuf, sendcount, sdt))))
+        if (sdt &&
+            ((rc = check_fit(c, fn, sendcount, sdt, recvcounts[root], rdt)) ||
+             (rc = distinct(c, fn, sendbuf, recvbuf, sendcount, sdt)) ||
+             (rc = not_own_block(c, fn, sendbuf, recvbuf, displs[root], sendcount, rdt, sdt))))
             return rc;
     }
     call_args a = move_args(CO_COLL_GATHERV, root, sendbuf, sendcount, sdt, recvbuf, 0, rdt);
@@ -502,7 +521,9 @@ static int scatter_common(const char *fn, const void *sendbuf, int sendcount, MP
         if ((rc = not_in_place(c, fn, sendbuf, "send buffer"))) return rc;
         if (!(sdt = co_api_data(c, fn, sendbuf, sendcount, sendtype, &rc))) return rc;
         if (rdt && ((rc = check_fit(c, fn, sendcount, sdt, recvcount, rdt)) ||
-                    (rc = distinct(c, fn, sendbuf, recvbuf, recvcount, rdt))))
+                    (rc = distinct(c, fn, sendbuf, recvbuf, recvcount, rdt)) ||
+                    (rc = not_own_block(c, fn, recvbuf, sendbuf, (long long)root * sendcount,
+                                        recvcount, sdt, rdt))))
             return rc;
     }
     uint64_t bytes = at_root ? (uint64_t)sendcount * sdt->size : (uint64_t)recvcount * rdt->size;
@@ -546,8 +567,10 @@ static int scatterv_common(const char *fn, const void *sendbuf, const int sendco
         if (!(sdt =
                   vside(c, fn, sendbuf, sendcounts, displs, sendtype, "sendcounts", "displs", &rc)))
             return rc;
-        if (rdt && ((rc = check_fit(c, fn, sendcounts[root], sdt, recvcount, rdt)) ||
-                    (rc = distinct(c, fn, sendbuf, recvbuf, recvcount, rdt))))
+        if (rdt &&
+            ((rc = check_fit(c, fn, sendcounts[root], sdt, recvcount, rdt)) ||
+             (rc = distinct(c, fn, sendbuf, recvbuf, recvcount, rdt)) ||
+             (rc = not_own_block(c, fn, recvbuf, sendbuf, displs[root], recvcount, sdt, rdt))))
             return rc;
     }
     call_args a = move_args(CO_COLL_SCATTERV, root, sendbuf, 0, sdt, recvbuf, recvcount, rdt);
@@ -625,7 +648,8 @@ static int allgatherv_common(const char *fn, const void *sendbuf, int sendcount,
     if (sendbuf != MPI_IN_PLACE) {
         if (!(sdt = co_api_data(c, fn, sendbuf, sendcount, sendtype, &rc))) return rc;
         if ((rc = check_fit(c, fn, sendcount, sdt, recvcounts[c->rank], rdt)) ||
-            (rc = distinct(c, fn, sendbuf, recvbuf, sendcount, sdt)))
+            (rc = distinct(c, fn, sendbuf, recvbuf, sendcount, sdt)) ||
+            (rc = not_own_block(c, fn, sendbuf, recvbuf, displs[c->rank], sendcount, rdt, sdt)))
             return rc;
     }
     call_args a = move_args(CO_COLL_ALLGATHERV, -1, sendbuf, sendcount, sdt, recvbuf, 0, rdt);

@@ -154,6 +154,21 @@ int main(int argc, char **argv) {
         CHECK_ERR(MPI_Allgatherv(rb, 1, MPI_INT, rb, one, zero, MPI_INT, w), MPI_ERR_BUFFER);
         CHECK_ERR(MPI_Alltoallv(rb, one, zero, MPI_INT, rb, one, zero, MPI_INT, w), MPI_ERR_BUFFER);
         CHECK_ERR(MPI_Reduce_local(rb, rb, 1, MPI_INT, MPI_SUM), MPI_ERR_BUFFER);
+        /* a rank's own block of the receive buffer as its send buffer (MPI_IN_PLACE meant) */
+        int dsp[8];
+        for (int i = 0; i < 8; i++) dsp[i] = 2 * i;
+        CHECK_ERR(MPI_Allgather(rb + me, 1, MPI_INT, rb, 1, MPI_INT, w), MPI_ERR_BUFFER);
+        CHECK_ERR(MPI_Allgatherv(rb + 2 * me, 1, MPI_INT, rb, one, dsp, MPI_INT, w),
+                  MPI_ERR_BUFFER);
+        CHECK_ERR(MPI_Alltoall(rb + me, 1, MPI_INT, rb, 1, MPI_INT, w), MPI_ERR_BUFFER);
+        if (me == 0) { /* the root's own block (only the root calls: it fails alone) */
+            int dsp2[8];
+            for (int i = 0; i < 8; i++) dsp2[i] = 2 * i + 2;
+            CHECK_ERR(MPI_Gatherv(rb + 2, 1, MPI_INT, rb, one, dsp2, MPI_INT, 0, w),
+                      MPI_ERR_BUFFER);
+            CHECK_ERR(MPI_Scatterv(rb, one, dsp2, MPI_INT, rb + 2, 1, MPI_INT, 0, w),
+                      MPI_ERR_BUFFER);
+        }
         /* nothing sent: no aliasing, and every rank makes the call */
         CHECK_RC(MPI_Alltoallv(rb, nothing, zero, MPI_INT, rb, nothing, zero, MPI_INT, w));
         CHECK_RC(MPI_Reduce_local(rb, rb, 0, MPI_INT, MPI_SUM));
