@@ -350,6 +350,7 @@ static int comm_get_attr(const char *fn, MPI_Comm comm, int comm_keyval, void *a
     if (!attribute_val || !flag)
         return co_error(c, fn, MPI_ERR_ARG, "attribute_val or flag is NULL");
     universe = co_st.world_size;
+    lastcode = co_error_last_used(); /* grows with MPI_Add_error_class and _code */
     int *v = NULL;
     switch (comm_keyval) {
     case MPI_TAG_UB: v = &tag_ub; break;

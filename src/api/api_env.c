@@ -151,15 +151,65 @@ int PMPI_Free_mem(void *base) {
 
 CO_WEAK(MPI_Error_class, PMPI_Error_class);
 int PMPI_Error_class(int errorcode, int *errorclass) {
-    if (errorcode < 0 || errorcode > MPI_ERR_LASTCODE)
+    int cls = co_error_code_class(errorcode);
+    if (cls < 0)
         return co_error(NULL, "MPI_Error_class", MPI_ERR_ARG, "invalid error code %d", errorcode);
     CO_API_OUT(NULL, "MPI_Error_class", errorclass);
-    *errorclass = errorcode;
+    *errorclass = cls;
+    return MPI_SUCCESS;
+}
+
+CO_WEAK(MPI_Add_error_class, PMPI_Add_error_class);
+int PMPI_Add_error_class(int *errorclass) {
+    static const char fn[] = "MPI_Add_error_class";
+    CO_ENTER(fn);
+    CO_API_OUT(NULL, fn, errorclass);
+    int cls = co_error_add_class();
+    if (cls < 0) return co_error(NULL, fn, MPI_ERR_NO_MEM, "out of memory");
+    *errorclass = cls;
+    return MPI_SUCCESS;
+}
+
+CO_WEAK(MPI_Add_error_code, PMPI_Add_error_code);
+int PMPI_Add_error_code(int errorclass, int *errorcode) {
+    static const char fn[] = "MPI_Add_error_code";
+    CO_ENTER(fn);
+    CO_API_OUT(NULL, fn, errorcode);
+    if (errorclass == MPI_SUCCESS || co_error_code_class(errorclass) != errorclass)
+        return co_error(NULL, fn, MPI_ERR_ARG, "%d is not an error class", errorclass);
+    int code = co_error_add_code(errorclass);
+    if (code < 0) return co_error(NULL, fn, MPI_ERR_NO_MEM, "out of memory");
+    *errorcode = code;
+    return MPI_SUCCESS;
+}
+
+CO_WEAK(MPI_Add_error_string, PMPI_Add_error_string);
+int PMPI_Add_error_string(int errorcode, const char *string) {
+    static const char fn[] = "MPI_Add_error_string";
+    CO_ENTER(fn);
+    if (!string) return co_error(NULL, fn, MPI_ERR_ARG, "string is NULL");
+    if (strlen(string) >= MPI_MAX_ERROR_STRING)
+        return co_error(NULL, fn, MPI_ERR_ARG, "string longer than MPI_MAX_ERROR_STRING - 1 (%d)",
+                        MPI_MAX_ERROR_STRING - 1);
+    if (errorcode <= MPI_ERR_LASTCODE)
+        return co_error(NULL, fn, MPI_ERR_ARG,
+                        "error code %d is predefined (only added classes and codes take a string)",
+                        errorcode);
+    if (co_error_set_text(errorcode, string))
+        return co_error(NULL, fn, MPI_ERR_ARG, "invalid error code %d", errorcode);
     return MPI_SUCCESS;
 }
 
 CO_WEAK(MPI_Error_string, PMPI_Error_string);
 int PMPI_Error_string(int errorcode, char *string, int *resultlen) {
+    const char *user_text = co_error_user_text(errorcode);
+    if (user_text) { /* a class or code the program added: its string, "" if none */
+        CO_API_OUT(NULL, "MPI_Error_string", string);
+        CO_API_OUT(NULL, "MPI_Error_string", resultlen);
+        int n = snprintf(string, MPI_MAX_ERROR_STRING, "%s", user_text);
+        *resultlen = n < MPI_MAX_ERROR_STRING ? n : MPI_MAX_ERROR_STRING - 1;
+        return MPI_SUCCESS;
+    }
     const char *text = co_error_class_text(errorcode);
     if (!text)
         return co_error(NULL, "MPI_Error_string", MPI_ERR_ARG, "invalid error code %d", errorcode);

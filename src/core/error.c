@@ -81,6 +81,76 @@ static const struct {
 /* The reason of the most recent error of each class raised on this process ("" if none). */
 static char last_reason[CO_ARRAY_LEN(classes)][640]; /* MPI_Error_string cuts it short */
 
+/* ---- Classes and codes the program adds (MPI_Add_error_class, _code, _string) -------------
+ * They are numbered from MPI_ERR_LASTCODE + 1 on, classes and codes alike (a class is also a
+ * code of itself); user[i] describes number MPI_ERR_LASTCODE + 1 + i. They last as long as the
+ * process: MPI offers no way to remove them. */
+typedef struct user_code {
+    int cls;    /* its class (itself for a class) */
+    char *text; /* MPI_Add_error_string's, or NULL */
+} user_code;
+static user_code *user;
+static int nuser, user_cap;
+
+static user_code *user_at(int code) {
+    int i = code - MPI_ERR_LASTCODE - 1;
+    return i >= 0 && i < nuser ? &user[i] : NULL;
+}
+
+static int user_add(int cls) {
+    if (nuser == user_cap) {
+        int cap = user_cap ? 2 * user_cap : 16;
+        user_code *u = realloc(user, (size_t)cap * sizeof(*u));
+        if (!u) return -1;
+        user = u;
+        user_cap = cap;
+    }
+    int code = MPI_ERR_LASTCODE + 1 + nuser;
+    user[nuser++] = (user_code){code == cls || cls < 0 ? code : cls, NULL};
+    return code;
+}
+
+int co_error_add_class(void) {
+    return user_add(-1);
+}
+
+int co_error_add_code(int cls) {
+    if (cls < 0 ||
+        (cls <= MPI_ERR_LASTCODE ? !co_error_class_text(cls) : !co_error_user_class(cls)))
+        return -1;
+    return user_add(cls);
+}
+
+int co_error_user_class(int cls) {
+    const user_code *u = user_at(cls);
+    return u && u->cls == cls;
+}
+
+int co_error_code_class(int code) {
+    if (code >= 0 && code <= MPI_ERR_LASTCODE) return co_error_class_text(code) ? code : -1;
+    const user_code *u = user_at(code);
+    return u ? u->cls : -1;
+}
+
+int co_error_set_text(int code, const char *text) {
+    user_code *u = user_at(code);
+    if (!u) return -1;
+    char *t = strdup(text);
+    if (!t) return -1;
+    free(u->text);
+    u->text = t;
+    return 0;
+}
+
+const char *co_error_user_text(int code) {
+    const user_code *u = user_at(code);
+    return u ? (u->text ? u->text : "") : NULL;
+}
+
+int co_error_last_used(void) {
+    return MPI_ERR_LASTCODE + nuser;
+}
+
 const char *co_error_last_reason(int cls) {
     if (cls <= 0 || (size_t)cls >= CO_ARRAY_LEN(classes)) return "";
     return last_reason[cls];
@@ -138,7 +208,12 @@ int co_error(co_comm *comm, const char *fn, int cls, const char *fmt, ...) {
         return cls;
     }
     char msg[800];
-    snprintf(msg, sizeof(msg), "%s(rank %d): %s (%s)", fn, co_st.world_rank, reason,
-             co_error_class_name(cls));
+    const char *user_text = co_error_user_text(cls);
+    if (user_text) /* a code the program added: its text, or its number */
+        snprintf(msg, sizeof(msg), "%s(rank %d): %s (error code %d%s%s)", fn, co_st.world_rank,
+                 reason, cls, *user_text ? ": " : "", user_text);
+    else
+        snprintf(msg, sizeof(msg), "%s(rank %d): %s (%s)", fn, co_st.world_rank, reason,
+                 co_error_class_name(cls));
     co_abort_job(cls, CO_ABORT_FATAL_ERROR, msg);
 }

@@ -1,6 +1,6 @@
 /* Error handling: with MPI_ERRORS_RETURN every bad argument comes back as the right error
  * class; Error_string/Error_class; user error handlers are called with the error code;
- * handlers can be queried, replaced and freed. */
+ * handlers can be queried, replaced and freed; error classes and codes the program adds. */
 #include "testutil.h"
 
 static int handler_calls, handler_code;
@@ -156,6 +156,62 @@ int main(int argc, char **argv) {
         int cls = tu_error(MPI_Errhandler_get(MPI_COMM_SELF, NULL), msg);
         CHECK(cls == MPI_ERR_ARG && strstr(msg, "MPI_Errhandler_get"),
               "MPI_Errhandler_get(NULL): class %d, \"%s\"", cls, msg);
+    }
+
+    /* classes and codes the program adds: numbers past MPI_ERR_LASTCODE (and the attribute
+     * MPI_LASTUSEDCODE) that MPI_Error_class maps back, their strings, handlers called with
+     * them, and the bad calls */
+    {
+        int *last, flag, c1, c2, k1, k2, k3, cls;
+        CHECK_RC(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &last, &flag));
+        CHECK(flag && *last == MPI_ERR_LASTCODE, "MPI_LASTUSEDCODE %d before any added", *last);
+        CHECK_RC(MPI_Add_error_class(&c1));
+        CHECK_RC(MPI_Add_error_code(c1, &k1));
+        CHECK_RC(MPI_Add_error_code(MPI_ERR_OTHER, &k2));
+        CHECK_RC(MPI_Add_error_class(&c2));
+        CHECK_RC(MPI_Add_error_code(c2, &k3));
+        CHECK(c1 > MPI_ERR_LASTCODE && k1 > c1 && k2 > k1 && c2 > k2 && k3 > c2,
+              "added numbers %d %d %d %d %d", c1, k1, k2, c2, k3);
+        CHECK_RC(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &last, &flag));
+        CHECK(*last == k3, "MPI_LASTUSEDCODE %d, expected %d", *last, k3);
+        const int codes[] = {c1, k1, k2, c2, k3}, classes[] = {c1, c1, MPI_ERR_OTHER, c2, c2};
+        for (int i = 0; i < 5; i++) {
+            CHECK_RC(MPI_Error_class(codes[i], &cls));
+            CHECK(cls == classes[i], "class of %d is %d, expected %d", codes[i], cls, classes[i]);
+        }
+        CHECK_RC(MPI_Error_string(k1, s1, &len));
+        CHECK(len == 0 && s1[0] == 0, "added code without a string: \"%s\"", s1);
+        CHECK_RC(MPI_Add_error_string(k1, "the widget is broken"));
+        CHECK_RC(MPI_Add_error_string(c2, "class two"));
+        CHECK_RC(MPI_Add_error_string(k1, "the widget is broken again")); /* replaced */
+        CHECK_RC(MPI_Error_string(k1, s1, &len));
+        CHECK(strcmp(s1, "the widget is broken again") == 0 && len == (int)strlen(s1),
+              "string of added code: \"%s\"", s1);
+        CHECK_RC(MPI_Error_string(c2, s1, &len));
+        CHECK(strcmp(s1, "class two") == 0, "string of added class: \"%s\"", s1);
+        CHECK_ERR(MPI_Add_error_string(MPI_ERR_TAG, "mine"), MPI_ERR_ARG); /* predefined */
+        CHECK_ERR(MPI_Add_error_string(k3 + 1000, "none"), MPI_ERR_ARG);
+        CHECK_ERR(MPI_Add_error_string(k1, NULL), MPI_ERR_ARG);
+        char longer[MPI_MAX_ERROR_STRING + 8];
+        memset(longer, 'x', sizeof(longer) - 1);
+        longer[sizeof(longer) - 1] = 0;
+        CHECK_ERR(MPI_Add_error_string(k1, longer), MPI_ERR_ARG);
+        CHECK_ERR(MPI_Add_error_code(k1, &k2), MPI_ERR_ARG);        /* a code, not a class */
+        CHECK_ERR(MPI_Add_error_code(k3 + 1000, &k2), MPI_ERR_ARG); /* nothing */
+        CHECK_ERR(MPI_Add_error_code(c1, NULL), MPI_ERR_ARG);
+        CHECK_ERR(MPI_Add_error_class(NULL), MPI_ERR_ARG);
+        CHECK_ERR(MPI_Error_class(k3 + 1, &cls), MPI_ERR_ARG);
+        /* a handler gets the added code, and MPI_Comm_call_errhandler returns */
+        MPI_Errhandler h;
+        CHECK_RC(MPI_Comm_create_errhandler(my_handler, &h));
+        CHECK_RC(MPI_Comm_set_errhandler(MPI_COMM_SELF, h));
+        int before = handler_calls;
+        CHECK_RC(MPI_Comm_call_errhandler(MPI_COMM_SELF, k1));
+        CHECK(handler_calls == before + 1 && handler_code == k1, "handler got code %d, not %d",
+              handler_code, k1);
+        CHECK_RC(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
+        CHECK_RC(MPI_Errhandler_free(&h));
+        CHECK_RC(MPI_Comm_call_errhandler(MPI_COMM_SELF, k1)); /* ERRORS_RETURN: nothing */
     }
 
     MPI_Barrier(MPI_COMM_WORLD);
