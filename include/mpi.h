@@ -323,6 +323,14 @@ typedef MPI_Comm_delete_attr_function MPI_Delete_function;
 #define MPI_NULL_COPY_FN   MPI_COMM_NULL_COPY_FN
 #define MPI_NULL_DELETE_FN MPI_COMM_NULL_DELETE_FN
 #define MPI_DUP_FN         MPI_COMM_DUP_FN
+typedef int(MPI_Type_copy_attr_function)(MPI_Datatype oldtype, int keyval, void *extra_state,
+                                         void *attribute_val_in, void *attribute_val_out,
+                                         int *flag);
+typedef int(MPI_Type_delete_attr_function)(MPI_Datatype datatype, int keyval, void *attribute_val,
+                                           void *extra_state);
+#define MPI_TYPE_NULL_COPY_FN   ((MPI_Type_copy_attr_function *)0)
+#define MPI_TYPE_NULL_DELETE_FN ((MPI_Type_delete_attr_function *)0)
+#define MPI_TYPE_DUP_FN         ((MPI_Type_copy_attr_function *)1)
 
 /* ---- Function declarations ------------------------------------------------------------------
  * COHORT_FN declares both names: MPI_x (a weak alias) and PMPI_x (the implementation). */
@@ -616,6 +624,14 @@ COHORT_FN(int, Comm_create_keyval,
           (MPI_Comm_copy_attr_function * comm_copy_attr_fn,
            MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval, void *extra_state))
 COHORT_FN(int, Comm_free_keyval, (int *comm_keyval))
+COHORT_FN(int, Type_get_attr,
+          (MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag))
+COHORT_FN(int, Type_set_attr, (MPI_Datatype datatype, int type_keyval, void *attribute_val))
+COHORT_FN(int, Type_delete_attr, (MPI_Datatype datatype, int type_keyval))
+COHORT_FN(int, Type_create_keyval,
+          (MPI_Type_copy_attr_function * type_copy_attr_fn,
+           MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval, void *extra_state))
+COHORT_FN(int, Type_free_keyval, (int *type_keyval))
 COHORT_FN(int, Attr_get, (MPI_Comm comm, int keyval, void *attribute_val, int *flag))
 COHORT_FN(int, Attr_put, (MPI_Comm comm, int keyval, void *attribute_val))
 COHORT_FN(int, Attr_delete, (MPI_Comm comm, int keyval))

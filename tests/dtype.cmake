@@ -14,3 +14,4 @@ cohort_mpi_test(dtype_life NP 2 ENV COHORT_CMA_MIN_RUN=1 SUFFIX .cmaiov)
 
 # Unit tests of the flattened representation (internal functions, static library).
 cohort_unit_test(dtype)
+cohort_mpi_test(dtype_attr NP 1)

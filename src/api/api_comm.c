@@ -426,7 +426,8 @@ static int comm_create_keyval(const char *fn, MPI_Comm_copy_attr_function *comm_
                               void *extra_state) {
     CO_ENTER(fn);
     if (!comm_keyval) return co_error(NULL, fn, MPI_ERR_ARG, "comm_keyval is NULL");
-    int rc = co_keyval_create(comm_copy_attr_fn, comm_delete_attr_fn, extra_state, comm_keyval);
+    int rc = co_keyval_create(comm_copy_attr_fn, comm_delete_attr_fn, extra_state, CO_KV_COMM,
+                              comm_keyval);
     if (rc) return co_error(NULL, fn, rc, "out of memory");
     return MPI_SUCCESS;
 }
@@ -444,7 +445,7 @@ static int comm_free_keyval(const char *fn, int *comm_keyval) {
     if (!comm_keyval) return co_error(NULL, fn, MPI_ERR_ARG, "comm_keyval is NULL");
     if (predefined_keyval(*comm_keyval))
         return co_error(NULL, fn, MPI_ERR_KEYVAL, "attribute key %d is predefined", *comm_keyval);
-    if (co_keyval_free(*comm_keyval))
+    if (co_keyval_free(*comm_keyval, CO_KV_COMM))
         return co_error(NULL, fn, MPI_ERR_KEYVAL, "invalid attribute key %d", *comm_keyval);
     *comm_keyval = MPI_KEYVAL_INVALID;
     return MPI_SUCCESS;

@@ -335,7 +335,16 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype) {
     co_dtype *dt = NULL;
     rc = co_dt_copy_layout(old, &dt);
     if (rc == MPI_SUCCESS) dt->committed = old->committed;
-    return publish(fn, rc, dt, MPI_COMBINER_DUP, 0, NULL, 0, NULL, 1, &old, newtype);
+    if ((rc = publish(fn, rc, dt, MPI_COMBINER_DUP, 0, NULL, 0, NULL, 1, &old, newtype))) return rc;
+    /* the attributes, through their keys' copy callbacks */
+    if ((rc = co_attrs_copy_all(old->attrs, old->handle, &dt->attrs, dt->handle))) {
+        co_attrs_delete_all(&dt->attrs, dt->handle, 1);
+        dt->freed = 1;
+        co_dt_release(dt);
+        *newtype = MPI_DATATYPE_NULL;
+        return co_error(NULL, fn, rc, "an attribute copy callback failed (error %d)", rc);
+    }
+    return MPI_SUCCESS;
 }
 
 /* ---- Life cycle -------------------------------------------------------------------------------
@@ -363,6 +372,9 @@ int PMPI_Type_free(MPI_Datatype *datatype) {
     if (!dt) return rc;
     if (dt->predefined)
         return co_error(NULL, fn, MPI_ERR_TYPE, "cannot free the predefined datatype %s", dt->name);
+    /* Its attributes go first, newest first; a delete callback's error keeps the type. */
+    if ((rc = co_attrs_delete_all(&dt->attrs, dt->handle, 0)))
+        return co_error(NULL, fn, rc, "an attribute delete callback failed (error %d)", rc);
     /* Types built from this one and pending operations hold their own references. */
     dt->freed = 1;
     *datatype = MPI_DATATYPE_NULL;
@@ -718,5 +730,82 @@ int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
         return co_error(c, fn, MPI_ERR_COUNT, "%d elements pack into %zu bytes, more than an int",
                         incount, bytes);
     *size = (int)bytes;
+    return MPI_SUCCESS;
+}
+
+/* ---- Attributes ---------------------------------------------------------------------------
+ * As on communicators (src/comm/attr.c), with keys of their own: a communicator's key is not
+ * a datatype's, nor the other way round (MPI_ERR_KEYVAL). Predefined datatypes take
+ * attributes too. */
+
+static int type_key(const char *fn, int keyval) {
+    if (co_keyval_kind(keyval) == CO_KV_TYPE) return MPI_SUCCESS;
+    return co_error(NULL, fn, MPI_ERR_KEYVAL, "%d is not a datatype attribute key", keyval);
+}
+
+CO_WEAK(MPI_Type_create_keyval, PMPI_Type_create_keyval);
+int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
+                            MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval,
+                            void *extra_state) {
+    static const char fn[] = "MPI_Type_create_keyval";
+    CO_ENTER(fn);
+    if (!type_keyval) return bad_arg(fn, "type_keyval is NULL");
+    int rc = co_keyval_create(type_copy_attr_fn, type_delete_attr_fn, extra_state, CO_KV_TYPE,
+                              type_keyval);
+    if (rc) return co_error(NULL, fn, rc, "out of memory");
+    return MPI_SUCCESS;
+}
+
+CO_WEAK(MPI_Type_free_keyval, PMPI_Type_free_keyval);
+int PMPI_Type_free_keyval(int *type_keyval) {
+    static const char fn[] = "MPI_Type_free_keyval";
+    CO_ENTER(fn);
+    if (!type_keyval) return bad_arg(fn, "type_keyval is NULL");
+    if (co_keyval_free(*type_keyval, CO_KV_TYPE))
+        return co_error(NULL, fn, MPI_ERR_KEYVAL, "%d is not a datatype attribute key",
+                        *type_keyval);
+    *type_keyval = MPI_KEYVAL_INVALID;
+    return MPI_SUCCESS;
+}
+
+CO_WEAK(MPI_Type_set_attr, PMPI_Type_set_attr);
+int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val) {
+    static const char fn[] = "MPI_Type_set_attr";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_dtype *dt = arg_type(fn, datatype, &rc);
+    if (!dt) return rc;
+    if ((rc = type_key(fn, type_keyval))) return rc;
+    rc = co_attrs_set(&dt->attrs, dt->handle, type_keyval, attribute_val);
+    if (rc) return co_error(NULL, fn, rc, "the delete callback of the old value failed");
+    return MPI_SUCCESS;
+}
+
+CO_WEAK(MPI_Type_get_attr, PMPI_Type_get_attr);
+int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag) {
+    static const char fn[] = "MPI_Type_get_attr";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_dtype *dt = arg_type(fn, datatype, &rc);
+    if (!dt) return rc;
+    if (!attribute_val || !flag) return bad_arg(fn, "attribute_val or flag is NULL");
+    if ((rc = type_key(fn, type_keyval))) return rc;
+    void *val = NULL;
+    co_attrs_get(dt->attrs, type_keyval, &val, flag);
+    if (*flag) *(void **)attribute_val = val;
+    return MPI_SUCCESS;
+}
+
+CO_WEAK(MPI_Type_delete_attr, PMPI_Type_delete_attr);
+int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval) {
+    static const char fn[] = "MPI_Type_delete_attr";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_dtype *dt = arg_type(fn, datatype, &rc);
+    if (!dt) return rc;
+    if ((rc = type_key(fn, type_keyval))) return rc;
+    rc = co_attrs_delete(&dt->attrs, dt->handle, type_keyval);
+    if (rc == MPI_ERR_KEYVAL) return MPI_SUCCESS; /* nothing was set */
+    if (rc) return co_error(NULL, fn, rc, "the attribute's delete callback failed");
     return MPI_SUCCESS;
 }

@@ -1,8 +1,11 @@
-/* User attributes on communicators: keys made by MPI_Comm_create_keyval, values set per
- * communicator, copied by MPI_Comm_dup through the key's copy callback and deleted through its
- * delete callback when they are replaced, deleted or their communicator is freed (newest
- * first). A key freed while attributes still use it stays alive, and still serves get, set and
- * delete, until the last of them goes; freeing it again meanwhile is accepted, as in MPICH. */
+/* User attributes on communicators and datatypes: keys made by MPI_Comm_create_keyval (or
+ * MPI_Type_create_keyval: a key serves one kind of object), values set per object, copied by
+ * MPI_Comm_dup (MPI_Type_dup) through the key's copy callback and deleted through its delete
+ * callback when they are replaced, deleted or their object is freed (newest first). A key
+ * freed while attributes still use it stays alive, and still serves get, set and delete, until
+ * the last of them goes; freeing it again meanwhile is accepted, as in MPICH. The lists are
+ * kept here for both kinds (co_attrs_*); the callbacks take the object's handle, an int for
+ * both, so one pointer type holds either kind's. */
 #include "comm.h"
 
 #include <stdlib.h>
@@ -14,6 +17,7 @@ struct co_keyval {
     MPI_Comm_copy_attr_function *copy;
     MPI_Comm_delete_attr_function *del;
     void *extra;
+    int kind;  /* CO_KV_COMM or CO_KV_TYPE */
     int refs;  /* the user's handle (until freed) plus one per attribute */
     int freed; /* MPI_Comm_free_keyval was called */
 };
@@ -39,7 +43,7 @@ static void kv_unref(int keyval) {
 }
 
 int co_keyval_create(MPI_Comm_copy_attr_function *copy, MPI_Comm_delete_attr_function *del,
-                     void *extra, int *keyval) {
+                     void *extra, int kind, int *keyval) {
     struct co_comm_state *cm = co_st.cm;
     int i = 0;
     while (i < cm->nkeyvals && cm->keyvals[i]) i++;
@@ -55,6 +59,7 @@ int co_keyval_create(MPI_Comm_copy_attr_function *copy, MPI_Comm_delete_attr_fun
     k->copy = copy;
     k->del = del;
     k->extra = extra;
+    k->kind = kind;
     k->refs = 1;
     cm->keyvals[i] = k;
     *keyval = KEYVAL_BASE + i;
@@ -62,34 +67,39 @@ int co_keyval_create(MPI_Comm_copy_attr_function *copy, MPI_Comm_delete_attr_fun
 }
 
 int co_keyval_valid(int keyval) {
-    return kv_get(keyval) != NULL;
+    return co_keyval_kind(keyval) == CO_KV_COMM;
 }
 
-int co_keyval_free(int keyval) {
+int co_keyval_kind(int keyval) {
+    const struct co_keyval *k = kv_get(keyval);
+    return k ? k->kind : -1;
+}
+
+int co_keyval_free(int keyval, int kind) {
     struct co_keyval *k = kv_get(keyval);
-    if (!k) return MPI_ERR_KEYVAL;
+    if (!k || k->kind != kind) return MPI_ERR_KEYVAL;
     if (k->freed) return MPI_SUCCESS; /* freed before, still used by attributes */
     k->freed = 1;
     kv_unref(keyval);
     return MPI_SUCCESS;
 }
 
-static struct co_attr **attr_find(co_comm *c, int keyval) {
-    struct co_attr **pp = &c->attrs;
+static struct co_attr **attr_find(struct co_attr **list, int keyval) {
+    struct co_attr **pp = list;
     while (*pp && (*pp)->keyval != keyval) pp = &(*pp)->next;
     return pp;
 }
 
-static int attr_call_delete(co_comm *c, struct co_attr *a) {
+static int attr_call_delete(int handle, struct co_attr *a) {
     struct co_keyval *k = kv_get(a->keyval);
     if (!k || k->del == MPI_COMM_NULL_DELETE_FN) return MPI_SUCCESS;
-    return k->del(c->handle, a->keyval, a->val, k->extra);
+    return k->del(handle, a->keyval, a->val, k->extra);
 }
 
-int co_attr_set(co_comm *c, int keyval, void *val) {
-    struct co_attr **pp = attr_find(c, keyval);
+int co_attrs_set(struct co_attr **list, int handle, int keyval, void *val) {
+    struct co_attr **pp = attr_find(list, keyval);
     if (*pp) {
-        int rc = attr_call_delete(c, *pp);
+        int rc = attr_call_delete(handle, *pp);
         if (rc) return rc;
         (*pp)->val = val;
         return MPI_SUCCESS;
@@ -104,18 +114,18 @@ int co_attr_set(co_comm *c, int keyval, void *val) {
     return MPI_SUCCESS;
 }
 
-int co_attr_get(co_comm *c, int keyval, void **val, int *flag) {
-    struct co_attr *a = *attr_find(c, keyval);
+int co_attrs_get(struct co_attr *list, int keyval, void **val, int *flag) {
+    struct co_attr *a = *attr_find(&list, keyval);
     *flag = a != NULL;
     if (a) *val = a->val;
     return MPI_SUCCESS;
 }
 
-int co_attr_delete(co_comm *c, int keyval) {
-    struct co_attr **pp = attr_find(c, keyval);
+int co_attrs_delete(struct co_attr **list, int handle, int keyval) {
+    struct co_attr **pp = attr_find(list, keyval);
     struct co_attr *a = *pp;
     if (!a) return MPI_ERR_KEYVAL;
-    int rc = attr_call_delete(c, a);
+    int rc = attr_call_delete(handle, a);
     if (rc) return rc;
     *pp = a->next;
     kv_unref(keyval);
@@ -123,8 +133,8 @@ int co_attr_delete(co_comm *c, int keyval) {
     return MPI_SUCCESS;
 }
 
-int co_attr_copy_all(co_comm *from, co_comm *to) {
-    for (struct co_attr *a = from->attrs; a; a = a->next) {
+int co_attrs_copy_all(struct co_attr *from, int from_handle, struct co_attr **to, int to_handle) {
+    for (struct co_attr *a = from; a; a = a->next) {
         struct co_keyval *k = kv_get(a->keyval);
         if (!k || k->copy == MPI_COMM_NULL_COPY_FN) continue;
         void *out = NULL;
@@ -133,11 +143,11 @@ int co_attr_copy_all(co_comm *from, co_comm *to) {
             out = a->val;
             flag = 1;
         } else {
-            int rc = k->copy(from->handle, a->keyval, k->extra, a->val, &out, &flag);
+            int rc = k->copy(from_handle, a->keyval, k->extra, a->val, &out, &flag);
             if (rc) return rc;
         }
         if (flag) {
-            int rc = co_attr_set(to, a->keyval, out);
+            int rc = co_attrs_set(to, to_handle, a->keyval, out);
             if (rc) return rc;
         }
     }
@@ -160,16 +170,16 @@ static struct co_attr *attr_reverse(struct co_attr *a) {
  * callback that deletes its own attribute finds nothing left to delete. On a callback's
  * error that attribute and the older ones stay, in their order, unless `all` asks to go on
  * (MPI_Finalize); the first error is returned. */
-int co_attr_delete_all(co_comm *c, int all) {
-    c->attrs = attr_reverse(c->attrs);
+int co_attrs_delete_all(struct co_attr **list, int handle, int all) {
+    *list = attr_reverse(*list);
     int first = MPI_SUCCESS;
-    while (c->attrs) {
-        struct co_attr *a = c->attrs;
-        c->attrs = a->next;
-        int rc = attr_call_delete(c, a);
+    while (*list) {
+        struct co_attr *a = *list;
+        *list = a->next;
+        int rc = attr_call_delete(handle, a);
         if (rc && !all) {
-            a->next = c->attrs;
-            c->attrs = attr_reverse(a);
+            a->next = *list;
+            *list = attr_reverse(a);
             return rc;
         }
         if (rc && !first) first = rc;

@@ -58,15 +58,36 @@ int co_intercomm_merge(co_comm *ic, int high, const char *fn, co_comm **out);
 int co_comm_free(co_comm *c, const char *fn);
 
 /* ---- Attributes (attr.c) ------------------------------------------------------------------ */
+enum { CO_KV_COMM, CO_KV_TYPE }; /* what a key's attributes hang on */
 int co_keyval_create(MPI_Comm_copy_attr_function *copy, MPI_Comm_delete_attr_function *del,
-                     void *extra, int *keyval);
-int co_keyval_free(int keyval); /* MPI_SUCCESS or MPI_ERR_KEYVAL */
-int co_keyval_valid(int keyval);
-int co_attr_set(co_comm *c, int keyval, void *val);
-int co_attr_get(co_comm *c, int keyval, void **val, int *flag);
-int co_attr_delete(co_comm *c, int keyval);
-int co_attr_copy_all(co_comm *from, co_comm *to); /* Comm_dup; a copy callback's error */
-int co_attr_delete_all(co_comm *c, int all);      /* Comm_free; a delete callback's error */
+                     void *extra, int kind, int *keyval);
+int co_keyval_free(int keyval, int kind); /* MPI_SUCCESS or MPI_ERR_KEYVAL */
+int co_keyval_valid(int keyval);          /* a live communicator key */
+int co_keyval_kind(int keyval);           /* CO_KV_*, or -1 if no live key */
+/* An object's attribute list (`handle` is what its callbacks get): set (calls the delete
+ * callback of a value it replaces), get, delete (MPI_ERR_KEYVAL if none was set), copy every
+ * one through its copy callback (dup: a copy callback's error), delete every one (free: a
+ * delete callback's error; `all` goes on after one, keeping none). */
+int co_attrs_set(struct co_attr **list, int handle, int keyval, void *val);
+int co_attrs_get(struct co_attr *list, int keyval, void **val, int *flag);
+int co_attrs_delete(struct co_attr **list, int handle, int keyval);
+int co_attrs_copy_all(struct co_attr *from, int from_handle, struct co_attr **to, int to_handle);
+int co_attrs_delete_all(struct co_attr **list, int handle, int all);
+static inline int co_attr_set(co_comm *c, int keyval, void *val) {
+    return co_attrs_set(&c->attrs, c->handle, keyval, val);
+}
+static inline int co_attr_get(co_comm *c, int keyval, void **val, int *flag) {
+    return co_attrs_get(c->attrs, keyval, val, flag);
+}
+static inline int co_attr_delete(co_comm *c, int keyval) {
+    return co_attrs_delete(&c->attrs, c->handle, keyval);
+}
+static inline int co_attr_copy_all(co_comm *from, co_comm *to) { /* Comm_dup */
+    return co_attrs_copy_all(from->attrs, from->handle, &to->attrs, to->handle);
+}
+static inline int co_attr_delete_all(co_comm *c, int all) { /* Comm_free */
+    return co_attrs_delete_all(&c->attrs, c->handle, all);
+}
 void co_attr_fini(void);
 
 /* ---- Cartesian topology (topo.c) ----------------------------------------------------------- */

@@ -98,6 +98,7 @@ struct co_dtype {
     MPI_Aint *addrs;
     co_dtype **types; /* retained */
     char name[MPI_MAX_OBJECT_NAME];
+    struct co_attr *attrs; /* MPI_Type_set_attr's (kept by src/comm/attr.c) */
 };
 
 static inline MPI_Aint co_dt_extent(const co_dtype *dt) {
