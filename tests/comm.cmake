@@ -24,3 +24,4 @@ cohort_mpi_test(comm_cgroup NP 2 ENV COHORT_ID_SPACE=70 COHORT_ID_BATCH=8 SUFFIX
 cohort_mpi_test(comm_cgroup NP 4 ENV COHORT_ID_SPACE=200 COHORT_ID_BATCH=8 SUFFIX _space)
 cohort_mpi_test(comm_cgroup NP 8 ENV COHORT_ID_SPACE=320 COHORT_ID_BATCH=8 SUFFIX _space)
 cohort_mpi_test(comm_reclaim NP 1 2 4 8 ENV COHORT_ID_SPACE=64 COHORT_ID_BATCH=8)
+cohort_mpi_test(comm_idup NP 1 2 3 4 8)

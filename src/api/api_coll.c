@@ -44,16 +44,17 @@ static int check_root(co_comm *c, const char *fn, int root) {
 
 /* Calls of an intercommunicator (defined after the intracommunicator path). */
 static int inter_bcast(co_comm *c, const char *fn, void *buf, int count, MPI_Datatype type,
-                       int root);
+                       int root, MPI_Request *req);
 static int inter_reduce(co_comm *c, const char *fn, const void *sbuf, void *rbuf, int count,
-                        MPI_Datatype type, MPI_Op op, int root, int all);
+                        MPI_Datatype type, MPI_Op op, int root, int all, MPI_Request *req);
 static int inter_rooted(co_comm *c, const char *fn, int kind, const void *sbuf, int scount,
                         const int *scounts, const int *sdispls, MPI_Datatype stype, void *rbuf,
                         int rcount, const int *rcounts, const int *rdispls, MPI_Datatype rtype,
-                        int root);
+                        int root, MPI_Request *req);
 static int inter_every(co_comm *c, const char *fn, int kind, const void *sbuf, int scount,
                        const int *scounts, const int *sdispls, MPI_Datatype stype, void *rbuf,
-                       int rcount, const int *rcounts, const int *rdispls, MPI_Datatype rtype);
+                       int rcount, const int *rcounts, const int *rdispls, MPI_Datatype rtype,
+                       MPI_Request *req);
 static int inter_done(co_comm *c, const char *fn, int rc);
 static int inter_in_place(co_comm *c, const char *fn);
 
@@ -255,9 +256,6 @@ static MPI_Request *nb_req(MPI_Request *r) {
 static int nb_check(co_comm *c, const char *fn, MPI_Request *req) {
     if (req == &no_request) return co_error(c, fn, MPI_ERR_ARG, "request is NULL");
     *req = MPI_REQUEST_NULL;
-    if (c->is_inter)
-        return co_error(c, fn, MPI_ERR_COMM,
-                        "nonblocking collectives on intercommunicators are not supported");
     return MPI_SUCCESS;
 }
 
@@ -276,7 +274,7 @@ static int barrier_common(const char *fn, MPI_Comm comm, MPI_Request *req) {
     co_comm *c = co_api_comm(comm, fn, &rc);
     if (!c) return rc;
     if (req && (rc = nb_check(c, fn, req))) return rc;
-    if (c->is_inter) return inter_done(c, fn, co_inter_barrier(c));
+    if (c->is_inter && !req) return inter_done(c, fn, co_inter_barrier(c));
     return go(c, fn, req, 0, &(call_args){.kind = CO_COLL_BARRIER, .root = -1});
 }
 
@@ -297,7 +295,7 @@ static int bcast_common(const char *fn, void *buffer, int count, MPI_Datatype da
     co_comm *c = co_api_comm(comm, fn, &rc);
     if (!c) return rc;
     if (req && (rc = nb_check(c, fn, req))) return rc;
-    if (c->is_inter) return inter_bcast(c, fn, buffer, count, datatype, root);
+    if (c->is_inter) return inter_bcast(c, fn, buffer, count, datatype, root, req);
     co_dtype *dt = co_api_data(c, fn, buffer, count, datatype, &rc);
     if (!dt) return rc;
     if ((rc = check_root(c, fn, root)) || (rc = not_in_place(c, fn, buffer, "buffer"))) return rc;
@@ -334,7 +332,7 @@ static int reduce_common(const char *fn, const void *sendbuf, void *recvbuf, int
         if (which == R_SCAN || which == R_EXSCAN)
             return co_error(c, fn, MPI_ERR_COMM, "%s is not defined on intercommunicators", fn);
         return inter_reduce(c, fn, sendbuf, recvbuf, count, datatype, op, root,
-                            which == R_ALLREDUCE);
+                            which == R_ALLREDUCE, req);
     }
     if ((rc = co_api_count(c, fn, count))) return rc;
     co_dtype *dt = co_api_dtype(c, fn, datatype, count, &rc);
@@ -421,7 +419,7 @@ static int gather_common(const char *fn, const void *sendbuf, int sendcount, MPI
     if (req && (rc = nb_check(c, fn, req))) return rc;
     if (c->is_inter)
         return inter_rooted(c, fn, CO_COLL_GATHER, sendbuf, sendcount, NULL, NULL, sendtype,
-                            recvbuf, recvcount, NULL, NULL, recvtype, root);
+                            recvbuf, recvcount, NULL, NULL, recvtype, root, req);
     c = rooted(fn, c, root, sendbuf, sendcount, sendtype, &sdt, &rc);
     if (!c) return rc;
     int at_root = c->rank == root;
@@ -465,7 +463,7 @@ static int gatherv_common(const char *fn, const void *sendbuf, int sendcount, MP
     if (req && (rc = nb_check(c, fn, req))) return rc;
     if (c->is_inter)
         return inter_rooted(c, fn, CO_COLL_GATHERV, sendbuf, sendcount, NULL, NULL, sendtype,
-                            recvbuf, 0, recvcounts, displs, recvtype, root);
+                            recvbuf, 0, recvcounts, displs, recvtype, root, req);
     c = rooted(fn, c, root, sendbuf, sendcount, sendtype, &sdt, &rc);
     if (!c) return rc;
     int at_root = c->rank == root;
@@ -513,7 +511,7 @@ static int scatter_common(const char *fn, const void *sendbuf, int sendcount, MP
     if (req && (rc = nb_check(c, fn, req))) return rc;
     if (c->is_inter)
         return inter_rooted(c, fn, CO_COLL_SCATTER, sendbuf, sendcount, NULL, NULL, sendtype,
-                            recvbuf, recvcount, NULL, NULL, recvtype, root);
+                            recvbuf, recvcount, NULL, NULL, recvtype, root, req);
     c = rooted(fn, c, root, recvbuf, recvcount, recvtype, &rdt, &rc);
     if (!c) return rc;
     int at_root = c->rank == root;
@@ -558,7 +556,7 @@ static int scatterv_common(const char *fn, const void *sendbuf, const int sendco
     if (req && (rc = nb_check(c, fn, req))) return rc;
     if (c->is_inter)
         return inter_rooted(c, fn, CO_COLL_SCATTERV, sendbuf, 0, sendcounts, displs, sendtype,
-                            recvbuf, recvcount, NULL, NULL, recvtype, root);
+                            recvbuf, recvcount, NULL, NULL, recvtype, root, req);
     c = rooted(fn, c, root, recvbuf, recvcount, recvtype, &rdt, &rc);
     if (!c) return rc;
     int at_root = c->rank == root;
@@ -606,7 +604,7 @@ static int allgather_common(const char *fn, const void *sendbuf, int sendcount,
     if (req && (rc = nb_check(c, fn, req))) return rc;
     if (c->is_inter)
         return inter_every(c, fn, CO_COLL_ALLGATHER, sendbuf, sendcount, NULL, NULL, sendtype,
-                           recvbuf, recvcount, NULL, NULL, recvtype);
+                           recvbuf, recvcount, NULL, NULL, recvtype, req);
     c = every_rank(fn, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &sdt, &rdt,
                    &rc);
     if (!c) return rc;
@@ -640,7 +638,7 @@ static int allgatherv_common(const char *fn, const void *sendbuf, int sendcount,
     if (req && (rc = nb_check(c, fn, req))) return rc;
     if (c->is_inter)
         return inter_every(c, fn, CO_COLL_ALLGATHERV, sendbuf, sendcount, NULL, NULL, sendtype,
-                           recvbuf, 0, recvcounts, displs, recvtype);
+                           recvbuf, 0, recvcounts, displs, recvtype, req);
     co_dtype *sdt = NULL, *rdt;
     if ((rc = not_in_place(c, fn, recvbuf, "receive buffer"))) return rc;
     if (!(rdt = vside(c, fn, recvbuf, recvcounts, displs, recvtype, "recvcounts", "displs", &rc)))
@@ -685,7 +683,7 @@ static int alltoall_common(const char *fn, const void *sendbuf, int sendcount,
     if (req && (rc = nb_check(c, fn, req))) return rc;
     if (c->is_inter)
         return inter_every(c, fn, CO_COLL_ALLTOALL, sendbuf, sendcount, NULL, NULL, sendtype,
-                           recvbuf, recvcount, NULL, NULL, recvtype);
+                           recvbuf, recvcount, NULL, NULL, recvtype, req);
     c = every_rank(fn, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &sdt, &rdt,
                    &rc);
     if (!c) return rc;
@@ -718,7 +716,7 @@ static int alltoallv_common(const char *fn, const void *sendbuf, const int sendc
     if (req && (rc = nb_check(c, fn, req))) return rc;
     if (c->is_inter)
         return inter_every(c, fn, CO_COLL_ALLTOALLV, sendbuf, 0, sendcounts, sdispls, sendtype,
-                           recvbuf, 0, recvcounts, rdispls, recvtype);
+                           recvbuf, 0, recvcounts, rdispls, recvtype, req);
     co_dtype *sdt = NULL, *rdt;
     if ((rc = not_in_place(c, fn, recvbuf, "receive buffer"))) return rc;
     if (!(rdt = vside(c, fn, recvbuf, recvcounts, rdispls, recvtype, "recvcounts", "rdispls", &rc)))
@@ -796,7 +794,7 @@ static int alltoallw_common(const char *fn, const void *sendbuf, const int sendc
         free(dts);
         return rc;
     }
-    if (sdts && !c->is_inter && sendbuf == recvbuf) {
+    if (sdts && sendbuf == recvbuf) {
         size_t moved = 0;
         for (int q = 0; q < n; q++) moved += (size_t)sendcounts[q] * sdts[q]->size;
         if (moved) {
@@ -805,7 +803,7 @@ static int alltoallw_common(const char *fn, const void *sendbuf, const int sendc
                             "send and receive buffers are the same (use MPI_IN_PLACE)");
         }
     }
-    if (c->is_inter) {
+    if (c->is_inter && !req) {
         rc = co_inter_alltoallw(sendbuf, sendcounts, sdispls, sdts, recvbuf, recvcounts, rdispls,
                                 dts, c);
         free(dts);
@@ -877,7 +875,9 @@ static int reduce_scatter_common(const char *fn, const void *sendbuf, void *recv
     if ((rc = distinct(c, fn, sendbuf, recvbuf, total, dt))) return rc;
     if (c->is_inter) {
         if (sendbuf == MPI_IN_PLACE) return inter_in_place(c, fn);
-        return inter_done(c, fn, co_inter_reduce_scatter(sendbuf, recvbuf, recvcounts, dt, o, c));
+        if (!req)
+            return inter_done(c, fn,
+                              co_inter_reduce_scatter(sendbuf, recvbuf, recvcounts, dt, o, c));
     }
     call_args a = reduce_args(CO_COLL_REDUCE_SCATTER, -1, sendbuf, recvbuf, 0, dt, o);
     a.rcounts = recvcounts;
@@ -922,8 +922,10 @@ static int reduce_scatter_block_common(const char *fn, const void *sendbuf, void
     if ((rc = distinct(c, fn, sendbuf, recvbuf, total, dt))) return rc;
     if (c->is_inter) {
         if (sendbuf == MPI_IN_PLACE) return inter_in_place(c, fn);
-        return inter_done(
-            c, fn, co_inter_reduce_scatter_block(sendbuf, recvbuf, (size_t)recvcount, dt, o, c));
+        if (!req)
+            return inter_done(
+                c, fn,
+                co_inter_reduce_scatter_block(sendbuf, recvbuf, (size_t)recvcount, dt, o, c));
     }
     call_args a =
         reduce_args(CO_COLL_REDUCE_SCATTER_BLOCK, -1, sendbuf, recvbuf, (size_t)recvcount, dt, o);
@@ -1042,20 +1044,29 @@ static int inter_done(co_comm *c, const char *fn, int rc) {
 }
 
 static int inter_bcast(co_comm *c, const char *fn, void *buf, int count, MPI_Datatype type,
-                       int root) {
+                       int root, MPI_Request *req) {
     int rc;
-    if ((rc = inter_root(c, fn, root)) || root == MPI_PROC_NULL) return rc;
+    call_args a = {.kind = CO_COLL_BCAST, .root = root, .rbuf = buf, .rdt = co_dt_get(MPI_BYTE)};
+    if ((rc = inter_root(c, fn, root))) return rc;
+    if (root == MPI_PROC_NULL) return req ? go(c, fn, req, 0, &a) : MPI_SUCCESS;
     if (buf == MPI_IN_PLACE) return inter_in_place(c, fn);
     co_dtype *dt = co_api_data(c, fn, buf, count, type, &rc);
     if (!dt) return rc;
+    a.rcount = (size_t)count;
+    a.rdt = dt;
+    if (req) return go(c, fn, req, 0, &a);
     return inter_done(c, fn, co_inter_bcast(buf, (size_t)count, dt, root, c));
 }
 
 /* Reduce (all = 0) and Allreduce (all = 1). */
 static int inter_reduce(co_comm *c, const char *fn, const void *sbuf, void *rbuf, int count,
-                        MPI_Datatype type, MPI_Op op, int root, int all) {
+                        MPI_Datatype type, MPI_Op op, int root, int all, MPI_Request *req) {
     int rc;
-    if (!all && ((rc = inter_root(c, fn, root)) || root == MPI_PROC_NULL)) return rc;
+    if (!all && (rc = inter_root(c, fn, root))) return rc;
+    if (!all && root == MPI_PROC_NULL) {
+        call_args none = {.kind = CO_COLL_REDUCE, .root = root};
+        return req ? go(c, fn, req, 0, &none) : MPI_SUCCESS;
+    }
     if (sbuf == MPI_IN_PLACE || rbuf == MPI_IN_PLACE) return inter_in_place(c, fn);
     if ((rc = co_api_count(c, fn, count))) return rc;
     co_dtype *dt = co_api_dtype(c, fn, type, count, &rc);
@@ -1067,6 +1078,11 @@ static int inter_reduce(co_comm *c, const char *fn, const void *sbuf, void *rbuf
         (receives && (rc = co_api_buf(c, fn, rbuf, count, dt))) ||
         (all && (rc = distinct(c, fn, sbuf, rbuf, count, dt))))
         return rc;
+    if (req) {
+        call_args a = reduce_args(all ? CO_COLL_ALLREDUCE : CO_COLL_REDUCE, root, sbuf, rbuf,
+                                  (size_t)count, dt, o);
+        return go(c, fn, req, 0, &a);
+    }
     if (all) return inter_done(c, fn, co_inter_allreduce(sbuf, rbuf, (size_t)count, dt, o, c));
     return inter_done(c, fn, co_inter_reduce(sbuf, rbuf, (size_t)count, dt, o, root, c));
 }
@@ -1089,9 +1105,13 @@ static co_dtype *inter_side(co_comm *c, const char *fn, const void *buf, int cou
 static int inter_rooted(co_comm *c, const char *fn, int kind, const void *sbuf, int scount,
                         const int *scounts, const int *sdispls, MPI_Datatype stype, void *rbuf,
                         int rcount, const int *rcounts, const int *rdispls, MPI_Datatype rtype,
-                        int root) {
+                        int root, MPI_Request *req) {
     int rc;
-    if ((rc = inter_root(c, fn, root)) || root == MPI_PROC_NULL) return rc;
+    if ((rc = inter_root(c, fn, root))) return rc;
+    if (root == MPI_PROC_NULL) {
+        call_args none = {.kind = kind, .root = root};
+        return req ? go(c, fn, req, 0, &none) : MPI_SUCCESS;
+    }
     int gathers = kind == CO_COLL_GATHER || kind == CO_COLL_GATHERV;
     int vector = kind == CO_COLL_GATHERV || kind == CO_COLL_SCATTERV;
     co_dtype *byte = co_dt_get(MPI_BYTE), *sdt = byte, *rdt = byte;
@@ -1103,6 +1123,21 @@ static int inter_rooted(co_comm *c, const char *fn, int kind, const void *sbuf, 
         sdt = inter_side(c, fn, sbuf, scount, scounts, sdispls, stype,
                          vector && !gathers ? "sendcounts" : NULL, "displs", &rc);
         if (!sdt) return rc;
+    }
+    if (req) {
+        call_args a = {.kind = kind,
+                       .root = root,
+                       .sbuf = sbuf,
+                       .scount = (size_t)scount,
+                       .sdt = sdt,
+                       .scounts = scounts,
+                       .sdispls = sdispls,
+                       .rbuf = rbuf,
+                       .rcount = (size_t)rcount,
+                       .rdt = rdt,
+                       .rcounts = rcounts,
+                       .rdispls = rdispls};
+        return go(c, fn, req, 0, &a);
     }
     switch (kind) {
     case CO_COLL_GATHER:
@@ -1124,7 +1159,8 @@ static int inter_rooted(co_comm *c, const char *fn, int kind, const void *sbuf, 
 /* Allgather(v) and Alltoall(v): every process gives both sides. */
 static int inter_every(co_comm *c, const char *fn, int kind, const void *sbuf, int scount,
                        const int *scounts, const int *sdispls, MPI_Datatype stype, void *rbuf,
-                       int rcount, const int *rcounts, const int *rdispls, MPI_Datatype rtype) {
+                       int rcount, const int *rcounts, const int *rdispls, MPI_Datatype rtype,
+                       MPI_Request *req) {
     int rc;
     co_dtype *sdt = inter_side(c, fn, sbuf, scount, scounts, sdispls, stype,
                                scounts ? "sendcounts" : NULL, "sdispls", &rc);
@@ -1134,6 +1170,21 @@ static int inter_every(co_comm *c, const char *fn, int kind, const void *sbuf, i
                    kind == CO_COLL_ALLGATHERV ? "displs" : "rdispls", &rc);
     if (!rdt) return rc;
     if (!scounts && (rc = distinct(c, fn, sbuf, rbuf, scount, sdt))) return rc;
+    if (req) {
+        call_args a = {.kind = kind,
+                       .root = -1,
+                       .sbuf = sbuf,
+                       .scount = (size_t)scount,
+                       .sdt = sdt,
+                       .scounts = scounts,
+                       .sdispls = sdispls,
+                       .rbuf = rbuf,
+                       .rcount = (size_t)rcount,
+                       .rdt = rdt,
+                       .rcounts = rcounts,
+                       .rdispls = rdispls};
+        return go(c, fn, req, 0, &a);
+    }
     switch (kind) {
     case CO_COLL_ALLGATHER:
         rc = co_inter_allgather(sbuf, (size_t)scount, sdt, rbuf, (size_t)rcount, rdt, c);

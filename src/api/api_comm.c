@@ -132,6 +132,41 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
     return dup_common("MPI_Comm_dup_with_info", comm, info, newcomm);
 }
 
+/* MPI_Comm_idup (MPI 3.0) and MPI_Comm_idup_with_info (MPI 4.0): the request is a collective
+ * one (it cannot be freed or cancelled while active), and *newcomm is set when it completes. */
+static int idup_common(const char *fn, MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
+                       MPI_Request *request) {
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_comm *c = parent_arg(comm, fn, newcomm, 1, &rc);
+    if (!c) return rc;
+    if (!request) return co_error(c, fn, MPI_ERR_ARG, "request is NULL");
+    if ((rc = co_api_info_arg(fn, info))) return rc;
+    co_req *r = co_req_new(CO_REQ_COLL);
+    if (!r) return co_error(c, fn, MPI_ERR_NO_MEM, "out of request handles");
+    r->active = 1;
+    co_req_set_comm(r, c);
+    *newcomm = MPI_COMM_NULL;
+    int h = r->handle;
+    if ((rc = co_comm_idup(c, fn, newcomm, r))) {
+        co_req_free(r);
+        return rc;
+    }
+    *request = h;
+    return MPI_SUCCESS;
+}
+
+CO_WEAK(MPI_Comm_idup, PMPI_Comm_idup);
+int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
+    return idup_common("MPI_Comm_idup", comm, MPI_INFO_NULL, newcomm, request);
+}
+
+CO_WEAK(MPI_Comm_idup_with_info, PMPI_Comm_idup_with_info);
+int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
+                             MPI_Request *request) {
+    return idup_common("MPI_Comm_idup_with_info", comm, info, newcomm, request);
+}
+
 CO_WEAK(MPI_Comm_set_info, PMPI_Comm_set_info);
 int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {
     static const char fn[] = "MPI_Comm_set_info";

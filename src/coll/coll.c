@@ -451,7 +451,7 @@ CO_NORETURN static void abandon(co_coll_call *k, int cls) {
     if (cc->shm) /* (none yet if the set-up was abandoned before the segment was known) */
         atomic_store_explicit(&cc->shm->sig[c->rank].broken, cc->calls << 32 | (uint32_t)cls,
                               memory_order_release);
-    co_p2p_abandon(co_coll_ctx(c));
+    co_p2p_abandon(co_coll_ctx(c), CO_TAG_NBC);
     free_blocks(); /* the abandoned call's scratch memory */
     if (k->published) unpublish(k);
     k->cls = cls;
@@ -946,6 +946,7 @@ int co_coll_init(void) {
     if (!S) return MPI_ERR_NO_MEM;
     co_st.coll_comm_free = co_coll_comm_free;
     co_st.wait_check = wait_check;
+    co_nbc_init();
     char err[512];
     if (co_coll_check_config(&co_st.cfg, err, sizeof(err))) {
         co_log(CO_LOG_ERROR, "%s", err);

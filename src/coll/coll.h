@@ -30,6 +30,7 @@ enum {
     CO_TAG_SCAN,
     CO_TAG_COMM, /* communicator construction */
     CO_TAG_RSCATTER,
+    CO_TAG_NBC = 0x1000, /* and up: one per nonblocking collective call (nbc.c) */
 };
 
 static inline uint64_t co_coll_ctx(const co_comm *c) {
@@ -551,7 +552,9 @@ typedef struct co_coll_args {
  * the progress engine advances; *out is its request (kind CO_REQ_COLL), which completes once
  * the schedule has run. MPI_SUCCESS, or MPI_ERR_NO_MEM when out of request handles. */
 int co_nbc_start(co_comm *c, const co_coll_args *a, co_req **out);
-/* Drops the schedules the program never completed (MPI_Finalize). */
+/* Installs the progress hook that advances the schedules; drops the schedules the program
+ * never completed (MPI_Finalize). */
+void co_nbc_init(void);
 void co_nbc_fini(void);
 
 /* Intercommunicators (inter.c): roots are MPI_ROOT, MPI_PROC_NULL or a remote rank, the

@@ -96,13 +96,32 @@ static inline int first_error(int rc, int r) {
     return rc ? rc : r;
 }
 
+/* Scratch memory here is the C library's, not co_coll_alloc's: a step inside a group that is
+ * abandoned (its ranks disagree) releases every block co_coll_alloc handed out, and these
+ * outlive the steps. */
+static void *xmalloc(size_t bytes) {
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p) co_fatal("out of memory in an intercommunicator collective");
+    return p;
+}
+
 /* The leader's scratch buffer for count elements of dt (NULL elsewhere); *base to free. */
 static void *leader_buf(const co_comm *ic, co_dtype *dt, size_t count, void **base) {
     *base = NULL;
     if (ic->rank != 0) return NULL;
-    void *p = co_coll_tmpbuf(dt, count, base);
-    if (!p) co_fatal("out of memory in an intercommunicator collective");
-    return p;
+    *base = xmalloc(count ? co_coll_span(dt, count) : 1);
+    return (char *)*base - dt->true_lb;
+}
+
+/* n counts of `count` and their displacements (block i at i * count): 2n ints to free. */
+static int *uniform(int n, size_t count, int **displs) {
+    int *c = xmalloc(2 * (size_t)n * sizeof(int));
+    for (int i = 0; i < n; i++) {
+        c[i] = (int)count; /* (the API checked that the counts fit an int) */
+        c[n + i] = (int)(count * (size_t)i);
+    }
+    *displs = c + n;
+    return c;
 }
 
 int co_inter_barrier(co_comm *ic) {
@@ -133,7 +152,7 @@ int co_inter_reduce(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co
     int rc = local_reduce(ic, sbuf, tmp, count, dt, op);
     if (ic->rank == 0) {
         rc = first_error(rc, co_send(tmp, count, dt, root, CO_TAG_REDUCE, ic, ctx));
-        co_coll_free(base);
+        free(base);
     }
     return rc;
 }
@@ -145,7 +164,7 @@ int co_inter_allreduce(const void *sbuf, void *rbuf, size_t count, co_dtype *dt,
     if (ic->rank == 0) {
         rc = first_error(rc, co_sendrecv(tmp, count, dt, 0, CO_TAG_ALLREDUCE, rbuf, count, dt, 0,
                                          CO_TAG_ALLREDUCE, ic, co_coll_ctx(ic), NULL));
-        co_coll_free(base);
+        free(base);
     }
     return first_error(rc, local_bcast(ic, rbuf, count, dt));
 }
@@ -162,7 +181,7 @@ int co_inter_gather(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, 
     int rc = local_gather(ic, sbuf, scount, sdt, tmp);
     if (ic->rank == 0) {
         rc = first_error(rc, co_send(tmp, all, sdt, root, CO_TAG_GATHER, ic, ctx));
-        co_coll_free(base);
+        free(base);
     }
     return rc;
 }
@@ -186,7 +205,7 @@ int co_inter_scatter(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf,
                     .rcount = rcount,
                     .rdt = rdt};
     rc = first_error(rc, local_run(ic, &a, (uint64_t)rcount * rdt->size));
-    if (lead) co_coll_free(base);
+    if (lead) free(base);
     return rc;
 }
 
@@ -199,8 +218,7 @@ static int pairwise(co_comm *ic, int tag, const void *sbuf, const int *scounts, 
                     co_dtype *rdt) {
     int nr = ic->remote->size, n = 0, rc = MPI_SUCCESS;
     uint64_t ctx = co_coll_ctx(ic);
-    co_req *stack[64],
-        **reqs = 2 * nr <= 64 ? stack : co_coll_alloc(2 * (size_t)nr * sizeof(*reqs));
+    co_req *stack[64], **reqs = 2 * nr <= 64 ? stack : xmalloc(2 * (size_t)nr * sizeof(*reqs));
     if (!reqs) co_fatal("out of memory in an intercommunicator collective");
     for (int k = 0; k < nr && !rc; k++) {
         int q = (ic->rank + k) % nr;
@@ -222,7 +240,7 @@ static int pairwise(co_comm *ic, int tag, const void *sbuf, const int *scounts, 
             }
     }
     rc = first_error(rc, co_coll_waitall(n, reqs));
-    if (reqs != stack) co_coll_free(reqs);
+    if (reqs != stack) free(reqs);
     return rc;
 }
 
@@ -250,18 +268,18 @@ int co_inter_allgather(const void *sbuf, size_t scount, co_dtype *sdt, void *rbu
     if (ic->rank == 0) {
         rc = first_error(rc, co_sendrecv(tmp, mine, sdt, 0, CO_TAG_ALLGATHER, rbuf, theirs, rdt, 0,
                                          CO_TAG_ALLGATHER, ic, co_coll_ctx(ic), NULL));
-        co_coll_free(base);
+        free(base);
     }
     return first_error(rc, local_bcast(ic, rbuf, theirs, rdt));
 }
 
 int co_inter_allgatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf,
                         const int *rcounts, const int *displs, co_dtype *rdt, co_comm *ic) {
-    int nr = ic->remote->size, stack[128], *zero;
-    int *same = co_coll_uniform(nr, scount, stack, &zero); /* (the API checked it fits an int) */
-    for (int q = 0; q < nr; q++) zero[q] = 0;              /* every peer gets the one block */
+    int nr = ic->remote->size, *zero;
+    int *same = uniform(nr, scount, &zero);
+    for (int q = 0; q < nr; q++) zero[q] = 0; /* every peer gets the one block */
     int rc = pairwise(ic, CO_TAG_ALLGATHER, sbuf, same, zero, sdt, rbuf, rcounts, displs, rdt);
-    if (same != stack) co_coll_free(same);
+    free(same);
     return rc;
 }
 
@@ -276,8 +294,7 @@ int co_inter_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
                        co_dtype *const *rtypes, co_comm *ic) {
     int nr = ic->remote->size, n = 0, rc = MPI_SUCCESS;
     uint64_t ctx = co_coll_ctx(ic);
-    co_req *stack[64],
-        **reqs = 2 * nr <= 64 ? stack : co_coll_alloc(2 * (size_t)nr * sizeof(*reqs));
+    co_req *stack[64], **reqs = 2 * nr <= 64 ? stack : xmalloc(2 * (size_t)nr * sizeof(*reqs));
     if (!reqs) co_fatal("out of memory in an intercommunicator collective");
     for (int k = 0; k < nr && !rc; k++) {
         int q = (ic->rank + k) % nr;
@@ -296,18 +313,17 @@ int co_inter_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
                 reqs[i] = NULL;
             }
     rc = first_error(rc, co_coll_waitall(n, reqs));
-    if (reqs != stack) co_coll_free(reqs);
+    if (reqs != stack) free(reqs);
     return rc;
 }
 
 int co_inter_alltoall(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size_t rcount,
                       co_dtype *rdt, co_comm *ic) {
-    int nr = ic->remote->size, *sd, sst[128], rst[128];
-    int *sc = co_coll_uniform(nr, scount, sst, &sd);
-    int *rd, *rc_ = co_coll_uniform(nr, rcount, rst, &rd);
+    int nr = ic->remote->size, *sd, *rd;
+    int *sc = uniform(nr, scount, &sd), *rc_ = uniform(nr, rcount, &rd);
     int rc = pairwise(ic, CO_TAG_ALLTOALL, sbuf, sc, sd, sdt, rbuf, rc_, rd, rdt);
-    if (sc != sst) co_coll_free(sc);
-    if (rc_ != rst) co_coll_free(rc_);
+    free(sc);
+    free(rc_);
     return rc;
 }
 
@@ -323,8 +339,7 @@ int co_inter_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, co
     if (lead)
         rc = first_error(rc, co_sendrecv(mine, total, dt, 0, CO_TAG_RSCATTER, theirs, total, dt, 0,
                                          CO_TAG_RSCATTER, ic, co_coll_ctx(ic), NULL));
-    int stack[64], *displs = n <= 64 ? stack : co_coll_alloc((size_t)n * sizeof(int));
-    if (!displs) co_fatal("out of memory in an intercommunicator collective");
+    int *displs = xmalloc((size_t)n * sizeof(int));
     for (int i = 0, d = 0; i < n; d += rcounts[i++]) displs[i] = d;
     local_call a = {.kind = CO_COLL_SCATTERV,
                     .root = 0,
@@ -336,19 +351,18 @@ int co_inter_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, co
                     .rcount = (size_t)rcounts[ic->rank],
                     .rdt = dt};
     rc = first_error(rc, local_run(ic, &a, 0));
-    if (displs != stack) co_coll_free(displs);
+    free(displs);
     if (lead) {
-        co_coll_free(b1);
-        co_coll_free(b2);
+        free(b1);
+        free(b2);
     }
     return rc;
 }
 
 int co_inter_reduce_scatter_block(const void *sbuf, void *rbuf, size_t rcount, co_dtype *dt,
                                   co_op *op, co_comm *ic) {
-    int n = ic->size, stack[128], *displs;
-    int *counts = co_coll_uniform(n, rcount, stack, &displs);
+    int *displs, *counts = uniform(ic->size, rcount, &displs);
     int rc = co_inter_reduce_scatter(sbuf, rbuf, counts, dt, op, ic);
-    if (counts != stack) co_coll_free(counts);
+    free(counts);
     return rc;
 }

@@ -5,9 +5,9 @@
  * process is in, not only in MPI_Test or MPI_Wait on its own request.
  *
  * Messages travel on the communicator's collective context with a tag of their own per
- * nonblocking call (CO_NBC_TAG plus the call's number on the communicator): collectives are
+ * nonblocking call (CO_TAG_NBC plus the call's number on the communicator): collectives are
  * called in the same order on every rank, so the numbers agree, and neither blocking
- * collectives (tags below CO_NBC_TAG) nor another nonblocking call in flight can take a
+ * collectives (tags below CO_TAG_NBC) nor another nonblocking call in flight can take a
  * schedule's messages.
  *
  * The algorithms aim at few rounds and no extra copies rather than at the blocking ones'
@@ -18,14 +18,15 @@
  * posted at once for the gathers, scatters, allgathers and alltoalls (Alltoallw's blocking
  * form runs its schedule too). */
 #include "coll.h"
-
-#define CO_NBC_TAG 0x1000
+#include "../comm/comm.h"
 
 enum { NB_SEND, NB_RECV, NB_REDUCE, NB_COPY, NB_MEMCPY };
 
 typedef struct nb_step {
     uint8_t type;
     int peer;
+    co_comm *on;     /* where the transfer goes: the call's communicator, or for an
+                      * intercommunicator's steps inside a group its local communicator */
     const void *src; /* send, reduce (in), copy */
     void *dst;       /* recv, reduce (inout), copy */
     size_t count;    /* send, recv, reduce; copy: source count */
@@ -38,6 +39,7 @@ typedef struct nb_sched {
     struct nb_sched *next;
     co_req *req; /* the user's request */
     co_comm *c;
+    co_comm *on; /* where the steps being built go (nb_step.on) */
     int tag;
     co_op *op;
     co_dtype *dts[2]; /* the call's datatypes, retained until the end */
@@ -71,6 +73,7 @@ static nb_step *add(nb_sched *s, int type) {
     nb_step *t = &s->steps[s->nsteps++];
     memset(t, 0, sizeof(*t));
     t->type = (uint8_t)type;
+    t->on = s->on;
     return t;
 }
 
@@ -128,7 +131,7 @@ static void *elem(const void *buf, size_t i, const co_dtype *dt) {
  */
 
 static void build_barrier(nb_sched *s) {
-    int n = s->c->size, me = s->c->rank;
+    int n = s->on->size, me = s->on->rank;
     co_dtype *byte = co_dt_get(MPI_BYTE);
     for (int d = 1; d < n; d <<= 1) {
         nb_send(s, NULL, 0, byte, (me + d) % n);
@@ -139,7 +142,7 @@ static void build_barrier(nb_sched *s) {
 
 /* Binomial tree from root: receive from the parent, then send to every child at once. */
 static void build_bcast(nb_sched *s, void *buf, size_t count, co_dtype *dt, int root) {
-    int n = s->c->size, rel = (s->c->rank - root + n) % n, mask = 1;
+    int n = s->on->size, rel = (s->on->rank - root + n) % n, mask = 1;
     for (; mask < n; mask <<= 1)
         if (rel & mask) {
             nb_recv(s, buf, count, dt, (rel - mask + root) % n);
@@ -155,7 +158,7 @@ static void build_bcast(nb_sched *s, void *buf, size_t count, co_dtype *dt, int 
  * operands in rank order; then rank 0 hands the result to `root`, whose `out` it lands in. */
 static void build_reduce(nb_sched *s, const void *in, void *out, size_t count, co_dtype *dt,
                          int root) {
-    int n = s->c->size, me = s->c->rank;
+    int n = s->on->size, me = s->on->rank;
     const void *acc = in; /* my subtree's operand so far */
     void *spare[2] = {NULL, NULL};
     int k = 0;
@@ -191,7 +194,7 @@ static void build_reduce(nb_sched *s, const void *in, void *out, size_t count, c
 static void build_pairwise(nb_sched *s, const void *sbuf, const int *scounts, const int *sdispls,
                            co_dtype *sdt, void *rbuf, const int *rcounts, const int *rdispls,
                            co_dtype *rdt, int copy_own) {
-    int n = s->c->size, me = s->c->rank;
+    int n = s->on->size, me = s->on->rank;
     for (int k = 1; k < n; k++) {
         int q = (me + k) % n, p = (me - k + n) % n;
         if (rcounts) nb_recv(s, elem(rbuf, (size_t)rdispls[p], rdt), (size_t)rcounts[p], rdt, p);
@@ -217,7 +220,7 @@ static int *uniform(nb_sched *s, int n, size_t count, int **displs) {
 }
 
 static void build_rooted(nb_sched *s, const co_coll_args *a) {
-    int n = s->c->size, me = s->c->rank, root = a->root;
+    int n = s->on->size, me = s->on->rank, root = a->root;
     int gather = a->kind == CO_COLL_GATHER || a->kind == CO_COLL_GATHERV;
     if (me != root) { /* one transfer with the root */
         if (gather)
@@ -256,7 +259,7 @@ static void build_rooted(nb_sched *s, const co_coll_args *a) {
 }
 
 static void build_allgather(nb_sched *s, const co_coll_args *a) {
-    int n = s->c->size, me = s->c->rank;
+    int n = s->on->size, me = s->on->rank;
     const int *rc = a->rcounts, *rd = a->rdispls;
     int *ud;
     if (a->kind == CO_COLL_ALLGATHER) {
@@ -277,7 +280,7 @@ static void build_allgather(nb_sched *s, const co_coll_args *a) {
 }
 
 static void build_alltoall(nb_sched *s, const co_coll_args *a) {
-    int n = s->c->size;
+    int n = s->on->size;
     const int *sc = a->scounts, *sd = a->sdispls, *rc = a->rcounts, *rd = a->rdispls;
     int *ud;
     if (a->kind == CO_COLL_ALLTOALL) {
@@ -301,10 +304,8 @@ static void build_alltoall(nb_sched *s, const co_coll_args *a) {
     build_pairwise(s, sbuf, sc, sd, sdt, a->rbuf, rc, rd, a->rdt, 1);
 }
 
-/* Alltoallw: a type per peer, displacements in bytes; in place, the sends read a copy of the
- * receive buffer's memory image. */
-static void build_alltoallw(nb_sched *s, const co_coll_args *a) {
-    int n = s->c->size, me = s->c->rank;
+/* Alltoallw's types are held until the end (a schedule may outlive the caller's array). */
+static void hold_types(nb_sched *s, const co_coll_args *a, int n) {
     s->wdts = calloc(2 * (size_t)n, sizeof(co_dtype *));
     if (!s->wdts) co_fatal("out of memory in a nonblocking collective");
     s->nwdts = 2 * n;
@@ -312,6 +313,13 @@ static void build_alltoallw(nb_sched *s, const co_coll_args *a) {
         if ((s->wdts[q] = a->rtypes[q])) co_dt_retain(a->rtypes[q]);
         if (a->stypes && (s->wdts[n + q] = a->stypes[q])) co_dt_retain(a->stypes[q]);
     }
+}
+
+/* Alltoallw: a type per peer, displacements in bytes; in place, the sends read a copy of the
+ * receive buffer's memory image. */
+static void build_alltoallw(nb_sched *s, const co_coll_args *a) {
+    int n = s->on->size, me = s->on->rank;
+    hold_types(s, a, n);
     const char *sbuf = a->sbuf;
     const int *sc = a->scounts, *sd = a->sdispls;
     co_dtype *const *st = a->stypes;
@@ -345,7 +353,7 @@ static void build_alltoallw(nb_sched *s, const co_coll_args *a) {
 
 /* Reduce_scatter(_block): the whole vector reduced at rank 0, then scattered. */
 static void build_rscatter(nb_sched *s, const co_coll_args *a) {
-    int n = s->c->size, me = s->c->rank;
+    int n = s->on->size, me = s->on->rank;
     const int *cnt = a->rcounts;
     int *dsp;
     if (a->kind == CO_COLL_REDUCE_SCATTER_BLOCK) {
@@ -373,7 +381,7 @@ static void build_rscatter(nb_sched *s, const co_coll_args *a) {
 /* A chain: rank r receives the prefix of ranks 0..r-1, combines its own operand and passes
  * the prefix of 0..r on. */
 static void build_scan(nb_sched *s, const co_coll_args *a, int excl) {
-    int n = s->c->size, me = s->c->rank;
+    int n = s->on->size, me = s->on->rank;
     size_t count = a->rcount;
     co_dtype *dt = a->rdt;
     const void *in = a->sbuf == MPI_IN_PLACE ? a->rbuf : a->sbuf;
@@ -409,12 +417,238 @@ static void build_scan(nb_sched *s, const co_coll_args *a, int excl) {
     nb_round(s);
 }
 
+/* ---- Intercommunicators: the steps of the blocking ones (inter.c), as rounds: inside a
+ * group on its local communicator, between the groups on the intercommunicator, each group's
+ * rank 0 (its leader) carrying what crosses. MPI_ROOT, MPI_PROC_NULL or a remote rank as
+ * root; counts of the v-variants per remote rank. */
+
+/* The group's blocks gathered at the leader into `out` (scount * size of sdt). */
+static void inter_gather(nb_sched *s, const co_coll_args *a, void *out) {
+    co_coll_args g = {.kind = CO_COLL_GATHER,
+                      .root = 0,
+                      .sbuf = a->sbuf,
+                      .scount = a->scount,
+                      .sdt = a->sdt,
+                      .rbuf = out,
+                      .rcount = a->scount,
+                      .rdt = a->sdt};
+    s->on = s->c->local_comm;
+    build_rooted(s, &g);
+}
+
+/* Every transfer with the remote group at once (Allgatherv, Alltoall(v,w), the roots of
+ * Gatherv and Scatterv); NULL sbuf or rbuf: no sends or receives. `bytes`: displacements in
+ * bytes and a type per peer (Alltoallw). */
+static void inter_pairwise(nb_sched *s, const co_coll_args *a, const void *sbuf, void *rbuf,
+                           int bytes) {
+    co_comm *ic = s->c;
+    int nr = ic->remote->size;
+    s->on = ic;
+    for (int k = 0; k < nr; k++) {
+        int q = (ic->rank + k) % nr;
+        if (rbuf) {
+            co_dtype *t = bytes ? a->rtypes[q] : a->rdt;
+            size_t cnt = a->rcounts ? (size_t)a->rcounts[q] : a->rcount;
+            void *at = bytes ? (char *)rbuf + a->rdispls[q]
+                             : elem(rbuf, a->rcounts ? (size_t)a->rdispls[q] : q * a->rcount, t);
+            nb_recv(s, at, cnt, t, q);
+        }
+        if (sbuf) {
+            co_dtype *t = bytes ? a->stypes[q] : a->sdt;
+            size_t cnt = a->scounts ? (size_t)a->scounts[q] : a->scount;
+            const void *at = bytes                           ? (const char *)sbuf + a->sdispls[q]
+                             : a->scounts                    ? elem(sbuf, (size_t)a->sdispls[q], t)
+                             : a->kind == CO_COLL_ALLGATHERV ? sbuf
+                                                             : elem(sbuf, q * a->scount, t);
+            nb_send(s, at, cnt, t, q);
+        }
+    }
+    nb_round(s);
+}
+
+static void build_inter(nb_sched *s, const co_coll_args *a) {
+    co_comm *ic = s->c, *l = ic->local_comm;
+    int lead = ic->rank == 0, nl = ic->size, nr = ic->remote->size, root = a->root;
+    co_dtype *byte = co_dt_get(MPI_BYTE);
+    int rooted = a->kind == CO_COLL_BCAST || a->kind == CO_COLL_REDUCE ||
+                 a->kind == CO_COLL_GATHER || a->kind == CO_COLL_GATHERV ||
+                 a->kind == CO_COLL_SCATTER || a->kind == CO_COLL_SCATTERV;
+    if (rooted && root == MPI_PROC_NULL) return; /* no part in it: complete at once */
+    switch (a->kind) {
+    case CO_COLL_BARRIER:
+        s->on = l;
+        build_barrier(s);
+        s->on = ic;
+        if (lead) {
+            nb_send(s, NULL, 0, byte, 0);
+            nb_recv(s, NULL, 0, byte, 0);
+            nb_round(s);
+        }
+        s->on = l;
+        build_bcast(s, NULL, 0, byte, 0);
+        break;
+    case CO_COLL_BCAST:
+        s->on = ic;
+        if (root == MPI_ROOT) {
+            nb_send(s, a->rbuf, a->rcount, a->rdt, 0);
+            nb_round(s);
+            break;
+        }
+        if (lead) {
+            nb_recv(s, a->rbuf, a->rcount, a->rdt, root);
+            nb_round(s);
+        }
+        s->on = l;
+        build_bcast(s, a->rbuf, a->rcount, a->rdt, 0);
+        break;
+    case CO_COLL_REDUCE:
+    case CO_COLL_ALLREDUCE: {
+        int all = a->kind == CO_COLL_ALLREDUCE;
+        s->on = ic;
+        if (!all && root == MPI_ROOT) {
+            nb_recv(s, a->rbuf, a->rcount, a->rdt, 0);
+            nb_round(s);
+            break;
+        }
+        void *mine = lead ? nb_tmp(s, a->rdt, a->rcount) : NULL;
+        s->on = l;
+        build_reduce(s, a->sbuf, mine, a->rcount, a->rdt, 0);
+        s->on = ic;
+        if (lead) {
+            nb_send(s, mine, a->rcount, a->rdt, all ? 0 : root);
+            if (all) nb_recv(s, a->rbuf, a->rcount, a->rdt, 0);
+            nb_round(s);
+        }
+        if (all) {
+            s->on = l;
+            build_bcast(s, a->rbuf, a->rcount, a->rdt, 0);
+        }
+        break;
+    }
+    case CO_COLL_GATHER: {
+        s->on = ic;
+        if (root == MPI_ROOT) {
+            nb_recv(s, a->rbuf, a->rcount * (size_t)nr, a->rdt, 0);
+            nb_round(s);
+            break;
+        }
+        size_t total = a->scount * (size_t)nl;
+        void *blocks = lead ? nb_tmp(s, a->sdt, total) : NULL;
+        inter_gather(s, a, blocks);
+        s->on = ic;
+        if (lead) {
+            nb_send(s, blocks, total, a->sdt, root);
+            nb_round(s);
+        }
+        break;
+    }
+    case CO_COLL_SCATTER: {
+        s->on = ic;
+        if (root == MPI_ROOT) {
+            nb_send(s, a->sbuf, a->scount * (size_t)nr, a->sdt, 0);
+            nb_round(s);
+            break;
+        }
+        size_t total = a->rcount * (size_t)nl;
+        void *blocks = lead ? nb_tmp(s, a->rdt, total) : NULL;
+        if (lead) {
+            nb_recv(s, blocks, total, a->rdt, root);
+            nb_round(s);
+        }
+        co_coll_args g = {.kind = CO_COLL_SCATTER,
+                          .root = 0,
+                          .sbuf = blocks,
+                          .scount = a->rcount,
+                          .sdt = a->rdt,
+                          .rbuf = a->rbuf,
+                          .rcount = a->rcount,
+                          .rdt = a->rdt};
+        s->on = l;
+        build_rooted(s, &g);
+        break;
+    }
+    case CO_COLL_GATHERV:
+    case CO_COLL_SCATTERV:
+        s->on = ic;
+        if (root == MPI_ROOT) {
+            int gathers = a->kind == CO_COLL_GATHERV;
+            inter_pairwise(s, a, gathers ? NULL : a->sbuf, gathers ? a->rbuf : NULL, 0);
+        } else if (a->kind == CO_COLL_GATHERV) {
+            nb_send(s, a->sbuf, a->scount, a->sdt, root);
+            nb_round(s);
+        } else {
+            nb_recv(s, a->rbuf, a->rcount, a->rdt, root);
+            nb_round(s);
+        }
+        break;
+    case CO_COLL_ALLGATHER: {
+        size_t mine = a->scount * (size_t)nl, theirs = a->rcount * (size_t)nr;
+        void *blocks = lead ? nb_tmp(s, a->sdt, mine) : NULL;
+        inter_gather(s, a, blocks);
+        s->on = ic;
+        if (lead) {
+            nb_send(s, blocks, mine, a->sdt, 0);
+            nb_recv(s, a->rbuf, theirs, a->rdt, 0);
+            nb_round(s);
+        }
+        s->on = l;
+        build_bcast(s, a->rbuf, theirs, a->rdt, 0);
+        break;
+    }
+    case CO_COLL_ALLGATHERV:
+    case CO_COLL_ALLTOALL:
+    case CO_COLL_ALLTOALLV: inter_pairwise(s, a, a->sbuf, a->rbuf, 0); break;
+    case CO_COLL_ALLTOALLW:
+        hold_types(s, a, nr);
+        inter_pairwise(s, a, a->sbuf, a->rbuf, 1);
+        break;
+    default: { /* Reduce_scatter(_block): this group's reduction to the other */
+        const int *cnt = a->rcounts;
+        int *dsp;
+        if (a->kind == CO_COLL_REDUCE_SCATTER_BLOCK) {
+            cnt = uniform(s, nl, a->rcount, &dsp);
+        } else {
+            dsp = nb_tmp(s, co_dt_get(MPI_INT), (size_t)nl);
+            for (int i = 0, d = 0; i < nl; d += cnt[i++]) dsp[i] = d;
+        }
+        size_t total = (size_t)dsp[nl - 1] + (size_t)cnt[nl - 1];
+        void *mine = lead ? nb_tmp(s, a->rdt, total) : NULL;
+        void *theirs = lead ? nb_tmp(s, a->rdt, total) : NULL;
+        s->on = l;
+        build_reduce(s, a->sbuf, mine, total, a->rdt, 0);
+        s->on = ic;
+        if (lead) {
+            nb_send(s, mine, total, a->rdt, 0);
+            nb_recv(s, theirs, total, a->rdt, 0);
+            nb_round(s);
+        }
+        co_coll_args sv = {.kind = CO_COLL_SCATTERV,
+                           .root = 0,
+                           .sbuf = theirs,
+                           .scounts = cnt,
+                           .sdispls = dsp,
+                           .sdt = a->rdt,
+                           .rbuf = a->rbuf,
+                           .rcount = (size_t)cnt[ic->rank],
+                           .rdt = a->rdt};
+        s->on = l;
+        build_rooted(s, &sv);
+        break;
+    }
+    }
+    s->on = ic;
+}
+
 static void build(nb_sched *s, const co_coll_args *a) {
+    if (s->c->is_inter) {
+        build_inter(s, a);
+        return;
+    }
     switch (a->kind) {
     case CO_COLL_BARRIER: build_barrier(s); break;
     case CO_COLL_BCAST: build_bcast(s, a->rbuf, a->rcount, a->rdt, a->root); break;
     case CO_COLL_REDUCE: {
-        int n = s->c->size;
+        int n = s->on->size;
         const void *in = a->sbuf == MPI_IN_PLACE ? a->rbuf : a->sbuf;
         if (n == 1) {
             nb_copy(s, in, a->rcount, a->rdt, a->rbuf, a->rcount, a->rdt);
@@ -426,7 +660,7 @@ static void build(nb_sched *s, const co_coll_args *a) {
     }
     case CO_COLL_ALLREDUCE: {
         const void *in = a->sbuf == MPI_IN_PLACE ? a->rbuf : a->sbuf;
-        if (s->c->size == 1) {
+        if (s->on->size == 1) {
             nb_copy(s, in, a->rcount, a->rdt, a->rbuf, a->rcount, a->rdt);
             nb_round(s);
             break;
@@ -476,17 +710,17 @@ static void note(nb_sched *s, int rc) {
 /* Posts the current round's transfers. */
 static void post_round(nb_sched *s) {
     int start = s->round ? s->ends[s->round - 1] : 0, end = s->ends[s->round];
-    uint64_t ctx = co_coll_ctx(s->c);
     s->npend = 0;
     for (int i = start; i < end; i++) {
         nb_step *t = &s->steps[i];
         if (t->type != NB_SEND && t->type != NB_RECV) continue;
         s->pend = grow(s->pend, &s->pcap, s->npend + 1, sizeof(co_req *));
         co_req *r = NULL;
+        uint64_t ctx = co_coll_ctx(t->on);
         int rc =
             t->type == NB_SEND
-                ? co_isend(t->src, t->count, t->dt, t->peer, s->tag, s->c, ctx, CO_MODE_STD, &r)
-                : co_irecv(t->dst, t->count, t->dt, t->peer, s->tag, s->c, ctx, &r);
+                ? co_isend(t->src, t->count, t->dt, t->peer, s->tag, t->on, ctx, CO_MODE_STD, &r)
+                : co_irecv(t->dst, t->count, t->dt, t->peer, s->tag, t->on, ctx, &r);
         note(s, rc);
         if (r) {
             r->internal = 1;
@@ -534,7 +768,8 @@ static int advance(nb_sched *s) {
 }
 
 static int nbc_progress(void) {
-    int n = 0;
+    if (CO_LIKELY(!active)) return co_comm_idup_any() ? co_comm_idup_progress() : 0;
+    int n = co_comm_idup_any() ? co_comm_idup_progress() : 0;
     for (nb_sched **pp = &active; *pp;) {
         nb_sched *s = *pp;
         int round = s->round;
@@ -552,14 +787,17 @@ static int nbc_progress(void) {
 
 int co_nbc_start(co_comm *c, const co_coll_args *a, co_req **out) {
     *out = NULL;
+    /* the call's number first: every rank counts every call, even one that fails here */
+    co_coll_comm *cc = co_coll_comm_of(c);
+    int tag = CO_TAG_NBC + (int)(cc->nbc_calls++ % (uint64_t)(0x7fffffff - CO_TAG_NBC));
     co_req *r = co_req_new(CO_REQ_COLL);
     if (!r) return MPI_ERR_NO_MEM;
     nb_sched *s = calloc(1, sizeof(*s));
     if (!s) co_fatal("out of memory in a nonblocking collective");
-    co_coll_comm *cc = co_coll_comm_of(c);
     s->req = r;
     s->c = c;
-    s->tag = CO_NBC_TAG + (int)(cc->nbc_calls++ % (uint64_t)(0x7fffffff - CO_NBC_TAG));
+    s->on = c;
+    s->tag = tag;
     r->active = 1;
     co_req_set_comm(r, c);
     if (a->op) co_op_retain(s->op = a->op);
@@ -567,7 +805,6 @@ int co_nbc_start(co_comm *c, const co_coll_args *a, co_req **out) {
     if (a->rdt) co_dt_retain(s->dts[1] = a->rdt);
     build(s, a);
     *out = r;
-    co_st.coll_progress = nbc_progress;
     if (advance(s)) {
         sched_free(s);
         return MPI_SUCCESS;
@@ -575,6 +812,11 @@ int co_nbc_start(co_comm *c, const co_coll_args *a, co_req **out) {
     s->next = active;
     active = s;
     return MPI_SUCCESS;
+}
+
+void co_nbc_init(void) {
+    /* (also what completes the MPI_Comm_idup calls that wait for their master) */
+    co_st.coll_progress = nbc_progress;
 }
 
 void co_nbc_fini(void) {

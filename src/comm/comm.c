@@ -202,7 +202,21 @@ static void stream_flow_control(void) {
     }
 }
 
+int co_comm_stream_ready(const co_comm *c) {
+    if (co_comm_master_world(c) == co_st.world_rank) return 1;
+    uint64_t *v = co_u64map_get(CM->inbox, c->id);
+    const co_smsg *m = v ? (const co_smsg *)(uintptr_t)*v : NULL;
+    if (c->stream_pending) /* that message first, then its reservation or the next one */
+        return m && (m->nxt != 0 || m->next != NULL);
+    return c->stream_next != 0 || m != NULL;
+}
+
 int co_comm_stream_id(co_comm *c, uint64_t *id, uint64_t *home_serial) {
+    co_comm_idup_drain(c); /* rounds are taken in the order of the calls */
+    return co_comm_stream_round(c, id, home_serial);
+}
+
+int co_comm_stream_round(co_comm *c, uint64_t *id, uint64_t *home_serial) {
     uint64_t cur, nxt;
     if (co_comm_master_world(c) != co_st.world_rank) {
         if (c->stream_pending) { /* the previous round's message: our next reservation */
@@ -335,21 +349,27 @@ static void sweep_zombies(void) {
             i++;
             continue;
         }
+        release_protocol(CM->zombies[i]);
         co_comm_destroy(CM->zombies[i]);
         CM->zombies[i] = CM->zombies[--CM->nzombies];
     }
 }
 
 int co_comm_free(co_comm *c, const char *fn) {
+    co_comm_idup_drain(c); /* its stream messages are theirs */
     int rc = co_attr_delete_all(c, 0);
     if (rc) return co_error(c, fn, rc, "an attribute delete callback failed (error %d)", rc);
-    release_protocol(c);
     if (CM->nzombies) sweep_zombies();
     if (!comm_in_use(c)) {
+        release_protocol(c);
         co_comm_destroy(c);
         return MPI_SUCCESS;
     }
-    /* The handle goes now; the object stays until its requests are freed. */
+    /* The handle goes now; the object stays until its requests are freed, and so does its ID
+     * (release_protocol runs in sweep_zombies): the requests still send and receive on its
+     * contexts (a nonblocking collective posts new transfers until it ends), and a new
+     * communicator given the same ID would meet their messages, or lose its own when the old
+     * object's unreceived ones are purged. */
     co_htab_remove(&co_st.comms, c->handle);
     c->handle = 0;
     if (CM->nzombies == CM->capzombies) {

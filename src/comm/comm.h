@@ -42,6 +42,17 @@ static inline int co_comm_members(const co_comm *c) {
 }
 
 int co_comm_dup(co_comm *c, const char *fn, co_comm **out);
+/* MPI_Comm_idup: the attributes are copied now; the new communicator is made now if c's ID
+ * stream need not wait for the master, else in the progress engine once the master's message
+ * has come (after the earlier pending ones on c). Then *out gets its handle and request r
+ * (CO_REQ_COLL, active, holding c) completes, with error MPI_ERR_OTHER when no ID was left.
+ * Returns a copy callback's error (nothing started then). */
+int co_comm_idup(co_comm *c, const char *fn, MPI_Comm *out, co_req *r);
+/* Completes the pending MPI_Comm_idup calls that can complete; the number completed. */
+int co_comm_idup_progress(void);
+int co_comm_idup_any(void); /* some are pending */
+/* Waits until no MPI_Comm_idup on c is pending (before anything else takes c's stream). */
+void co_comm_idup_drain(co_comm *c);
 /* err/reason: an error the caller found in this process's own arguments (0: none); it is
  * reported by every process, as is an invalid color. */
 int co_comm_split(co_comm *c, int color, int key, int err, const char *reason, const char *fn,

@@ -32,6 +32,11 @@ int co_comm_take_run(co_idpool *p, uint64_t n, uint64_t *base);
 /* One round of c's ID stream (every member calls it): the ID for a new communicator whose
  * master is c's master, which also learns the serial of the pool it came from. */
 int co_comm_stream_id(co_comm *c, uint64_t *id, uint64_t *home_serial);
+/* The same round without first completing the pending MPI_Comm_idup calls on c (create.c
+ * completes them with it); it waits if the round's message has not arrived. */
+int co_comm_stream_round(co_comm *c, uint64_t *id, uint64_t *home_serial);
+/* Whether c's next round would not wait for a message from the master. */
+int co_comm_stream_ready(const co_comm *c);
 
 /* Build, register and (at its master) lease a new communicator whose ID came from pool
  * `home_serial` at world rank `home_rank`. Attributes, topology and name are the caller's. */

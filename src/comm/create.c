@@ -117,6 +117,97 @@ int co_comm_dup(co_comm *c, const char *fn, co_comm **out) {
     return MPI_SUCCESS;
 }
 
+/* ---- idup ------------------------------------------------------------------------------------
+ * A member whose ID stream needs the master's message of this round (the parent's first
+ * creation, or a member running ahead of its master) cannot make the communicator before that
+ * message comes: the call is kept in a list, in the order of the calls, and the progress
+ * engine completes it once the message is there. The attributes are copied at the call. */
+
+typedef struct idup_call {
+    struct idup_call *next;
+    co_comm *parent;
+    struct co_attr *attrs; /* copied at the call */
+    MPI_Comm *out;
+    co_req *req;
+} idup_call;
+
+static idup_call *idups, **idups_tail = &idups;
+
+/* Makes the new communicator (c's stream must be ready) and completes the request. */
+static void idup_finish(co_comm *c, struct co_attr *attrs, MPI_Comm *out, co_req *r) {
+    uint64_t id, serial;
+    co_comm *n = NULL;
+    int rc = co_comm_stream_round(c, &id, &serial) ? MPI_ERR_OTHER : MPI_SUCCESS;
+    if (!rc)
+        rc = co_comm_new_child(c, c->local, c->remote, id, co_comm_master_world(c), serial, &n);
+    if (!rc && c->topo && !(n->topo = co_topo_dup(c->topo))) co_fatal("out of memory");
+    if (rc) {
+        co_attrs_delete_all(&attrs, c->handle, 1);
+        *out = MPI_COMM_NULL;
+    } else {
+        n->attrs = attrs;
+        *out = n->handle;
+    }
+    r->status = (co_status){.source = MPI_ANY_SOURCE, .tag = MPI_ANY_TAG, .error = rc};
+    co_req_complete(r);
+}
+
+int co_comm_idup(co_comm *c, const char *fn, MPI_Comm *out, co_req *r) {
+    struct co_attr *attrs = NULL;
+    int rc = co_attrs_copy_all(c->attrs, c->handle, &attrs, 0);
+    if (rc) {
+        co_attrs_delete_all(&attrs, c->handle, 1);
+        return co_error(c, fn, rc, "an attribute copy callback failed (error %d)", rc);
+    }
+    if (!c->idup_pending && co_comm_stream_ready(c)) {
+        idup_finish(c, attrs, out, r);
+        return MPI_SUCCESS;
+    }
+    idup_call *k = malloc(sizeof(*k));
+    if (!k) co_fatal("out of memory");
+    *k = (idup_call){NULL, c, attrs, out, r};
+    *idups_tail = k;
+    idups_tail = &k->next;
+    c->idup_pending++;
+    return MPI_SUCCESS;
+}
+
+int co_comm_idup_any(void) {
+    return idups != NULL;
+}
+
+int co_comm_idup_progress(void) {
+    int n = 0;
+    for (idup_call **pp = &idups; *pp;) {
+        idup_call *k = *pp;
+        int first = 1; /* the oldest pending call on its parent */
+        for (idup_call *e = idups; e != k; e = e->next)
+            if (e->parent == k->parent) first = 0;
+        if (!first || !co_comm_stream_ready(k->parent)) {
+            pp = &k->next;
+            continue;
+        }
+        *pp = k->next;
+        if (!*pp) idups_tail = pp;
+        k->parent->idup_pending--;
+        idup_finish(k->parent, k->attrs, k->out, k->req);
+        free(k);
+        n++;
+    }
+    return n;
+}
+
+void co_comm_idup_drain(co_comm *c) {
+    if (!c->idup_pending) return;
+    co_backoff b = {0};
+    while (c->idup_pending) {
+        if (co_progress() + co_comm_idup_progress())
+            co_backoff_reset(&b);
+        else
+            co_backoff_idle(&b);
+    }
+}
+
 /* ---- split and create ------------------------------------------------------------------------ */
 
 /* 32 bytes, so that a two-process exchange travels inside the queue's cell. */

@@ -126,6 +126,7 @@ struct co_comm {
     uint64_t stream_next; /* ID reserved for the next dup-like creation on this communicator */
     int stream_pending;   /* a stream message from the master is still to be received */
     co_comm *local_comm;  /* intercommunicator: its local group as a hidden intracommunicator */
+    int idup_pending;     /* MPI_Comm_idup calls on it waiting for the master's stream message */
 };
 
 /* A communicator's name for messages. */

@@ -932,11 +932,11 @@ void co_p2p_purge(uint64_t ctx) {
     P->unexp_tail = last;
 }
 
-void co_p2p_abandon(uint64_t ctx) {
+void co_p2p_abandon(uint64_t ctx, int below_tag) {
     co_req *r = P->posted_head;
     while (r) {
         co_req *next = r->next;
-        if (r->ctx == ctx) { /* in the queue, so not matched yet */
+        if (r->ctx == ctx && r->tag < below_tag) { /* in the queue, so not matched yet */
             cancel_posted(r);
             co_req_free(r);
         }

@@ -483,6 +483,23 @@ int main(int argc, char **argv) {
     MPI_Comm_free(&ic);
     MPI_Comm_free(&local);
 
+    /* erroneous: inside one group the counts differ (one process passes many more), so that
+     * group's own reduction is abandoned; the call returns an error there and nothing
+     * crashes (the leader's scratch memory used to go with the abandoned step) */
+    CHECK_RC(MPI_Comm_split(MPI_COMM_WORLD, low, rank, &local));
+    CHECK_RC(MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, low ? n / 2 : 0, 5, &ic));
+    MPI_Comm_set_errhandler(ic, MPI_ERRORS_RETURN);
+    if (n >= 4) {
+        int big = 200000, cnt = rank == n - 1 ? big : 1;
+        double *s = calloc((size_t)big, sizeof(double)), *r = calloc((size_t)big, sizeof(double));
+        int rc = MPI_Allreduce(s, r, cnt, MPI_DOUBLE, MPI_SUM, ic);
+        if (rank == n - 1) CHECK(rc != MPI_SUCCESS, "counts that differ in a group: success");
+        free(s);
+        free(r);
+    }
+    MPI_Comm_free(&ic);
+    MPI_Comm_free(&local);
+
     free(b1);
     free(b2);
     free(b3);

@@ -404,17 +404,216 @@ static void check_errors(MPI_Comm c) {
     }
 }
 
+/* A communicator freed while a nonblocking collective runs on it, then another made at once
+ * and used the same way: the first one's ID must not go to the second before its schedule
+ * has ended (their messages would meet). 30 rounds, large enough for several steps each. */
+static void check_free_in_flight(void) {
+    int rank, n;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    enum { N = 5000 };
+    double *a = malloc(2 * N * sizeof(double)), *b = malloc(2 * N * sizeof(double));
+    for (int round = 0; round < 30; round++) {
+        MPI_Comm c, d;
+        MPI_Request rq[2];
+        for (int i = 0; i < N; i++) a[i] = rank + i + round, a[N + i] = 2.0 * rank - i;
+        CHECK_RC(MPI_Comm_dup(MPI_COMM_WORLD, &c));
+        CHECK_RC(MPI_Iallreduce(a, b, N, MPI_DOUBLE, MPI_SUM, c, &rq[0]));
+        CHECK_RC(MPI_Comm_free(&c)); /* pending operations complete normally */
+        CHECK_RC(MPI_Comm_dup(MPI_COMM_WORLD, &d));
+        CHECK_RC(MPI_Iallreduce(a + N, b + N, N, MPI_DOUBLE, MPI_SUM, d, &rq[1]));
+        CHECK_RC(MPI_Waitall(2, rq, MPI_STATUSES_IGNORE));
+        double tri = n * (n - 1) / 2.0;
+        for (int i = 0; i < N; i++) {
+            CHECK(b[i] == tri + (double)n * (i + round), "round %d: [%d] = %g", round, i, b[i]);
+            CHECK(b[N + i] == 2.0 * tri - (double)n * i, "round %d: second [%d] = %g", round, i,
+                  b[N + i]);
+        }
+        CHECK_RC(MPI_Comm_free(&d));
+    }
+    free(a);
+    free(b);
+}
+
+/* An erroneous program the collective watch reports: a nonblocking broadcast whose ranks
+ * name different roots (never completes), then blocking collectives that disagree on the
+ * same communicator (abandoned with an error). The abandoned call must leave the broadcast's
+ * posted receive alone (it used to free it, and the user's next receive got the same object). */
+static void check_abandon_spares(void) {
+    int rank, n;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    if (n != 2) return;
+    MPI_Comm c;
+    CHECK_RC(MPI_Comm_dup(MPI_COMM_WORLD, &c));
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    int b = 0, x = 1, y, v = -1;
+    MPI_Request r, u;
+    CHECK_RC(MPI_Ibcast(&b, 1, MPI_INT, rank == 0 ? 1 : 0, c, &r)); /* both wait to receive */
+    int rc = rank == 0 ? MPI_Barrier(c) : MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, c);
+    CHECK(rc != MPI_SUCCESS, "disagreeing collectives returned success");
+    if (rank == 0) {
+        CHECK_RC(MPI_Irecv(&v, 1, MPI_INT, 1, 5, MPI_COMM_WORLD, &u));
+        CHECK(u != r, "the user's receive got the broadcast's request");
+        int flag = 1;
+        CHECK_RC(MPI_Test(&r, &flag, MPI_STATUS_IGNORE));
+        CHECK(!flag, "the broadcast completed although no rank sends");
+        CHECK_RC(MPI_Wait(&u, MPI_STATUS_IGNORE));
+        CHECK(v == 42, "user receive got %d", v);
+    } else {
+        x = 42;
+        CHECK_RC(MPI_Send(&x, 1, MPI_INT, 0, 5, MPI_COMM_WORLD));
+    }
+    /* (c and the broadcast are left as they are: freeing c would wait for the broadcast) */
+}
+
+/* On intercommunicators (uneven halves, and evens against odds): every call against the
+ * blocking one, which coll_inter checks against references; roots on both sides (MPI_ROOT,
+ * MPI_PROC_NULL), sides that send different counts, the non-commutative operator. */
+static void check_inter_comm(MPI_Comm ic) {
+    int r, nl, nr;
+    MPI_Comm_rank(ic, &r);
+    MPI_Comm_size(ic, &nl);
+    MPI_Comm_remote_size(ic, &nr);
+    int wr, lw0, rw0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &wr);
+    MPI_Group lg, rg, wg;
+    MPI_Comm_group(ic, &lg);
+    MPI_Comm_remote_group(ic, &rg);
+    MPI_Comm_group(MPI_COMM_WORLD, &wg);
+    int zero = 0;
+    MPI_Group_translate_ranks(lg, 1, &zero, wg, &lw0);
+    MPI_Group_translate_ranks(rg, 1, &zero, wg, &rw0);
+    MPI_Group_free(&lg), MPI_Group_free(&rg), MPI_Group_free(&wg);
+    int side = lw0 < rw0; /* 1 on the side holding the lower world rank */
+    MPI_Request rq;
+    static const int counts[] = {0, 5, 3000};
+    int sc[64], sd[64], rc[64], rd[64];
+    MPI_Datatype st[64], rt[64];
+    for (int ci = 0; ci < 3; ci++) {
+        int k = counts[ci];
+        int ks = side ? k : 2 * k + 1, kr = side ? 2 * k + 1 : k; /* sides send differently */
+        CHECK_RC(MPI_Ibarrier(ic, &rq));
+        complete(&rq);
+        for (int rs = 0; rs < 2; rs++) { /* the root's side */
+            int mine = rs == side, root = mine ? (r == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+            fill(wr, 40 + rs);
+            CHECK_RC(MPI_Bcast(ra, k, MPI_INT, root, ic));
+            CHECK_RC(MPI_Ibcast(rb, k, MPI_INT, root, ic, &rq));
+            complete(&rq);
+            same("inter Ibcast", (size_t)k, root);
+            fill(wr, 42 + rs);
+            CHECK_RC(MPI_Reduce(sa, ra, k, mat_type, mat_mul, root, ic));
+            CHECK_RC(MPI_Ireduce(sb, rb, k, mat_type, mat_mul, root, ic, &rq));
+            complete(&rq);
+            same("inter Ireduce", (size_t)k, root);
+            /* the non-root side sends k ints each, the root gathers them */
+            fill(wr, 44 + rs);
+            CHECK_RC(MPI_Gather(sa, k, MPI_INT, ra, k, MPI_INT, root, ic));
+            CHECK_RC(MPI_Igather(sb, k, MPI_INT, rb, k, MPI_INT, root, ic, &rq));
+            complete(&rq);
+            same("inter Igather", (size_t)k, root);
+            fill(wr, 46 + rs);
+            CHECK_RC(MPI_Scatter(sa, k, MPI_INT, ra, k, MPI_INT, root, ic));
+            CHECK_RC(MPI_Iscatter(sb, k, MPI_INT, rb, k, MPI_INT, root, ic, &rq));
+            complete(&rq);
+            same("inter Iscatter", (size_t)k, root);
+            int cnt[64], dsp[64];
+            for (int q = 0, d = 0; q < nr && nr <= 64; q++)
+                cnt[q] = k + q, dsp[q] = d, d += k + q + 1;
+            int my = k + r;
+            fill(wr, 48 + rs);
+            CHECK_RC(MPI_Gatherv(sa, my, MPI_INT, ra, cnt, dsp, MPI_INT, root, ic));
+            CHECK_RC(MPI_Igatherv(sb, my, MPI_INT, rb, cnt, dsp, MPI_INT, root, ic, &rq));
+            complete(&rq);
+            same("inter Igatherv", (size_t)k, root);
+            fill(wr, 50 + rs);
+            CHECK_RC(MPI_Scatterv(sa, cnt, dsp, MPI_INT, ra, my, MPI_INT, root, ic));
+            CHECK_RC(MPI_Iscatterv(sb, cnt, dsp, MPI_INT, rb, my, MPI_INT, root, ic, &rq));
+            complete(&rq);
+            same("inter Iscatterv", (size_t)k, root);
+        }
+        fill(wr, 52);
+        CHECK_RC(MPI_Allreduce(sa, ra, k, mat_type, mat_mul, ic));
+        CHECK_RC(MPI_Iallreduce(sb, rb, k, mat_type, mat_mul, ic, &rq));
+        complete(&rq);
+        same("inter Iallreduce", (size_t)k, -1);
+        fill(wr, 53);
+        CHECK_RC(MPI_Allgather(sa, ks, MPI_INT, ra, kr, MPI_INT, ic));
+        CHECK_RC(MPI_Iallgather(sb, ks, MPI_INT, rb, kr, MPI_INT, ic, &rq));
+        complete(&rq);
+        same("inter Iallgather", (size_t)k, -1);
+        fill(wr, 54);
+        CHECK_RC(MPI_Alltoall(sa, ks, MPI_INT, ra, kr, MPI_INT, ic));
+        CHECK_RC(MPI_Ialltoall(sb, ks, MPI_INT, rb, kr, MPI_INT, ic, &rq));
+        complete(&rq);
+        same("inter Ialltoall", (size_t)k, -1);
+        if (nr <= 64) {
+            /* to remote q: k + r + q ints (what q expects from me: k + q + r) */
+            for (int q = 0, so = 0, ro = 0; q < nr; q++) {
+                sc[q] = rc[q] = k + r + q;
+                sd[q] = so, rd[q] = ro;
+                so += sc[q];
+                ro += rc[q] + 1;
+                st[q] = rt[q] = MPI_INT;
+            }
+            int agc[64], agd[64]; /* remote q sends k + q ints (its rank) */
+            for (int q = 0, d = 0; q < nr; q++) agc[q] = k + q, agd[q] = d, d += k + q + 1;
+            fill(wr, 55);
+            CHECK_RC(MPI_Allgatherv(sa, k + r, MPI_INT, ra, agc, agd, MPI_INT, ic));
+            CHECK_RC(MPI_Iallgatherv(sb, k + r, MPI_INT, rb, agc, agd, MPI_INT, ic, &rq));
+            complete(&rq);
+            same("inter Iallgatherv", (size_t)k, -1);
+            fill(wr, 56);
+            CHECK_RC(MPI_Alltoallv(sa, sc, sd, MPI_INT, ra, rc, rd, MPI_INT, ic));
+            CHECK_RC(MPI_Ialltoallv(sb, sc, sd, MPI_INT, rb, rc, rd, MPI_INT, ic, &rq));
+            complete(&rq);
+            same("inter Ialltoallv", (size_t)k, -1);
+            for (int q = 0; q < nr; q++) sd[q] *= (int)sizeof(int), rd[q] *= (int)sizeof(int);
+            fill(wr, 57);
+            CHECK_RC(MPI_Alltoallw(sa, sc, sd, st, ra, rc, rd, rt, ic));
+            CHECK_RC(MPI_Ialltoallw(sb, sc, sd, st, rb, rc, rd, rt, ic, &rq));
+            complete(&rq);
+            same("inter Ialltoallw", (size_t)k, -1);
+        }
+        /* Reduce_scatter: both groups' totals equal (6k), split over each group */
+        int cnt[64];
+        for (int i = 0; i < nl && nl <= 64; i++) cnt[i] = 6 * k / nl + (i < 6 * k % nl);
+        fill(wr, 58);
+        CHECK_RC(MPI_Reduce_scatter(sa, ra, cnt, MPI_INT, MPI_SUM, ic));
+        CHECK_RC(MPI_Ireduce_scatter(sb, rb, cnt, MPI_INT, MPI_SUM, ic, &rq));
+        complete(&rq);
+        same("inter Ireduce_scatter", (size_t)k, -1);
+        fill(wr, 59);
+        CHECK_RC(MPI_Reduce_scatter_block(sa, ra, k * nr, mat_type, mat_mul, ic));
+        CHECK_RC(MPI_Ireduce_scatter_block(sb, rb, k * nr, mat_type, mat_mul, ic, &rq));
+        complete(&rq);
+        same("inter Ireduce_scatter_block", (size_t)k, -1);
+    }
+    int a = 0, b = 0;
+    CHECK_ERR(MPI_Iscan(&a, &b, 1, MPI_INT, MPI_SUM, ic, &rq), MPI_ERR_COMM);
+    CHECK_ERR(MPI_Iexscan(&a, &b, 1, MPI_INT, MPI_SUM, ic, &rq), MPI_ERR_COMM);
+    CHECK_ERR(MPI_Ibcast(&a, 1, MPI_INT, nr, ic, &rq), MPI_ERR_ROOT);
+    CHECK_ERR(MPI_Iallreduce(MPI_IN_PLACE, &b, 1, MPI_INT, MPI_SUM, ic, &rq), MPI_ERR_BUFFER);
+}
+
 static void check_inter(void) {
     int rank, n;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
-    if (n < 2) return;
+    if (n < 2 || n > 64) return;
     MPI_Comm local, ic;
     CHECK_RC(MPI_Comm_split(MPI_COMM_WORLD, rank < n / 2, rank, &local));
     CHECK_RC(MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, rank < n / 2 ? n / 2 : 0, 3, &ic));
     MPI_Comm_set_errhandler(ic, MPI_ERRORS_RETURN);
-    MPI_Request rq;
-    CHECK_ERR(MPI_Ibarrier(ic, &rq), MPI_ERR_COMM);
+    check_inter_comm(ic);
+    MPI_Comm_free(&ic);
+    MPI_Comm_free(&local);
+    int even = rank % 2 == 0;
+    CHECK_RC(MPI_Comm_split(MPI_COMM_WORLD, even, rank, &local));
+    CHECK_RC(MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, even ? 1 : 0, 4, &ic));
+    MPI_Comm_set_errhandler(ic, MPI_ERRORS_RETURN);
+    check_inter_comm(ic);
     MPI_Comm_free(&ic);
     MPI_Comm_free(&local);
 }
@@ -443,7 +642,9 @@ int main(int argc, char **argv) {
         check_errors(comms[i]);
     }
     check_inter();
+    check_free_in_flight();
     cu_free_comms(comms, owned, nc);
+    check_abandon_spares(); /* last: it leaves a broken communicator behind */
     free(sa), free(sb), free(ra), free(rb);
     MPI_Op_free(&mat_mul);
     MPI_Type_free(&mat_type);
