@@ -289,7 +289,9 @@ static void release_protocol(co_comm *c) {
         stream_recv(c->id, &cur, &nxt);
         c->stream_pending = 0;
     }
-    if (c->quarantined) { /* no notice, no release: the ID stays taken */
+    /* (an intercommunicator whose step inside a group broke: its messages may be in flight) */
+    if (c->quarantined || (c->local_comm && c->local_comm->quarantined)) {
+        /* no notice, no release: the ID stays taken */
         if (c->pool) co_idpool_close(c->pool);
         c->pool = NULL;
         return;
@@ -349,9 +351,10 @@ static void sweep_zombies(void) {
             i++;
             continue;
         }
-        release_protocol(CM->zombies[i]);
-        co_comm_destroy(CM->zombies[i]);
+        co_comm *z = CM->zombies[i]; /* out of the list first: releasing it may come back here */
         CM->zombies[i] = CM->zombies[--CM->nzombies];
+        release_protocol(z);
+        co_comm_destroy(z);
     }
 }
 

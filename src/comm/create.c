@@ -127,48 +127,70 @@ typedef struct idup_call {
     struct idup_call *next;
     co_comm *parent;
     struct co_attr *attrs; /* copied at the call */
+    co_errhandler *errh;   /* the parent's at the call (held), which the child inherits */
     MPI_Comm *out;
-    co_req *req;
+    co_req *req; /* NULL: the call failed at once; its round is taken and the child freed */
 } idup_call;
 
 static idup_call *idups, **idups_tail = &idups;
 
-/* Makes the new communicator (c's stream must be ready) and completes the request. */
-static void idup_finish(co_comm *c, struct co_attr *attrs, MPI_Comm *out, co_req *r) {
+/* Takes c's round (c's stream must be ready) and makes the new communicator: for the
+ * request r, which then completes; without one, only to free it again at once, as a failed
+ * MPI_Comm_dup does (the round and the master's lease must count every member). */
+static void idup_finish(co_comm *c, struct co_attr *attrs, co_errhandler *errh, MPI_Comm *out,
+                        co_req *r) {
     uint64_t id, serial;
     co_comm *n = NULL;
     int rc = co_comm_stream_round(c, &id, &serial) ? MPI_ERR_OTHER : MPI_SUCCESS;
     if (!rc)
         rc = co_comm_new_child(c, c->local, c->remote, id, co_comm_master_world(c), serial, &n);
     if (!rc && c->topo && !(n->topo = co_topo_dup(c->topo))) co_fatal("out of memory");
-    if (rc) {
-        co_attrs_delete_all(&attrs, c->handle, 1);
-        *out = MPI_COMM_NULL;
+    if (!rc && n->errh != errh) { /* the handler of the parent at the call */
+        co_errhandler *was = n->errh;
+        n->errh = errh;
+        errh->refcount++;
+        if (--was->refcount == 0 && !was->builtin) {
+            co_htab_remove(&co_st.errhs, was->handle);
+            free(was);
+        }
+    }
+    if (errh && --errh->refcount == 0 && !errh->builtin) {
+        co_htab_remove(&co_st.errhs, errh->handle);
+        free(errh);
+    }
+    if (rc || !r) {
+        co_attrs_delete_all(&attrs, MPI_COMM_NULL, 1);
+        if (n) co_comm_free(n, "MPI_Comm_idup");
+        n = NULL;
     } else {
         n->attrs = attrs;
-        *out = n->handle;
     }
+    if (!r) return;
+    *out = n ? n->handle : MPI_COMM_NULL;
     r->status = (co_status){.source = MPI_ANY_SOURCE, .tag = MPI_ANY_TAG, .error = rc};
     co_req_complete(r);
 }
 
 int co_comm_idup(co_comm *c, const char *fn, MPI_Comm *out, co_req *r) {
     struct co_attr *attrs = NULL;
-    int rc = co_attrs_copy_all(c->attrs, c->handle, &attrs, 0);
-    if (rc) {
-        co_attrs_delete_all(&attrs, c->handle, 1);
-        return co_error(c, fn, rc, "an attribute copy callback failed (error %d)", rc);
+    int rc = r ? co_attrs_copy_all(c->attrs, c->handle, &attrs, MPI_COMM_NULL) : MPI_ERR_NO_MEM;
+    if (rc) { /* the call fails here, but its round is still this rank's to take */
+        co_attrs_delete_all(&attrs, MPI_COMM_NULL, 1);
+        r = NULL;
     }
+    c->errh->refcount++;
     if (!c->idup_pending && co_comm_stream_ready(c)) {
-        idup_finish(c, attrs, out, r);
-        return MPI_SUCCESS;
+        idup_finish(c, attrs, c->errh, out, r);
+    } else {
+        idup_call *k = malloc(sizeof(*k));
+        if (!k) co_fatal("out of memory");
+        *k = (idup_call){NULL, c, attrs, c->errh, out, r};
+        *idups_tail = k;
+        idups_tail = &k->next;
+        c->idup_pending++;
     }
-    idup_call *k = malloc(sizeof(*k));
-    if (!k) co_fatal("out of memory");
-    *k = (idup_call){NULL, c, attrs, out, r};
-    *idups_tail = k;
-    idups_tail = &k->next;
-    c->idup_pending++;
+    if (rc == MPI_ERR_NO_MEM) return co_error(c, fn, rc, "out of request handles");
+    if (rc) return co_error(c, fn, rc, "an attribute copy callback failed (error %d)", rc);
     return MPI_SUCCESS;
 }
 
@@ -176,25 +198,29 @@ int co_comm_idup_any(void) {
     return idups != NULL;
 }
 
+/* One call at a time, from the head again after each: finishing one may run MPI calls (a
+ * failed one's free), which may come back here. */
 int co_comm_idup_progress(void) {
     int n = 0;
-    for (idup_call **pp = &idups; *pp;) {
-        idup_call *k = *pp;
-        int first = 1; /* the oldest pending call on its parent */
-        for (idup_call *e = idups; e != k; e = e->next)
-            if (e->parent == k->parent) first = 0;
-        if (!first || !co_comm_stream_ready(k->parent)) {
-            pp = &k->next;
-            continue;
+    for (;;) {
+        idup_call **pp = &idups, *k = NULL;
+        for (; *pp; pp = &(*pp)->next) {
+            int first = 1; /* the oldest pending call on its parent */
+            for (idup_call *e = idups; e != *pp; e = e->next)
+                if (e->parent == (*pp)->parent) first = 0;
+            if (first && co_comm_stream_ready((*pp)->parent)) {
+                k = *pp;
+                break;
+            }
         }
+        if (!k) return n;
         *pp = k->next;
         if (!*pp) idups_tail = pp;
         k->parent->idup_pending--;
-        idup_finish(k->parent, k->attrs, k->out, k->req);
+        idup_finish(k->parent, k->attrs, k->errh, k->out, k->req);
         free(k);
         n++;
     }
-    return n;
 }
 
 void co_comm_idup_drain(co_comm *c) {

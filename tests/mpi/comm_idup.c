@@ -2,7 +2,9 @@
  * a member's call completes even when its master calls only later, after waiting for that
  * member (a blocking dup there would deadlock); several calls in flight on one parent,
  * completed in any order, and a blocking MPI_Comm_dup after them, keep the order of the calls;
- * attributes are copied; intercommunicators; MPI_Comm_idup_with_info; the bad arguments. */
+ * attributes are copied, and a copy callback that fails on one rank leaves the ranks' later
+ * creations in step; the child's error handler is the parent's at the call;
+ * intercommunicators; MPI_Comm_idup_with_info; the bad arguments. */
 #include "comm_util.h"
 
 static int copies;
@@ -10,6 +12,17 @@ static int copy_fn(MPI_Comm c, int key, void *extra, void *in, void *out, int *f
     (void)c, (void)key, (void)extra;
     copies++;
     *(void **)out = (void *)((char *)in + 1);
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+
+static int fail_on_1(MPI_Comm c, int key, void *extra, void *in, void *out, int *flag) {
+    (void)key, (void)extra;
+    int r;
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    (void)c;
+    if (r == 1) return MPI_ERR_OTHER;
+    *(void **)out = in;
     *flag = 1;
     return MPI_SUCCESS;
 }
@@ -107,6 +120,49 @@ int main(int argc, char **argv) {
     CHECK(flag && v == (void *)11, "attribute on the idup: %p", v);
     MPI_Comm_free(&c);
     MPI_Comm_free_keyval(&key);
+
+    /* the child takes the parent's error handler at the call, even when a member's call
+     * completes later, after the parent's handler changed */
+    MPI_Comm q;
+    CHECK_RC(MPI_Comm_dup(MPI_COMM_WORLD, &q));
+    CHECK_RC(MPI_Comm_set_errhandler(q, MPI_ERRORS_ARE_FATAL));
+    if (rank == 0) {
+        for (int k = 1; k < n; k++)
+            CHECK_RC(MPI_Recv(&token, 1, MPI_INT, k, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        CHECK_RC(MPI_Comm_idup(q, &c, &rq));
+    } else {
+        CHECK_RC(MPI_Comm_idup(q, &c, &rq));
+        CHECK_RC(MPI_Comm_set_errhandler(q, MPI_ERRORS_RETURN));
+        CHECK_RC(MPI_Send(&token, 1, MPI_INT, 0, 9, MPI_COMM_WORLD));
+    }
+    CHECK_RC(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    MPI_Errhandler eh;
+    CHECK_RC(MPI_Comm_get_errhandler(c, &eh));
+    CHECK(eh == MPI_ERRORS_ARE_FATAL, "the idup took the parent's later error handler");
+    MPI_Errhandler_free(&eh);
+    MPI_Comm_free(&c);
+    MPI_Comm_free(&q);
+
+    /* a copy callback that fails on one rank: its call fails, the others' succeed, and the
+     * ranks' next creations on the parent still agree (the failed call took its round) */
+    if (n > 1) {
+        CHECK_RC(MPI_Comm_create_keyval(fail_on_1, MPI_COMM_NULL_DELETE_FN, &key, NULL));
+        CHECK_RC(MPI_Comm_set_attr(p, key, (void *)1));
+        int rc = MPI_Comm_idup(p, &c, &rq);
+        if (rank == 1) {
+            CHECK(rc != MPI_SUCCESS, "the failing copy callback's idup succeeded");
+        } else {
+            CHECK_RC(rc);
+            CHECK_RC(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+            MPI_Comm_free(&c);
+        }
+        CHECK_RC(MPI_Comm_delete_attr(p, key));
+        MPI_Comm_free_keyval(&key);
+        CHECK_RC(MPI_Comm_dup(p, &b));
+        cu_check_same_id(b);
+        cu_check_works(b, 4);
+        MPI_Comm_free(&b);
+    }
 
     /* with info */
     MPI_Info info;
