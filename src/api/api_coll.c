@@ -803,12 +803,6 @@ static int alltoallw_common(const char *fn, const void *sendbuf, const int sendc
                             "send and receive buffers are the same (use MPI_IN_PLACE)");
         }
     }
-    if (c->is_inter && !req) {
-        rc = co_inter_alltoallw(sendbuf, sendcounts, sdispls, sdts, recvbuf, recvcounts, rdispls,
-                                dts, c);
-        free(dts);
-        return inter_done(c, fn, rc);
-    }
     call_args a = {.kind = CO_COLL_ALLTOALLW,
                    .root = -1,
                    .sbuf = sendbuf,

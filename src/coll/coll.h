@@ -545,7 +545,7 @@ typedef struct co_coll_args {
     co_dtype *const *stypes, *const *rtypes; /* Alltoallw: a type per peer (displs in bytes) */
 } co_coll_args;
 /* Alltoallw is not in the registry: it has one way, every transfer posted at once (nbc.c,
- * which runs the blocking call too, and inter.c). */
+ * which runs the blocking call too, on both kinds of communicator). */
 #define CO_COLL_ALLTOALLW CO_COLL_KINDS
 
 /* Nonblocking collectives (nbc.c): starts call `a` on intracommunicator c as a schedule that
@@ -582,9 +582,6 @@ int co_inter_alltoall(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf
 int co_inter_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, co_dtype *sdt,
                        void *rbuf, const int *rcounts, const int *rdispls, co_dtype *rdt,
                        co_comm *ic);
-int co_inter_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
-                       co_dtype *const *stypes, void *rbuf, const int *rcounts, const int *rdispls,
-                       co_dtype *const *rtypes, co_comm *ic);
 int co_inter_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, co_dtype *dt,
                             co_op *op, co_comm *ic);
 int co_inter_reduce_scatter_block(const void *sbuf, void *rbuf, size_t rcount, co_dtype *dt,

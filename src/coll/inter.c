@@ -15,7 +15,7 @@
  *   Gather          gather to the leader -> root;  Scatter: root -> leader -> scatter;
  *   Allgather       gather to each leader, the leaders swap, bcast in each group;
  *   Reduce_scatter  reduce to each leader, the leaders swap, scatterv in each group;
- *   Gatherv, Scatterv, Allgatherv, Alltoall(v,w): one message between each pair that
+ *   Gatherv, Scatterv, Allgatherv, Alltoall(v): one message between each pair that
  *                   exchanges data, all posted at once (the blocks differ in size, so no
  *                   leader could gather them without another exchange of counts).
  * A step that fails does not stop the others (the peers would wait for it): the call runs to
@@ -287,34 +287,6 @@ int co_inter_alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
                        void *rbuf, const int *rcounts, const int *rdispls, co_dtype *rdt,
                        co_comm *ic) {
     return pairwise(ic, CO_TAG_ALLTOALL, sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt);
-}
-
-int co_inter_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
-                       co_dtype *const *stypes, void *rbuf, const int *rcounts, const int *rdispls,
-                       co_dtype *const *rtypes, co_comm *ic) {
-    int nr = ic->remote->size, n = 0, rc = MPI_SUCCESS;
-    uint64_t ctx = co_coll_ctx(ic);
-    co_req *stack[64], **reqs = 2 * nr <= 64 ? stack : xmalloc(2 * (size_t)nr * sizeof(*reqs));
-    if (!reqs) co_fatal("out of memory in an intercommunicator collective");
-    for (int k = 0; k < nr && !rc; k++) {
-        int q = (ic->rank + k) % nr;
-        rc = co_irecv((char *)rbuf + rdispls[q], (size_t)rcounts[q], rtypes[q], q, CO_TAG_ALLTOALL,
-                      ic, ctx, &reqs[n++]);
-    }
-    for (int k = 0; k < nr && !rc; k++) {
-        int q = (ic->rank + k) % nr;
-        rc = co_isend((const char *)sbuf + sdispls[q], (size_t)scounts[q], stypes[q], q,
-                      CO_TAG_ALLTOALL, ic, ctx, CO_MODE_STD, &reqs[n++]);
-    }
-    if (rc)
-        for (int i = 0; i < n; i++)
-            if (reqs[i] && reqs[i]->kind == CO_REQ_RECV) {
-                co_recv_withdraw(reqs[i]);
-                reqs[i] = NULL;
-            }
-    rc = first_error(rc, co_coll_waitall(n, reqs));
-    if (reqs != stack) free(reqs);
-    return rc;
 }
 
 int co_inter_alltoall(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size_t rcount,
