@@ -16,7 +16,9 @@
  * right) and then to the root, reduction plus broadcast for Iallreduce, reduction plus
  * scatterv for Ireduce_scatter(_block), a chain for Iscan and Iexscan, and every transfer
  * posted at once for the gathers, scatters, allgathers and alltoalls (Alltoallw's blocking
- * form runs its schedule too). */
+ * form runs its schedule too). On intercommunicators the schedules are the blocking ones'
+ * steps (inter.c), each group's on its hidden local communicator. The same hook completes
+ * the MPI_Comm_idup calls that wait for their master (src/comm/create.c). */
 #include "coll.h"
 #include "../comm/comm.h"
 
