@@ -311,8 +311,13 @@ static void release_protocol(co_comm *c) {
     c->pool = NULL;
 }
 
+static void sweep_zombies(void);
+
 int co_comm_new_child(co_comm *parent, co_group *local, co_group *remote, uint64_t id,
                       int home_rank, uint64_t home_serial, co_comm **out) {
+    /* freed communicators whose last requests have gone since give their IDs back here too,
+     * not only at the next MPI_Comm_free (a program may only create from now on) */
+    if (CM->nzombies) sweep_zombies();
     co_comm *c = co_comm_create(local, remote, id);
     if (!c) co_fatal("out of memory creating a communicator");
     if (parent->errh != c->errh) {

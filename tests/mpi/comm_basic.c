@@ -84,7 +84,9 @@ int main(int argc, char **argv) {
 
     /* operations pending when their communicator is freed complete normally */
     if (n > 1) {
-        MPI_Comm t;
+        MPI_Comm t, u;
+        uint64_t before[MPIX_ID_STATS];
+        cu_stats(before);
         CHECK_RC(MPI_Comm_dup(MPI_COMM_WORLD, &t));
         int to = (rank + 1) % n, from = (rank - 1 + n) % n, big = 1 << 16;
         int *sb = malloc(sizeof(int) * (size_t)big), *rb = calloc((size_t)big, sizeof(int));
@@ -99,6 +101,16 @@ int main(int argc, char **argv) {
         CHECK(sts[0].MPI_SOURCE == from, "source after free %d", sts[0].MPI_SOURCE);
         free(sb);
         free(rb);
+        /* t kept its ID while its requests lived; the next creation gives it back (no free
+         * needed): one more handle, and at the master one lease more (u's), not two */
+        CHECK_RC(MPI_Comm_dup(MPI_COMM_WORLD, &u));
+        uint64_t expect[MPIX_ID_STATS];
+        memcpy(expect, before, sizeof(expect));
+        expect[0] += 1;
+        expect[1] = 0; /* pools: any number */
+        expect[2] += rank == 0;
+        cu_settle_extra(expect, UINT64_MAX);
+        MPI_Comm_free(&u);
     }
 
     /* names */
