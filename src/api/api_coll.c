@@ -259,6 +259,18 @@ static int nb_check(co_comm *c, const char *fn, MPI_Request *req) {
     return MPI_SUCCESS;
 }
 
+/* A call that has one way, its nonblocking schedule, run and waited for: MPI_Alltoallw, and the
+ * intercommunicator collectives that exchange one message per pair. */
+static int sched_wait(co_comm *c, const char *fn, const call_args *a) {
+    co_req *r;
+    int rc = co_nbc_start(c, a, &r);
+    if (rc) return co_error(c, fn, rc, "out of request handles");
+    co_progress_wait(r);
+    rc = r->status.error;
+    co_req_free(r);
+    return c->is_inter ? inter_done(c, fn, rc) : done(c, fn, rc);
+}
+
 static int go(co_comm *c, const char *fn, MPI_Request *req, uint64_t bytes, const call_args *a) {
     if (!req) return run(c, fn, bytes, a);
     co_req *r;
@@ -813,18 +825,9 @@ static int alltoallw_common(const char *fn, const void *sendbuf, const int sendc
                    .rcounts = recvcounts,
                    .rdispls = rdispls,
                    .rtypes = dts};
-    co_req *r;
-    rc = co_nbc_start(c, &a, &r); /* (the schedule holds its own references to the types) */
-    free(dts);
-    if (rc) return co_error(c, fn, rc, "out of request handles");
-    if (req) {
-        *req = r->handle;
-        return MPI_SUCCESS;
-    }
-    co_progress_wait(r); /* the blocking call: its schedule, waited for */
-    rc = r->status.error;
-    co_req_free(r);
-    return done(c, fn, rc);
+    rc = req ? go(c, fn, req, 0, &a) : sched_wait(c, fn, &a);
+    free(dts); /* (the schedule holds its own references to the types) */
+    return rc;
 }
 
 CO_WEAK(MPI_Alltoallw, PMPI_Alltoallw);
@@ -1102,12 +1105,12 @@ static int inter_rooted(co_comm *c, const char *fn, int kind, const void *sbuf, 
                         int root, MPI_Request *req) {
     int rc;
     if ((rc = inter_root(c, fn, root))) return rc;
-    if (root == MPI_PROC_NULL) {
-        call_args none = {.kind = kind, .root = root};
-        return req ? go(c, fn, req, 0, &none) : MPI_SUCCESS;
-    }
     int gathers = kind == CO_COLL_GATHER || kind == CO_COLL_GATHERV;
     int vector = kind == CO_COLL_GATHERV || kind == CO_COLL_SCATTERV;
+    if (root == MPI_PROC_NULL) { /* (a schedule counts the call, which every rank must do) */
+        call_args none = {.kind = kind, .root = root};
+        return req ? go(c, fn, req, 0, &none) : vector ? sched_wait(c, fn, &none) : MPI_SUCCESS;
+    }
     co_dtype *byte = co_dt_get(MPI_BYTE), *sdt = byte, *rdt = byte;
     if (gathers == (root == MPI_ROOT)) { /* this process receives */
         rdt = inter_side(c, fn, rbuf, rcount, rcounts, rdispls, rtype,
@@ -1118,35 +1121,24 @@ static int inter_rooted(co_comm *c, const char *fn, int kind, const void *sbuf, 
                          vector && !gathers ? "sendcounts" : NULL, "displs", &rc);
         if (!sdt) return rc;
     }
-    if (req) {
-        call_args a = {.kind = kind,
-                       .root = root,
-                       .sbuf = sbuf,
-                       .scount = (size_t)scount,
-                       .sdt = sdt,
-                       .scounts = scounts,
-                       .sdispls = sdispls,
-                       .rbuf = rbuf,
-                       .rcount = (size_t)rcount,
-                       .rdt = rdt,
-                       .rcounts = rcounts,
-                       .rdispls = rdispls};
-        return go(c, fn, req, 0, &a);
-    }
-    switch (kind) {
-    case CO_COLL_GATHER:
+    call_args a = {.kind = kind,
+                   .root = root,
+                   .sbuf = sbuf,
+                   .scount = (size_t)scount,
+                   .sdt = sdt,
+                   .scounts = scounts,
+                   .sdispls = sdispls,
+                   .rbuf = rbuf,
+                   .rcount = (size_t)rcount,
+                   .rdt = rdt,
+                   .rcounts = rcounts,
+                   .rdispls = rdispls};
+    if (req) return go(c, fn, req, 0, &a);
+    if (vector) return sched_wait(c, fn, &a); /* one message per pair */
+    if (gathers)
         rc = co_inter_gather(sbuf, (size_t)scount, sdt, rbuf, (size_t)rcount, rdt, root, c);
-        break;
-    case CO_COLL_GATHERV:
-        rc = co_inter_gatherv(sbuf, (size_t)scount, sdt, rbuf, rcounts, rdispls, rdt, root, c);
-        break;
-    case CO_COLL_SCATTER:
+    else
         rc = co_inter_scatter(sbuf, (size_t)scount, sdt, rbuf, (size_t)rcount, rdt, root, c);
-        break;
-    default:
-        rc = co_inter_scatterv(sbuf, scounts, sdispls, sdt, rbuf, (size_t)rcount, rdt, root, c);
-        break;
-    }
     return inter_done(c, fn, rc);
 }
 
@@ -1164,34 +1156,20 @@ static int inter_every(co_comm *c, const char *fn, int kind, const void *sbuf, i
                    kind == CO_COLL_ALLGATHERV ? "displs" : "rdispls", &rc);
     if (!rdt) return rc;
     if (!scounts && (rc = distinct(c, fn, sbuf, rbuf, scount, sdt))) return rc;
-    if (req) {
-        call_args a = {.kind = kind,
-                       .root = -1,
-                       .sbuf = sbuf,
-                       .scount = (size_t)scount,
-                       .sdt = sdt,
-                       .scounts = scounts,
-                       .sdispls = sdispls,
-                       .rbuf = rbuf,
-                       .rcount = (size_t)rcount,
-                       .rdt = rdt,
-                       .rcounts = rcounts,
-                       .rdispls = rdispls};
-        return go(c, fn, req, 0, &a);
-    }
-    switch (kind) {
-    case CO_COLL_ALLGATHER:
-        rc = co_inter_allgather(sbuf, (size_t)scount, sdt, rbuf, (size_t)rcount, rdt, c);
-        break;
-    case CO_COLL_ALLGATHERV:
-        rc = co_inter_allgatherv(sbuf, (size_t)scount, sdt, rbuf, rcounts, rdispls, rdt, c);
-        break;
-    case CO_COLL_ALLTOALL:
-        rc = co_inter_alltoall(sbuf, (size_t)scount, sdt, rbuf, (size_t)rcount, rdt, c);
-        break;
-    default:
-        rc = co_inter_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, c);
-        break;
-    }
-    return inter_done(c, fn, rc);
+    call_args a = {.kind = kind,
+                   .root = -1,
+                   .sbuf = sbuf,
+                   .scount = (size_t)scount,
+                   .sdt = sdt,
+                   .scounts = scounts,
+                   .sdispls = sdispls,
+                   .rbuf = rbuf,
+                   .rcount = (size_t)rcount,
+                   .rdt = rdt,
+                   .rcounts = rcounts,
+                   .rdispls = rdispls};
+    if (req) return go(c, fn, req, 0, &a);
+    if (kind != CO_COLL_ALLGATHER) return sched_wait(c, fn, &a); /* one message per pair */
+    return inter_done(c, fn,
+                      co_inter_allgather(sbuf, (size_t)scount, sdt, rbuf, (size_t)rcount, rdt, c));
 }

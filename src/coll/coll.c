@@ -924,13 +924,17 @@ void co_coll_blocks(size_t count, int n, size_t *cnt, size_t *dsp) {
     }
 }
 
+void co_coll_uniform_fill(int n, size_t count, int *c) {
+    for (int i = 0; i < n; i++) {
+        c[i] = (int)count; /* (the API checked that the counts fit an int) */
+        c[n + i] = (int)(count * (size_t)i);
+    }
+}
+
 int *co_coll_uniform(int n, size_t count, int *stack, int **displs) {
     int *c = n <= 64 ? stack : co_coll_alloc(2 * (size_t)n * sizeof(int));
     if (!c) co_fatal("out of memory");
-    for (int i = 0; i < n; i++) {
-        c[i] = (int)count;
-        c[n + i] = (int)(count * (size_t)i);
-    }
+    co_coll_uniform_fill(n, count, c);
     *displs = c + n;
     return c;
 }

@@ -567,21 +567,10 @@ int co_inter_allreduce(const void *sbuf, void *rbuf, size_t count, co_dtype *dt,
                        co_comm *ic);
 int co_inter_gather(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size_t rcount,
                     co_dtype *rdt, int root, co_comm *ic);
-int co_inter_gatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, const int *rcounts,
-                     const int *displs, co_dtype *rdt, int root, co_comm *ic);
 int co_inter_scatter(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size_t rcount,
                      co_dtype *rdt, int root, co_comm *ic);
-int co_inter_scatterv(const void *sbuf, const int *scounts, const int *displs, co_dtype *sdt,
-                      void *rbuf, size_t rcount, co_dtype *rdt, int root, co_comm *ic);
 int co_inter_allgather(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size_t rcount,
                        co_dtype *rdt, co_comm *ic);
-int co_inter_allgatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf,
-                        const int *rcounts, const int *displs, co_dtype *rdt, co_comm *ic);
-int co_inter_alltoall(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size_t rcount,
-                      co_dtype *rdt, co_comm *ic);
-int co_inter_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, co_dtype *sdt,
-                       void *rbuf, const int *rcounts, const int *rdispls, co_dtype *rdt,
-                       co_comm *ic);
 int co_inter_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, co_dtype *dt,
                             co_op *op, co_comm *ic);
 int co_inter_reduce_scatter_block(const void *sbuf, void *rbuf, size_t rcount, co_dtype *dt,
@@ -616,10 +605,12 @@ int co_scan_cma(const void *in, void *rbuf, size_t count, co_dtype *dt, co_op *o
                 int excl);
 int co_scan_chain(const void *in, void *rbuf, size_t count, co_dtype *dt, co_op *op, co_comm *c,
                   int excl);
-/* n equal blocks of `count` elements: counts and displacements (in *stack if n <= 64). */
 /* count elements in n blocks as even as possible (the first count % n one larger): block i
  * has cnt[i] elements from element dsp[i]. */
 void co_coll_blocks(size_t count, int n, size_t *cnt, size_t *dsp);
+/* n equal blocks of `count` elements: counts c[0..n), displacements c[n..2n) (block i at
+ * i * count); co_coll_uniform puts them in *stack if n <= 64, else in scratch memory. */
+void co_coll_uniform_fill(int n, size_t count, int *c);
 int *co_coll_uniform(int n, size_t count, int *stack, int **displs);
 /* Allgatherv through the shared buffers and with every transfer posted at once
  * (allgatherv.c; also Allgather's "shm" and "linear"). */

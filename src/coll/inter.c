@@ -15,9 +15,10 @@
  *   Gather          gather to the leader -> root;  Scatter: root -> leader -> scatter;
  *   Allgather       gather to each leader, the leaders swap, bcast in each group;
  *   Reduce_scatter  reduce to each leader, the leaders swap, scatterv in each group;
- *   Gatherv, Scatterv, Allgatherv, Alltoall(v): one message between each pair that
+ *   Gatherv, Scatterv, Allgatherv, Alltoall(v,w): one message between each pair that
  *                   exchanges data, all posted at once (the blocks differ in size, so no
- *                   leader could gather them without another exchange of counts).
+ *                   leader could gather them without another exchange of counts): their
+ *                   nonblocking schedule, waited for (nbc.c; src/api/api_coll.c).
  * A step that fails does not stop the others (the peers would wait for it): the call runs to
  * its end and returns the first error. */
 #include "coll.h"
@@ -113,13 +114,10 @@ static void *leader_buf(const co_comm *ic, co_dtype *dt, size_t count, void **ba
     return (char *)*base - dt->true_lb;
 }
 
-/* n counts of `count` and their displacements (block i at i * count): 2n ints to free. */
+/* n counts of `count` and their displacements: 2n ints to free. */
 static int *uniform(int n, size_t count, int **displs) {
     int *c = xmalloc(2 * (size_t)n * sizeof(int));
-    for (int i = 0; i < n; i++) {
-        c[i] = (int)count; /* (the API checked that the counts fit an int) */
-        c[n + i] = (int)(count * (size_t)i);
-    }
+    co_coll_uniform_fill(n, count, c);
     *displs = c + n;
     return c;
 }
@@ -209,57 +207,6 @@ int co_inter_scatter(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf,
     return rc;
 }
 
-/* Posts every transfer of a pairwise exchange with the remote group and waits for them all:
- * to remote rank q, scounts[q] elements of sdt from sbuf + sdispls[q] extents (no sends when
- * sbuf's counts are NULL, and likewise for receives). Peers are taken from this rank's own
- * index on, so that the ranks do not all start with the same one. */
-static int pairwise(co_comm *ic, int tag, const void *sbuf, const int *scounts, const int *sdispls,
-                    co_dtype *sdt, void *rbuf, const int *rcounts, const int *rdispls,
-                    co_dtype *rdt) {
-    int nr = ic->remote->size, n = 0, rc = MPI_SUCCESS;
-    uint64_t ctx = co_coll_ctx(ic);
-    co_req *stack[64], **reqs = 2 * nr <= 64 ? stack : xmalloc(2 * (size_t)nr * sizeof(*reqs));
-    if (!reqs) co_fatal("out of memory in an intercommunicator collective");
-    for (int k = 0; k < nr && !rc; k++) {
-        int q = (ic->rank + k) % nr;
-        if (rcounts)
-            rc = co_irecv(co_coll_elem(rbuf, (size_t)rdispls[q], rdt), (size_t)rcounts[q], rdt, q,
-                          tag, ic, ctx, &reqs[n++]);
-    }
-    for (int k = 0; k < nr && !rc; k++) {
-        int q = (ic->rank + k) % nr;
-        if (scounts)
-            rc = co_isend(co_coll_elem(sbuf, (size_t)sdispls[q], sdt), (size_t)scounts[q], sdt, q,
-                          tag, ic, ctx, CO_MODE_STD, &reqs[n++]);
-    }
-    if (rc) { /* take back what was posted: nothing may land after the call */
-        for (int i = 0; i < n; i++)
-            if (reqs[i] && reqs[i]->kind == CO_REQ_RECV) {
-                co_recv_withdraw(reqs[i]);
-                reqs[i] = NULL;
-            }
-    }
-    rc = first_error(rc, co_coll_waitall(n, reqs));
-    if (reqs != stack) free(reqs);
-    return rc;
-}
-
-int co_inter_gatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, const int *rcounts,
-                     const int *displs, co_dtype *rdt, int root, co_comm *ic) {
-    if (root == MPI_PROC_NULL) return MPI_SUCCESS;
-    if (root == MPI_ROOT)
-        return pairwise(ic, CO_TAG_GATHER, NULL, NULL, NULL, sdt, rbuf, rcounts, displs, rdt);
-    return co_send(sbuf, scount, sdt, root, CO_TAG_GATHER, ic, co_coll_ctx(ic));
-}
-
-int co_inter_scatterv(const void *sbuf, const int *scounts, const int *displs, co_dtype *sdt,
-                      void *rbuf, size_t rcount, co_dtype *rdt, int root, co_comm *ic) {
-    if (root == MPI_PROC_NULL) return MPI_SUCCESS;
-    if (root == MPI_ROOT)
-        return pairwise(ic, CO_TAG_SCATTER, sbuf, scounts, displs, sdt, rbuf, NULL, NULL, rdt);
-    return co_recv(rbuf, rcount, rdt, root, CO_TAG_SCATTER, ic, co_coll_ctx(ic), NULL);
-}
-
 int co_inter_allgather(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size_t rcount,
                        co_dtype *rdt, co_comm *ic) {
     size_t mine = scount * (size_t)ic->size, theirs = rcount * (size_t)ic->remote->size;
@@ -271,32 +218,6 @@ int co_inter_allgather(const void *sbuf, size_t scount, co_dtype *sdt, void *rbu
         free(base);
     }
     return first_error(rc, local_bcast(ic, rbuf, theirs, rdt));
-}
-
-int co_inter_allgatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf,
-                        const int *rcounts, const int *displs, co_dtype *rdt, co_comm *ic) {
-    int nr = ic->remote->size, *zero;
-    int *same = uniform(nr, scount, &zero);
-    for (int q = 0; q < nr; q++) zero[q] = 0; /* every peer gets the one block */
-    int rc = pairwise(ic, CO_TAG_ALLGATHER, sbuf, same, zero, sdt, rbuf, rcounts, displs, rdt);
-    free(same);
-    return rc;
-}
-
-int co_inter_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, co_dtype *sdt,
-                       void *rbuf, const int *rcounts, const int *rdispls, co_dtype *rdt,
-                       co_comm *ic) {
-    return pairwise(ic, CO_TAG_ALLTOALL, sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt);
-}
-
-int co_inter_alltoall(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size_t rcount,
-                      co_dtype *rdt, co_comm *ic) {
-    int nr = ic->remote->size, *sd, *rd;
-    int *sc = uniform(nr, scount, &sd), *rc_ = uniform(nr, rcount, &rd);
-    int rc = pairwise(ic, CO_TAG_ALLTOALL, sbuf, sc, sd, sdt, rbuf, rc_, rd, rdt);
-    free(sc);
-    free(rc_);
-    return rc;
 }
 
 int co_inter_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, co_dtype *dt,

@@ -125,10 +125,6 @@ static void *nb_tmp(nb_sched *s, co_dtype *dt, size_t count) {
     return (char *)b - dt->true_lb;
 }
 
-static void *elem(const void *buf, size_t i, const co_dtype *dt) {
-    return co_coll_elem(buf, i, dt);
-}
-
 /* ---- Schedules --------------------------------------------------------------------------------
  */
 
@@ -199,24 +195,23 @@ static void build_pairwise(nb_sched *s, const void *sbuf, const int *scounts, co
     int n = s->on->size, me = s->on->rank;
     for (int k = 1; k < n; k++) {
         int q = (me + k) % n, p = (me - k + n) % n;
-        if (rcounts) nb_recv(s, elem(rbuf, (size_t)rdispls[p], rdt), (size_t)rcounts[p], rdt, p);
+        if (rcounts)
+            nb_recv(s, co_coll_elem(rbuf, (size_t)rdispls[p], rdt), (size_t)rcounts[p], rdt, p);
         if (scounts)
-            nb_send(s, sdispls ? elem(sbuf, (size_t)sdispls[q], sdt) : sbuf, (size_t)scounts[q],
-                    sdt, q);
+            nb_send(s, sdispls ? co_coll_elem(sbuf, (size_t)sdispls[q], sdt) : sbuf,
+                    (size_t)scounts[q], sdt, q);
     }
     if (copy_own && scounts && rcounts)
-        nb_copy(s, sdispls ? elem(sbuf, (size_t)sdispls[me], sdt) : sbuf, (size_t)scounts[me], sdt,
-                elem(rbuf, (size_t)rdispls[me], rdt), (size_t)rcounts[me], rdt);
+        nb_copy(s, sdispls ? co_coll_elem(sbuf, (size_t)sdispls[me], sdt) : sbuf,
+                (size_t)scounts[me], sdt, co_coll_elem(rbuf, (size_t)rdispls[me], rdt),
+                (size_t)rcounts[me], rdt);
     nb_round(s);
 }
 
 /* Uniform counts and displacements for n blocks of `count` (scratch of the schedule). */
 static int *uniform(nb_sched *s, int n, size_t count, int **displs) {
     int *c = nb_tmp(s, co_dt_get(MPI_INT), 2 * (size_t)n);
-    for (int i = 0; i < n; i++) {
-        c[i] = (int)count;
-        c[n + i] = (int)(count * (size_t)i);
-    }
+    co_coll_uniform_fill(n, count, c);
     *displs = c + n;
     return c;
 }
@@ -246,17 +241,17 @@ static void build_rooted(nb_sched *s, const co_coll_args *a) {
     for (int k = 1; k < n; k++) {
         int q = (me + k) % n;
         if (gather)
-            nb_recv(s, elem(a->rbuf, (size_t)dsp[q], dt), (size_t)cnt[q], dt, q);
+            nb_recv(s, co_coll_elem(a->rbuf, (size_t)dsp[q], dt), (size_t)cnt[q], dt, q);
         else
-            nb_send(s, elem(a->sbuf, (size_t)dsp[q], dt), (size_t)cnt[q], dt, q);
+            nb_send(s, co_coll_elem(a->sbuf, (size_t)dsp[q], dt), (size_t)cnt[q], dt, q);
     }
     /* the root's own block, unless it is in place */
     if (gather && a->sbuf != MPI_IN_PLACE)
-        nb_copy(s, a->sbuf, a->scount, a->sdt, elem(a->rbuf, (size_t)dsp[me], dt), (size_t)cnt[me],
-                dt);
+        nb_copy(s, a->sbuf, a->scount, a->sdt, co_coll_elem(a->rbuf, (size_t)dsp[me], dt),
+                (size_t)cnt[me], dt);
     if (!gather && a->rbuf != MPI_IN_PLACE)
-        nb_copy(s, elem(a->sbuf, (size_t)dsp[me], dt), (size_t)cnt[me], dt, a->rbuf, a->rcount,
-                a->rdt);
+        nb_copy(s, co_coll_elem(a->sbuf, (size_t)dsp[me], dt), (size_t)cnt[me], dt, a->rbuf,
+                a->rcount, a->rdt);
     nb_round(s);
 }
 
@@ -272,7 +267,7 @@ static void build_allgather(nb_sched *s, const co_coll_args *a) {
     size_t scount = a->scount;
     co_dtype *sdt = a->sdt;
     if (a->sbuf == MPI_IN_PLACE) { /* my block is already in place */
-        mine = elem(a->rbuf, (size_t)rd[me], a->rdt);
+        mine = co_coll_elem(a->rbuf, (size_t)rd[me], a->rdt);
         scount = (size_t)rc[me];
         sdt = a->rdt;
     }
@@ -451,17 +446,18 @@ static void inter_pairwise(nb_sched *s, const co_coll_args *a, const void *sbuf,
         if (rbuf) {
             co_dtype *t = bytes ? a->rtypes[q] : a->rdt;
             size_t cnt = a->rcounts ? (size_t)a->rcounts[q] : a->rcount;
-            void *at = bytes ? (char *)rbuf + a->rdispls[q]
-                             : elem(rbuf, a->rcounts ? (size_t)a->rdispls[q] : q * a->rcount, t);
+            void *at =
+                bytes ? (char *)rbuf + a->rdispls[q]
+                      : co_coll_elem(rbuf, a->rcounts ? (size_t)a->rdispls[q] : q * a->rcount, t);
             nb_recv(s, at, cnt, t, q);
         }
         if (sbuf) {
             co_dtype *t = bytes ? a->stypes[q] : a->sdt;
             size_t cnt = a->scounts ? (size_t)a->scounts[q] : a->scount;
-            const void *at = bytes                           ? (const char *)sbuf + a->sdispls[q]
-                             : a->scounts                    ? elem(sbuf, (size_t)a->sdispls[q], t)
+            const void *at = bytes        ? (const char *)sbuf + a->sdispls[q]
+                             : a->scounts ? co_coll_elem(sbuf, (size_t)a->sdispls[q], t)
                              : a->kind == CO_COLL_ALLGATHERV ? sbuf
-                                                             : elem(sbuf, q * a->scount, t);
+                                                             : co_coll_elem(sbuf, q * a->scount, t);
             nb_send(s, at, cnt, t, q);
         }
     }
@@ -769,9 +765,10 @@ static int advance(nb_sched *s) {
     }
 }
 
+/* Run by every progress pass: two loads when nothing is in flight. */
 static int nbc_progress(void) {
-    if (CO_LIKELY(!active)) return co_comm_idup_any() ? co_comm_idup_progress() : 0;
-    int n = co_comm_idup_any() ? co_comm_idup_progress() : 0;
+    int n = CO_UNLIKELY(co_comm_idup_any()) ? co_comm_idup_progress() : 0;
+    if (CO_LIKELY(!active)) return n;
     for (nb_sched **pp = &active; *pp;) {
         nb_sched *s = *pp;
         int round = s->round;

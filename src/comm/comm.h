@@ -50,7 +50,6 @@ int co_comm_dup(co_comm *c, const char *fn, co_comm **out);
 int co_comm_idup(co_comm *c, const char *fn, MPI_Comm *out, co_req *r);
 /* Completes the pending MPI_Comm_idup calls that can complete; the number completed. */
 int co_comm_idup_progress(void);
-int co_comm_idup_any(void); /* some are pending */
 /* Waits until no MPI_Comm_idup on c is pending (before anything else takes c's stream). */
 void co_comm_idup_drain(co_comm *c);
 /* err/reason: an error the caller found in this process's own arguments (0: none); it is
@@ -124,6 +123,11 @@ struct co_comm_state {
     int nkeyvals;
     co_comm **zombies; /* freed, but requests still refer to them */
     int nzombies, capzombies;
+    struct idup_call *idups; /* pending MPI_Comm_idup calls, oldest first (create.c) */
 };
+
+static inline int co_comm_idup_any(void) { /* some are pending */
+    return co_st.cm->idups != NULL;
+}
 
 #endif /* CO_COMM_H */

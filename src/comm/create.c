@@ -132,7 +132,7 @@ typedef struct idup_call {
     co_req *req; /* NULL: the call failed at once; its round is taken and the child freed */
 } idup_call;
 
-static idup_call *idups, **idups_tail = &idups;
+#define IDUPS (co_st.cm->idups)
 
 /* Takes c's round (c's stream must be ready) and makes the new communicator: for the
  * request r, which then completes; without one, only to free it again at once, as a failed
@@ -185,8 +185,9 @@ int co_comm_idup(co_comm *c, const char *fn, MPI_Comm *out, co_req *r) {
         idup_call *k = malloc(sizeof(*k));
         if (!k) co_fatal("out of memory");
         *k = (idup_call){NULL, c, attrs, c->errh, out, r};
-        *idups_tail = k;
-        idups_tail = &k->next;
+        idup_call **pp = &IDUPS;
+        while (*pp) pp = &(*pp)->next; /* (a few at most) */
+        *pp = k;
         c->idup_pending++;
     }
     if (rc == MPI_ERR_NO_MEM) return co_error(c, fn, rc, "out of request handles");
@@ -194,19 +195,15 @@ int co_comm_idup(co_comm *c, const char *fn, MPI_Comm *out, co_req *r) {
     return MPI_SUCCESS;
 }
 
-int co_comm_idup_any(void) {
-    return idups != NULL;
-}
-
 /* One call at a time, from the head again after each: finishing one may run MPI calls (a
  * failed one's free), which may come back here. */
 int co_comm_idup_progress(void) {
     int n = 0;
     for (;;) {
-        idup_call **pp = &idups, *k = NULL;
+        idup_call **pp = &IDUPS, *k = NULL;
         for (; *pp; pp = &(*pp)->next) {
             int first = 1; /* the oldest pending call on its parent */
-            for (idup_call *e = idups; e != *pp; e = e->next)
+            for (idup_call *e = IDUPS; e != *pp; e = e->next)
                 if (e->parent == (*pp)->parent) first = 0;
             if (first && co_comm_stream_ready((*pp)->parent)) {
                 k = *pp;
@@ -215,7 +212,6 @@ int co_comm_idup_progress(void) {
         }
         if (!k) return n;
         *pp = k->next;
-        if (!*pp) idups_tail = pp;
         k->parent->idup_pending--;
         idup_finish(k->parent, k->attrs, k->errh, k->out, k->req);
         free(k);

@@ -255,12 +255,12 @@ const char *co_error_class_text(int cls);
 /* "MPI_Xxx: reason" of the latest error of class cls raised on this process, or "". */
 const char *co_error_last_reason(int cls);
 /* Error classes and codes added by the program (numbers above MPI_ERR_LASTCODE): a new class,
- * a new code of class cls (-1 if cls is not a class), whether cls is such a class, the class
- * of any code (-1 if none), a code's text (set: 0, or -1 if not an added code; get: NULL if
- * not an added code, "" if it has none) and the last number used. */
+ * a new code of class cls (which the caller has checked is a class: co_error_code_class(cls)
+ * == cls), the class of any code (-1 if none), a code's text (set: 0, or -1 if not an added
+ * code; get: NULL if not an added code, "" if it has none) and the last number used. Adding
+ * returns -1 when out of memory. */
 int co_error_add_class(void);
 int co_error_add_code(int cls);
-int co_error_user_class(int cls);
 int co_error_code_class(int code);
 int co_error_set_text(int code, const char *text);
 const char *co_error_user_text(int code);

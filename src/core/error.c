@@ -106,7 +106,7 @@ static int user_add(int cls) {
         user_cap = cap;
     }
     int code = MPI_ERR_LASTCODE + 1 + nuser;
-    user[nuser++] = (user_code){code == cls || cls < 0 ? code : cls, NULL};
+    user[nuser++] = (user_code){cls < 0 ? code : cls, NULL};
     return code;
 }
 
@@ -115,15 +115,7 @@ int co_error_add_class(void) {
 }
 
 int co_error_add_code(int cls) {
-    if (cls < 0 ||
-        (cls <= MPI_ERR_LASTCODE ? !co_error_class_text(cls) : !co_error_user_class(cls)))
-        return -1;
     return user_add(cls);
-}
-
-int co_error_user_class(int cls) {
-    const user_code *u = user_at(cls);
-    return u && u->cls == cls;
 }
 
 int co_error_code_class(int code) {
