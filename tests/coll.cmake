@@ -128,3 +128,4 @@ foreach(v 1 2 4)
 endforeach()
 # nonblocking collectives, against the blocking ones
 cohort_mpi_test(coll_nbc NP 1 2 3 4 5 8)
+cohort_mpi_test(coll_persist NP 1 2 3 4 5 8)

@@ -1,6 +1,7 @@
 /* Point-to-point entry points: argument checks, then requests from the p2p layer. Also the
  * completion calls (Wait/Test families), probes, status queries and persistent requests. */
 #include "api.h"
+#include "../coll/coll.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -665,7 +666,7 @@ int PMPI_Request_free(MPI_Request *request) {
     if (!request) return bad_request(fn, 0);
     co_req *r = co_req_get(*request);
     if (!r || r->internal) return bad_request(fn, *request);
-    if (r->kind == CO_REQ_COLL && !r->complete) /* MPI 3.1 section 5.12 */
+    if (r->kind == CO_REQ_COLL && !r->complete && (r->active || !r->persistent)) /* MPI 3.1 5.12 */
         return co_error(r->comm, fn, MPI_ERR_REQUEST,
                         "the request of a nonblocking collective cannot be freed before it "
                         "completes (use MPI_Wait or MPI_Test)");
@@ -1032,7 +1033,13 @@ int PMPI_Start(MPI_Request *request) {
     CO_ENTER(fn);
     co_req *r = request ? co_req_get(*request) : NULL;
     if (!r || !r->persistent) return bad_request(fn, request ? *request : 0);
-    if (r->active) return co_error(r->comm, fn, MPI_ERR_REQUEST, "request is already active");
+    if (r->active || r->complete) /* (complete: not yet returned by a Wait or Test call) */
+        return co_error(r->comm, fn, MPI_ERR_REQUEST,
+                        "request is still active (complete it with MPI_Wait or MPI_Test first)");
+    if (r->kind == CO_REQ_COLL) { /* a persistent collective (MPI 4) */
+        co_nbc_restart(r);
+        return MPI_SUCCESS;
+    }
     if (r->kind == CO_REQ_PSEND && r->mode == CO_MODE_BUFFERED) {
         /* a detached buffered send of a copy; the user's request is complete at once */
         int rc = bsend_go(fn, r->buf, r->count, r->dt, r->peer, r->tag, r->comm);

@@ -552,6 +552,11 @@ typedef struct co_coll_args {
  * the progress engine advances; *out is its request (kind CO_REQ_COLL), which completes once
  * the schedule has run. MPI_SUCCESS, or MPI_ERR_NO_MEM when out of request handles. */
 int co_nbc_start(co_comm *c, const co_coll_args *a, co_req **out);
+/* Persistent collectives (MPI 4, MPI_Bcast_init...): co_nbc_persistent prepares call `a` as an
+ * inactive persistent request (kind CO_REQ_COLL) and takes the call's number on c as the
+ * nonblocking calls do; co_nbc_restart runs it once more (r inactive). */
+int co_nbc_persistent(co_comm *c, const co_coll_args *a, co_req **out);
+void co_nbc_restart(co_req *r);
 /* Installs the progress hook that advances the schedules; drops the schedules the program
  * never completed (MPI_Finalize). */
 void co_nbc_init(void);

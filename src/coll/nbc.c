@@ -784,33 +784,116 @@ static int nbc_progress(void) {
     return n;
 }
 
-int co_nbc_start(co_comm *c, const co_coll_args *a, co_req **out) {
-    *out = NULL;
-    /* the call's number first: every rank counts every call, even one that fails here */
-    co_coll_comm *cc = co_coll_comm_of(c);
-    int tag = CO_TAG_NBC + (int)(cc->nbc_calls++ % (uint64_t)(0x7fffffff - CO_TAG_NBC));
-    co_req *r = co_req_new(CO_REQ_COLL);
-    if (!r) return MPI_ERR_NO_MEM;
+/* A new schedule for call `a` on c, with message tag `tag`, completing request r. */
+static nb_sched *sched_new(co_comm *c, const co_coll_args *a, co_req *r, int tag) {
     nb_sched *s = calloc(1, sizeof(*s));
     if (!s) co_fatal("out of memory in a nonblocking collective");
     s->req = r;
     s->c = c;
     s->on = c;
     s->tag = tag;
-    r->active = 1;
-    co_req_set_comm(r, c);
     if (a->op) co_op_retain(s->op = a->op);
     if (a->sdt) co_dt_retain(s->dts[0] = a->sdt);
     if (a->rdt) co_dt_retain(s->dts[1] = a->rdt);
     build(s, a);
-    *out = r;
+    return s;
+}
+
+/* Runs s as far as it goes now and leaves the rest to the progress engine. */
+static void launch(nb_sched *s) {
+    s->req->active = 1;
+    s->req->complete = 0;
     if (advance(s)) {
         sched_free(s);
-        return MPI_SUCCESS;
+        return;
     }
     s->next = active;
     active = s;
+}
+
+/* The call's number on c, as a tag: every rank counts every call, even one that fails. */
+static int next_tag(co_comm *c) {
+    co_coll_comm *cc = co_coll_comm_of(c);
+    return CO_TAG_NBC + (int)(cc->nbc_calls++ % (uint64_t)(0x7fffffff - CO_TAG_NBC));
+}
+
+int co_nbc_start(co_comm *c, const co_coll_args *a, co_req **out) {
+    *out = NULL;
+    int tag = next_tag(c); /* first: the number is taken even when the call fails here */
+    co_req *r = co_req_new(CO_REQ_COLL);
+    if (!r) return MPI_ERR_NO_MEM;
+    co_req_set_comm(r, c);
+    *out = r;
+    launch(sched_new(c, a, r, tag));
     return MPI_SUCCESS;
+}
+
+/* ---- Persistent collectives -----------------------------------------------------------------
+ * The request keeps the call (its arguments, its operator and datatypes held, Alltoallw's type
+ * arrays copied; the count and displacement arrays are the program's, which MPI 4 forbids it to
+ * change while the request lives) and the tag numbered at the init call. Every MPI_Start builds
+ * a fresh schedule with that tag: a rank starts the request again only after the previous run
+ * completed there, and messages between two ranks on one tag are matched in the order they were
+ * sent, so a peer already in the next run cannot take this run's messages. */
+typedef struct nb_persist {
+    co_coll_args a;
+    co_dtype **wdts; /* Alltoallw's 2 x n types (the copies a.stypes and a.rtypes point into) */
+    int nwdts;
+    int tag;
+} nb_persist;
+
+static void persist_free(co_req *r) {
+    nb_persist *p = r->cb_arg;
+    if (!p) return;
+    if (p->a.op) co_op_release(p->a.op);
+    if (p->a.sdt) co_dt_release(p->a.sdt);
+    if (p->a.rdt) co_dt_release(p->a.rdt);
+    for (int i = 0; i < p->nwdts; i++)
+        if (p->wdts[i]) co_dt_release(p->wdts[i]);
+    free(p->wdts);
+    free(p);
+    r->cb_arg = NULL;
+}
+
+int co_nbc_persistent(co_comm *c, const co_coll_args *a, co_req **out) {
+    *out = NULL;
+    int tag = next_tag(c);
+    nb_persist *p = calloc(1, sizeof(*p));
+    co_req *r = p ? co_req_new(CO_REQ_COLL) : NULL;
+    if (!r) {
+        free(p);
+        return MPI_ERR_NO_MEM;
+    }
+    p->a = *a;
+    p->tag = tag;
+    if (a->kind == CO_COLL_ALLTOALLW) {
+        int n = c->is_inter ? c->remote->size : c->size;
+        p->nwdts = 2 * n;
+        p->wdts = calloc((size_t)p->nwdts + 1, sizeof(*p->wdts));
+        if (!p->wdts) co_fatal("out of memory in a persistent collective");
+        for (int i = 0; i < n; i++) {
+            p->wdts[i] = a->rtypes[i];
+            p->wdts[n + i] = a->stypes ? a->stypes[i] : NULL;
+        }
+        for (int i = 0; i < p->nwdts; i++)
+            if (p->wdts[i]) co_dt_retain(p->wdts[i]);
+        p->a.rtypes = p->wdts;
+        p->a.stypes = a->stypes ? p->wdts + n : NULL;
+    }
+    if (a->op) co_op_retain(a->op);
+    if (a->sdt) co_dt_retain(a->sdt);
+    if (a->rdt) co_dt_retain(a->rdt);
+    r->persistent = 1;
+    r->cb_arg = p;
+    r->on_free = persist_free;
+    co_req_set_comm(r, c);
+    *out = r;
+    return MPI_SUCCESS;
+}
+
+void co_nbc_restart(co_req *r) {
+    nb_persist *p = r->cb_arg;
+    launch(sched_new(r->comm, &p->a, r, p->tag));
 }
 
 void co_nbc_init(void) {

@@ -180,6 +180,7 @@ struct co_req {
     /* completion hook for layers that build on requests */
     void (*on_complete)(co_req *r);
     void *cb_arg;
+    void (*on_free)(co_req *r); /* releases what the layer keeps in cb_arg */
 };
 
 /* ---- Settings (src/core/config.c) ------------------------------------------------------------

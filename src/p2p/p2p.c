@@ -31,6 +31,7 @@ co_req *co_req_new(int kind) {
 }
 
 void co_req_free(co_req *r) {
+    if (r->on_free) r->on_free(r);
     if (r->dt) co_dt_release(r->dt);
     if (r->comm) r->comm->refcount--;
     free(r->tmp);
