@@ -593,6 +593,43 @@ COHORT_FN(int, Iscan,
 COHORT_FN(int, Iexscan,
           (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
            MPI_Comm comm, MPI_Request *request))
+/* Neighbourhood collectives (MPI 3.0) */
+COHORT_FN(int, Neighbor_allgather,
+          (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+           MPI_Datatype recvtype, MPI_Comm comm))
+COHORT_FN(int, Neighbor_allgatherv,
+          (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+           const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm))
+COHORT_FN(int, Neighbor_alltoall,
+          (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+           MPI_Datatype recvtype, MPI_Comm comm))
+COHORT_FN(int, Neighbor_alltoallv,
+          (const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+           void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+           MPI_Comm comm))
+COHORT_FN(int, Neighbor_alltoallw,
+          (const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+           const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+           const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm))
+COHORT_FN(int, Ineighbor_allgather,
+          (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+           MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
+COHORT_FN(int, Ineighbor_allgatherv,
+          (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+           const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+           MPI_Request *request))
+COHORT_FN(int, Ineighbor_alltoall,
+          (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+           MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
+COHORT_FN(int, Ineighbor_alltoallv,
+          (const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+           void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+           MPI_Comm comm, MPI_Request *request))
+COHORT_FN(int, Ineighbor_alltoallw,
+          (const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+           const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+           const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+           MPI_Request *request))
 /* Persistent collectives (MPI 4.0) */
 COHORT_FN(int, Barrier_init, (MPI_Comm comm, MPI_Info info, MPI_Request *request))
 COHORT_FN(int, Bcast_init,
@@ -731,6 +768,17 @@ COHORT_FN(int, Cart_sub, (MPI_Comm comm, const int remain_dims[], MPI_Comm *newc
 COHORT_FN(int, Cartdim_get, (MPI_Comm comm, int *ndims))
 COHORT_FN(int, Dims_create, (int nnodes, int ndims, int dims[]))
 COHORT_FN(int, Topo_test, (MPI_Comm comm, int *status))
+COHORT_FN(int, Cart_map,
+          (MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank))
+COHORT_FN(int, Graph_create,
+          (MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder,
+           MPI_Comm *comm_graph))
+COHORT_FN(int, Graphdims_get, (MPI_Comm comm, int *nnodes, int *nedges))
+COHORT_FN(int, Graph_get, (MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[]))
+COHORT_FN(int, Graph_neighbors_count, (MPI_Comm comm, int rank, int *nneighbors))
+COHORT_FN(int, Graph_neighbors, (MPI_Comm comm, int rank, int maxneighbors, int neighbors[]))
+COHORT_FN(int, Graph_map,
+          (MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank))
 COHORT_FN(int, Dist_graph_create,
           (MPI_Comm comm_old, int n, const int sources[], const int degrees[],
            const int destinations[], const int *weights, MPI_Info info, int reorder,

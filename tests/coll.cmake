@@ -129,3 +129,5 @@ endforeach()
 # nonblocking collectives, against the blocking ones
 cohort_mpi_test(coll_nbc NP 1 2 3 4 5 8)
 cohort_mpi_test(coll_persist NP 1 2 3 4 5 8)
+# topologies and the neighbourhood collectives
+cohort_mpi_test(coll_neighbor NP 1 2 3 4 5 8)

@@ -1031,6 +1031,247 @@ int PMPI_Op_commutative(MPI_Op op, int *commute) {
     return MPI_SUCCESS;
 }
 
+/* ---- Neighbourhood collectives (MPI 3.1 section 7.6) -------------------------------------------
+ * On a communicator with a topology: receive block i comes from in-neighbour i, send block j
+ * goes to out-neighbour j (src/comm/topo.c gives both lists, src/coll/nbc.c the schedule, which
+ * the blocking calls run and wait for). MPI_IN_PLACE is not allowed. */
+
+/* The communicator, which must carry a topology, and its numbers of in- and out-neighbours. */
+static co_comm *api_neighbors(MPI_Comm comm, const char *fn, MPI_Request *req, int *nin, int *nout,
+                              int *rc) {
+    co_comm *c = co_api_comm(comm, fn, rc);
+    if (!c) return NULL;
+    if (req && (*rc = nb_check(c, fn, req))) return NULL;
+    if (!c->topo) {
+        *rc = co_error(c, fn, MPI_ERR_TOPOLOGY,
+                       "the communicator has no topology (Cartesian, graph or distributed graph)");
+        return NULL;
+    }
+    int *in, *out;
+    co_topo_neighbors(c->topo, c->rank, &in, nin, &out, nout);
+    if (!in) {
+        *rc = co_error(c, fn, MPI_ERR_NO_MEM, "out of memory");
+        return NULL;
+    }
+    free(in);
+    return c;
+}
+
+/* One side given as (buf, count, type) for every neighbour. */
+static co_dtype *nside(co_comm *c, const char *fn, const void *buf, int count, MPI_Datatype t,
+                       const char *what, int *rc) {
+    if ((*rc = not_in_place(c, fn, buf, what))) return NULL;
+    return co_api_data(c, fn, buf, count, t, rc);
+}
+
+/* One side given with a count and displacement per neighbour (n of them). */
+static co_dtype *nvside(co_comm *c, const char *fn, const void *buf, const int *counts,
+                        const int *displs, MPI_Datatype t, int n, const char *cname,
+                        const char *dname, int *rc) {
+    if ((*rc = not_in_place(c, fn, buf, cname[0] == 's' ? "send buffer" : "receive buffer")) ||
+        (n && ((*rc = check_counts(c, fn, counts, n, cname)) ||
+               (*rc = check_displs(c, fn, displs, dname)))))
+        return NULL;
+    int most = 0;
+    for (int i = 0; i < n; i++) most = CO_MAX(most, counts[i]);
+    co_dtype *dt = co_api_dtype(c, fn, t, most, rc);
+    if (!dt) return NULL;
+    return (*rc = co_api_buf(c, fn, buf, most, dt)) ? NULL : dt;
+}
+
+static int neighbor_go(co_comm *c, const char *fn, MPI_Request *req, const call_args *a) {
+    return req ? go(c, fn, req, 0, a) : sched_wait(c, fn, a);
+}
+
+static int n_allgather_common(const char *fn, int kind, const void *sendbuf, int sendcount,
+                              MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *req) {
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS, nin, nout;
+    co_comm *c = api_neighbors(comm, fn, req, &nin, &nout, &rc);
+    if (!c) return rc;
+    co_dtype *sdt = nside(c, fn, sendbuf, sendcount, sendtype, "send buffer", &rc);
+    if (!sdt) return rc;
+    co_dtype *rdt = nside(c, fn, recvbuf, recvcount, recvtype, "receive buffer", &rc);
+    if (!rdt) return rc;
+    call_args a = move_args(kind, -1, sendbuf, sendcount, sdt, recvbuf, recvcount, rdt);
+    return neighbor_go(c, fn, req, &a);
+}
+
+static int n_allgatherv_common(const char *fn, const void *sendbuf, int sendcount,
+                               MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                               const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                               MPI_Request *req) {
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS, nin, nout;
+    co_comm *c = api_neighbors(comm, fn, req, &nin, &nout, &rc);
+    if (!c) return rc;
+    co_dtype *sdt = nside(c, fn, sendbuf, sendcount, sendtype, "send buffer", &rc);
+    if (!sdt) return rc;
+    co_dtype *rdt =
+        nvside(c, fn, recvbuf, recvcounts, displs, recvtype, nin, "recvcounts", "displs", &rc);
+    if (!rdt) return rc;
+    call_args a =
+        move_args(CO_COLL_NEIGHBOR_ALLGATHERV, -1, sendbuf, sendcount, sdt, recvbuf, 0, rdt);
+    a.rcounts = recvcounts;
+    a.rdispls = displs;
+    return neighbor_go(c, fn, req, &a);
+}
+
+static int n_alltoallv_common(const char *fn, const void *sendbuf, const int sendcounts[],
+                              const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                              const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                              MPI_Comm comm, MPI_Request *req) {
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS, nin, nout;
+    co_comm *c = api_neighbors(comm, fn, req, &nin, &nout, &rc);
+    if (!c) return rc;
+    co_dtype *sdt =
+        nvside(c, fn, sendbuf, sendcounts, sdispls, sendtype, nout, "sendcounts", "sdispls", &rc);
+    if (!sdt) return rc;
+    co_dtype *rdt =
+        nvside(c, fn, recvbuf, recvcounts, rdispls, recvtype, nin, "recvcounts", "rdispls", &rc);
+    if (!rdt) return rc;
+    call_args a = move_args(CO_COLL_NEIGHBOR_ALLTOALLV, -1, sendbuf, 0, sdt, recvbuf, 0, rdt);
+    a.scounts = sendcounts;
+    a.sdispls = sdispls;
+    a.rcounts = recvcounts;
+    a.rdispls = rdispls;
+    return neighbor_go(c, fn, req, &a);
+}
+
+/* One side of Neighbor_alltoallw: a count, a byte displacement and a type per neighbour. */
+static int nwside(co_comm *c, const char *fn, const void *buf, const int *counts,
+                  const MPI_Aint *displs, const MPI_Datatype *types, int n, co_dtype **dts,
+                  const char *side) {
+    char what[32];
+    snprintf(what, sizeof(what), "%s buffer", side);
+    int rc = not_in_place(c, fn, buf, what);
+    if (rc || !n) return rc;
+    snprintf(what, sizeof(what), "%scounts", side);
+    if ((rc = check_counts(c, fn, counts, n, what))) return rc;
+    if (!displs || !types)
+        return co_error(c, fn, MPI_ERR_ARG, "%sdispls or %stypes is NULL", side, side);
+    for (int q = 0; q < n; q++) {
+        if (!(dts[q] = co_api_dtype(c, fn, types[q], counts[q], &rc))) return rc;
+        if ((rc = co_api_buf(c, fn, buf, counts[q], dts[q]))) return rc;
+    }
+    return MPI_SUCCESS;
+}
+
+static int n_alltoallw_common(const char *fn, const void *sendbuf, const int sendcounts[],
+                              const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                              void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
+                              const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *req) {
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS, nin, nout;
+    co_comm *c = api_neighbors(comm, fn, req, &nin, &nout, &rc);
+    if (!c) return rc;
+    co_dtype **dts = malloc(((size_t)nin + (size_t)nout + 1) * sizeof(*dts));
+    if (!dts) return co_error(c, fn, MPI_ERR_NO_MEM, "out of memory");
+    if ((rc = nwside(c, fn, recvbuf, recvcounts, rdispls, recvtypes, nin, dts, "recv")) ||
+        (rc = nwside(c, fn, sendbuf, sendcounts, sdispls, sendtypes, nout, dts + nin, "send"))) {
+        free(dts);
+        return rc;
+    }
+    call_args a = {.kind = CO_COLL_NEIGHBOR_ALLTOALLW,
+                   .root = -1,
+                   .sbuf = sendbuf,
+                   .scounts = sendcounts,
+                   .swdispls = sdispls,
+                   .stypes = dts + nin,
+                   .rbuf = recvbuf,
+                   .rcounts = recvcounts,
+                   .rwdispls = rdispls,
+                   .rtypes = dts};
+    rc = neighbor_go(c, fn, req, &a);
+    free(dts); /* (the schedule holds its own references to the types) */
+    return rc;
+}
+
+CO_WEAK(MPI_Neighbor_allgather, PMPI_Neighbor_allgather);
+int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+    return n_allgather_common("MPI_Neighbor_allgather", CO_COLL_NEIGHBOR_ALLGATHER, sendbuf,
+                              sendcount, sendtype, recvbuf, recvcount, recvtype, comm, NULL);
+}
+
+CO_WEAK(MPI_Ineighbor_allgather, PMPI_Ineighbor_allgather);
+int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                             MPI_Request *request) {
+    return n_allgather_common("MPI_Ineighbor_allgather", CO_COLL_NEIGHBOR_ALLGATHER, sendbuf,
+                              sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                              nb_req(request));
+}
+
+CO_WEAK(MPI_Neighbor_alltoall, PMPI_Neighbor_alltoall);
+int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                           int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+    return n_allgather_common("MPI_Neighbor_alltoall", CO_COLL_NEIGHBOR_ALLTOALL, sendbuf,
+                              sendcount, sendtype, recvbuf, recvcount, recvtype, comm, NULL);
+}
+
+CO_WEAK(MPI_Ineighbor_alltoall, PMPI_Ineighbor_alltoall);
+int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                            MPI_Request *request) {
+    return n_allgather_common("MPI_Ineighbor_alltoall", CO_COLL_NEIGHBOR_ALLTOALL, sendbuf,
+                              sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                              nb_req(request));
+}
+
+CO_WEAK(MPI_Neighbor_allgatherv, PMPI_Neighbor_allgatherv);
+int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, const int recvcounts[], const int displs[],
+                             MPI_Datatype recvtype, MPI_Comm comm) {
+    return n_allgatherv_common("MPI_Neighbor_allgatherv", sendbuf, sendcount, sendtype, recvbuf,
+                               recvcounts, displs, recvtype, comm, NULL);
+}
+
+CO_WEAK(MPI_Ineighbor_allgatherv, PMPI_Ineighbor_allgatherv);
+int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, const int recvcounts[], const int displs[],
+                              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
+    return n_allgatherv_common("MPI_Ineighbor_allgatherv", sendbuf, sendcount, sendtype, recvbuf,
+                               recvcounts, displs, recvtype, comm, nb_req(request));
+}
+
+CO_WEAK(MPI_Neighbor_alltoallv, PMPI_Neighbor_alltoallv);
+int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                            MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+    return n_alltoallv_common("MPI_Neighbor_alltoallv", sendbuf, sendcounts, sdispls, sendtype,
+                              recvbuf, recvcounts, rdispls, recvtype, comm, NULL);
+}
+
+CO_WEAK(MPI_Ineighbor_alltoallv, PMPI_Ineighbor_alltoallv);
+int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                             MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                             MPI_Request *request) {
+    return n_alltoallv_common("MPI_Ineighbor_alltoallv", sendbuf, sendcounts, sdispls, sendtype,
+                              recvbuf, recvcounts, rdispls, recvtype, comm, nb_req(request));
+}
+
+CO_WEAK(MPI_Neighbor_alltoallw, PMPI_Neighbor_alltoallw);
+int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                            const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                            MPI_Comm comm) {
+    return n_alltoallw_common("MPI_Neighbor_alltoallw", sendbuf, sendcounts, sdispls, sendtypes,
+                              recvbuf, recvcounts, rdispls, recvtypes, comm, NULL);
+}
+
+CO_WEAK(MPI_Ineighbor_alltoallw, PMPI_Ineighbor_alltoallw);
+int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                             const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                             const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                             MPI_Comm comm, MPI_Request *request) {
+    return n_alltoallw_common("MPI_Ineighbor_alltoallw", sendbuf, sendcounts, sdispls, sendtypes,
+                              recvbuf, recvcounts, rdispls, recvtypes, comm, nb_req(request));
+}
+
 /* ---- Persistent collectives (MPI 4) --------------------------------------------------------- */
 
 #define PERSISTENT(fn, call)                                                                       \

@@ -105,36 +105,3 @@ WIN_FN(Compare_and_swap,
        (void)origin_addr;
        (void)compare_addr; (void)result_addr; (void)datatype; (void)target_rank; (void)target_disp;
        (void)win)
-
-CO_WEAK(MPI_Dist_graph_create, PMPI_Dist_graph_create);
-int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[],
-                           const int destinations[], const int *weights, MPI_Info info, int reorder,
-                           MPI_Comm *comm_dist_graph) {
-    (void)n, (void)sources, (void)degrees, (void)destinations, (void)weights, (void)info;
-    (void)reorder, (void)comm_dist_graph;
-    UNSUPPORTED_ON("MPI_Dist_graph_create", comm_old);
-}
-
-CO_WEAK(MPI_Dist_graph_create_adjacent, PMPI_Dist_graph_create_adjacent);
-int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[],
-                                    const int *sourceweights, int outdegree,
-                                    const int destinations[], const int *destweights, MPI_Info info,
-                                    int reorder, MPI_Comm *comm_dist_graph) {
-    (void)indegree, (void)sources, (void)sourceweights, (void)outdegree, (void)destinations;
-    (void)destweights, (void)info, (void)reorder, (void)comm_dist_graph;
-    UNSUPPORTED_ON("MPI_Dist_graph_create_adjacent", comm_old);
-}
-
-CO_WEAK(MPI_Dist_graph_neighbors_count, PMPI_Dist_graph_neighbors_count);
-int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted) {
-    (void)indegree, (void)outdegree, (void)weighted;
-    UNSUPPORTED_ON("MPI_Dist_graph_neighbors_count", comm);
-}
-
-CO_WEAK(MPI_Dist_graph_neighbors, PMPI_Dist_graph_neighbors);
-int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int *sourceweights,
-                              int maxoutdegree, int destinations[], int *destweights) {
-    (void)maxindegree, (void)sources, (void)sourceweights, (void)maxoutdegree;
-    (void)destinations, (void)destweights;
-    UNSUPPORTED_ON("MPI_Dist_graph_neighbors", comm);
-}

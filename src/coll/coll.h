@@ -543,10 +543,20 @@ typedef struct co_coll_args {
     const int *scounts, *sdispls, *rcounts, *rdispls;
     co_op *op;
     co_dtype *const *stypes, *const *rtypes; /* Alltoallw: a type per peer (displs in bytes) */
+    const MPI_Aint *swdispls, *rwdispls;     /* Neighbor_alltoallw's byte displacements */
 } co_coll_args;
 /* Alltoallw is not in the registry: it has one way, every transfer posted at once (nbc.c,
  * which runs the blocking call too, on both kinds of communicator). */
 #define CO_COLL_ALLTOALLW CO_COLL_KINDS
+/* The neighbourhood collectives: not in the registry either; their schedules (nbc.c) run the
+ * blocking calls too. The receive side follows the communicator's topology (in-neighbours),
+ * the send side its out-neighbours; Neighbor_alltoallw's displacements are MPI_Aint (swdispls,
+ * rwdispls). */
+#define CO_COLL_NEIGHBOR_ALLGATHER  (CO_COLL_KINDS + 1)
+#define CO_COLL_NEIGHBOR_ALLGATHERV (CO_COLL_KINDS + 2)
+#define CO_COLL_NEIGHBOR_ALLTOALL   (CO_COLL_KINDS + 3)
+#define CO_COLL_NEIGHBOR_ALLTOALLV  (CO_COLL_KINDS + 4)
+#define CO_COLL_NEIGHBOR_ALLTOALLW  (CO_COLL_KINDS + 5)
 
 /* Nonblocking collectives (nbc.c): starts call `a` on intracommunicator c as a schedule that
  * the progress engine advances; *out is its request (kind CO_REQ_COLL), which completes once

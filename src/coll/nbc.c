@@ -637,6 +637,55 @@ static void build_inter(nb_sched *s, const co_coll_args *a) {
     s->on = ic;
 }
 
+/* The neighbourhood collectives: one round, a receive from every in-neighbour and a send to
+ * every out-neighbour (none for MPI_PROC_NULL). Two messages between the same processes in one
+ * call are told apart by their order: the k-th edge from p to q on p's list is the k-th on q's
+ * (topo.c). On a Cartesian grid whose dimension has 2 ranks and is periodic, or 1, the same
+ * peer is below and above: what it sends downwards arrives from above, so the receives of each
+ * dimension are posted above first, to meet the sends, which go below first. */
+static void build_neighbor(nb_sched *s, const co_coll_args *a) {
+    int *in, nin, *out, nout, k = a->kind;
+    co_topo_neighbors(s->c->topo, s->c->rank, &in, &nin, &out, &nout);
+    if (!in) co_fatal("out of memory in a neighbourhood collective");
+    int cart = s->c->topo->kind == MPI_CART, w = k == CO_COLL_NEIGHBOR_ALLTOALLW;
+    if (w) { /* the types are held until the end */
+        s->wdts = calloc((size_t)(nin + nout) + 1, sizeof(co_dtype *));
+        if (!s->wdts) co_fatal("out of memory in a nonblocking collective");
+        s->nwdts = nin + nout;
+        for (int i = 0; i < nin; i++) co_dt_retain(s->wdts[i] = a->rtypes[i]);
+        for (int j = 0; j < nout; j++) co_dt_retain(s->wdts[nin + j] = a->stypes[j]);
+    }
+    int vr = k == CO_COLL_NEIGHBOR_ALLGATHERV || k == CO_COLL_NEIGHBOR_ALLTOALLV;
+    int vs = k == CO_COLL_NEIGHBOR_ALLTOALLV;
+    size_t rext = a->rdt ? (size_t)co_dt_extent(a->rdt) : 0;
+    size_t sext = a->sdt ? (size_t)co_dt_extent(a->sdt) : 0;
+    for (int q = 0; q < nin; q++) {
+        int i = cart ? q ^ 1 : q;
+        if (in[i] == MPI_PROC_NULL) continue;
+        char *dst = a->rbuf;
+        if (w)
+            nb_recv(s, dst + a->rwdispls[i], (size_t)a->rcounts[i], a->rtypes[i], in[i]);
+        else if (vr)
+            nb_recv(s, dst + (MPI_Aint)rext * a->rdispls[i], (size_t)a->rcounts[i], a->rdt, in[i]);
+        else
+            nb_recv(s, dst + rext * a->rcount * (size_t)i, a->rcount, a->rdt, in[i]);
+    }
+    for (int j = 0; j < nout; j++) {
+        if (out[j] == MPI_PROC_NULL) continue;
+        const char *src = a->sbuf;
+        if (w)
+            nb_send(s, src + a->swdispls[j], (size_t)a->scounts[j], a->stypes[j], out[j]);
+        else if (vs)
+            nb_send(s, src + (MPI_Aint)sext * a->sdispls[j], (size_t)a->scounts[j], a->sdt, out[j]);
+        else if (k == CO_COLL_NEIGHBOR_ALLTOALL)
+            nb_send(s, src + sext * a->scount * (size_t)j, a->scount, a->sdt, out[j]);
+        else
+            nb_send(s, src, a->scount, a->sdt, out[j]);
+    }
+    nb_round(s);
+    free(in);
+}
+
 static void build(nb_sched *s, const co_coll_args *a) {
     if (s->c->is_inter) {
         build_inter(s, a);
@@ -679,7 +728,8 @@ static void build(nb_sched *s, const co_coll_args *a) {
     case CO_COLL_REDUCE_SCATTER:
     case CO_COLL_REDUCE_SCATTER_BLOCK: build_rscatter(s, a); break;
     case CO_COLL_SCAN: build_scan(s, a, 0); break;
-    default: build_scan(s, a, 1); break;
+    case CO_COLL_EXSCAN: build_scan(s, a, 1); break;
+    default: build_neighbor(s, a); break;
     }
 }
 

@@ -102,12 +102,27 @@ void co_attr_fini(void);
 
 /* ---- Cartesian topology (topo.c) ----------------------------------------------------------- */
 struct co_topo {
-    int kind; /* MPI_CART */
+    int kind; /* MPI_CART, MPI_GRAPH or MPI_DIST_GRAPH */
+    /* MPI_CART */
     int ndims;
     int *dims, *periods;
+    /* MPI_GRAPH: the whole graph as MPI_Graph_create got it */
+    int nnodes, nedges;
+    int *index, *edges;
+    /* MPI_DIST_GRAPH: this process's edges; weights NULL when unweighted */
+    int indeg, outdeg, weighted;
+    int *in, *inw, *out, *outw;
 };
 struct co_topo *co_topo_cart_new(int ndims, const int *dims, const int *periods);
+struct co_topo *co_topo_graph_new(int nnodes, const int *index, const int *edges);
+/* inw and outw may be NULL (unweighted) */
+struct co_topo *co_topo_dist_new(int indeg, const int *in, const int *inw, int outdeg,
+                                 const int *out, const int *outw);
 struct co_topo *co_topo_dup(const struct co_topo *t);
+/* The neighbours of `rank` for the neighbourhood collectives, in the standard's order: receive
+ * block i comes from (*in)[i], send block j goes to (*out)[j] (MPI_PROC_NULL for a Cartesian
+ * neighbour off the grid). One allocation: free(*in). NULL for *in when out of memory. */
+void co_topo_neighbors(const struct co_topo *t, int rank, int **in, int *nin, int **out, int *nout);
 void co_topo_free(struct co_topo *t);
 void co_cart_coords(const struct co_topo *t, int rank, int *coords);
 int co_cart_rank(const struct co_topo *t, const int *coords); /* -1: out of range */
