@@ -191,15 +191,30 @@ int PMPI_Topo_test(MPI_Comm comm, int *status) {
 }
 
 /* Balanced factorisation: of all non-increasing factor lists of n with k entries, the one
- * whose largest and smallest factors are closest (9 x 8 for 72, not 12 x 6). */
-static void dims_search(int n, int k, int maxd, int *cur, int depth, int *best, int *spread) {
+ * whose largest and smallest factors are closest (9 x 8 for 72, not 12 x 6); of those, the one
+ * with the largest smallest factor, then the largest next one, and so on (41 x 9 x 8 x 6 for
+ * 17712, not 41 x 12 x 6 x 6; 51 x 40 x 35 for 71400, not 50 x 42 x 34), as MPICH chooses. */
+typedef struct dims_best {
+    int *v;
+    int spread; /* -1 until a first list is found */
+} dims_best;
+
+/* 1 if the non-increasing list a (k entries) is better than b by the second rule above */
+static int dims_more_even(const int *a, const int *b, int k) {
+    for (int i = k - 1; i >= 0; i--)
+        if (a[i] != b[i]) return a[i] > b[i];
+    return 0;
+}
+
+static void dims_search(int n, int k, int maxd, int *cur, int depth, dims_best *b) {
     if (k == 1) {
         if (n > maxd) return;
         cur[depth] = n;
         int s = cur[0] - n;
-        if (*spread < 0 || s < *spread) {
-            *spread = s;
-            for (int i = 0; i <= depth; i++) best[i] = cur[i];
+        if (b->spread < 0 || s < b->spread ||
+            (s == b->spread && dims_more_even(cur, b->v, depth + 1))) {
+            b->spread = s;
+            for (int i = 0; i <= depth; i++) b->v[i] = cur[i];
         }
         return;
     }
@@ -208,9 +223,9 @@ static void dims_search(int n, int k, int maxd, int *cur, int depth, int *best, 
         long pw = 1; /* the k factors are all <= d: d^k must reach n */
         for (int i = 0; i < k && pw < n; i++) pw *= d;
         if (pw < n) break;
-        if (*spread >= 0 && depth > 0 && cur[0] - d >= *spread) break; /* cannot do better */
+        if (b->spread >= 0 && depth > 0 && cur[0] - d > b->spread) break; /* cannot do better */
         cur[depth] = d;
-        dims_search(n / d, k - 1, d, cur, depth + 1, best, spread);
+        dims_search(n / d, k - 1, d, cur, depth + 1, b);
     }
 }
 
@@ -245,10 +260,10 @@ int PMPI_Dims_create(int nnodes, int ndims, int dims[]) {
     }
     int *cur = malloc((size_t)nfree * 2 * sizeof(int));
     if (!cur) return co_error(NULL, fn, MPI_ERR_NO_MEM, "out of memory");
-    int *best = cur + nfree, spread = -1;
-    dims_search(rest, nfree, rest, cur, 0, best, &spread);
+    dims_best best = {cur + nfree, -1};
+    dims_search(rest, nfree, rest, cur, 0, &best);
     for (int i = 0, k = 0; i < ndims; i++)
-        if (dims[i] == 0) dims[i] = best[k++];
+        if (dims[i] == 0) dims[i] = best.v[k++];
     free(cur);
     return MPI_SUCCESS;
 }

@@ -29,6 +29,9 @@ int main(int argc, char **argv) {
     dims_expect(12, 2, (int[]){0, 3}, (int[]){4, 3});
     dims_expect(24, 3, (int[]){0, 2, 0}, (int[]){4, 2, 3});
     dims_expect(1, 1, (int[]){0}, (int[]){1});
+    /* equal spreads: the larger smallest factor, then the larger next one */
+    dims_expect(17712, 4, (int[]){0, 0, 0, 0}, (int[]){41, 9, 8, 6});
+    dims_expect(71400, 3, (int[]){0, 0, 0}, (int[]){51, 40, 35});
     dims_expect(30, 2, (int[]){5, 6}, (int[]){5, 6});
     dims_expect(1, 0, NULL, NULL);
     int d2[2] = {5, 0}, bad[2] = {-1, 0};
