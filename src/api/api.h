@@ -19,8 +19,9 @@
 #define CO_WEAK(alias_, target_)                                                                   \
     extern __typeof__(target_) alias_ __attribute__((weak, alias(#target_)))
 
-/* An info argument that may be MPI_INFO_NULL (api_info.c): MPI_ERR_INFO when invalid. */
-int co_api_info_arg(const char *fn, MPI_Info h);
+/* An info argument that may be MPI_INFO_NULL (api_info.c): MPI_ERR_INFO when invalid, reported
+ * on c's error handler (MPI_COMM_WORLD's when c is NULL). */
+int co_api_info_arg(co_comm *c, const char *fn, MPI_Info h);
 
 /* Look up a group; on failure report MPI_ERR_GROUP through comm's handler (NULL: WORLD's). */
 static inline co_group *co_api_group(co_comm *comm, const char *fn, MPI_Group h, int *rc) {

@@ -271,29 +271,23 @@ static int sched_wait(co_comm *c, const char *fn, const call_args *a) {
     return c->is_inter ? inter_done(c, fn, rc) : done(c, fn, rc);
 }
 
-/* Persistent collectives (MPI 4, MPI_Bcast_init...) take the nonblocking path, their request
- * argument marked here by the entry point; go() then prepares an inactive persistent request
- * that MPI_Start runs (src/coll/nbc.c). The mark is the request pointer itself, so that a call
- * an error handler makes meanwhile is not taken for a persistent one. */
-static MPI_Request *persistent_req;
-
-static int persistent_begin(const char *fn, MPI_Info info, MPI_Request *req) {
-    CO_ENTER(fn);
-    int rc = co_api_info_arg(fn, info);
-    if (rc) return rc;
-    persistent_req = req;
-    return MPI_SUCCESS;
-}
-
-static int persistent_end(int rc) {
-    persistent_req = NULL;
-    return rc;
-}
+/* Persistent collectives (MPI 4, MPI_Bcast_init...) take the nonblocking path with this slot
+ * as their request argument (PERSISTENT, below), and go() then prepares an inactive persistent
+ * request that MPI_Start runs (src/coll/nbc.c). No other call can pass the slot, not even one
+ * an error handler makes during the init call. */
+static MPI_Request persistent_slot;
+static MPI_Info persistent_info; /* the init call's, checked once the communicator is known */
 
 static int go(co_comm *c, const char *fn, MPI_Request *req, uint64_t bytes, const call_args *a) {
     if (!req) return run(c, fn, bytes, a);
     co_req *r;
-    int rc = req == persistent_req ? co_nbc_persistent(c, a, &r) : co_nbc_start(c, a, &r);
+    int rc;
+    if (req == &persistent_slot) {
+        if ((rc = co_api_info_arg(c, fn, persistent_info))) return rc;
+        rc = co_nbc_persistent(c, a, &r);
+    } else {
+        rc = co_nbc_start(c, a, &r);
+    }
     if (rc) return co_error(c, fn, rc, "out of request handles");
     *req = r->handle;
     return MPI_SUCCESS;
@@ -1274,115 +1268,111 @@ int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const 
 
 /* ---- Persistent collectives (MPI 4) --------------------------------------------------------- */
 
-#define PERSISTENT(fn, call)                                                                       \
+/* Runs CALL (an init's common body, with req_ as its request argument) and hands the slot's
+ * request out on success. */
+#define PERSISTENT(CALL)                                                                           \
     do {                                                                                           \
-        int rc_ = persistent_begin(fn, info, nb_req(request));                                     \
-        return rc_ ? rc_ : persistent_end(call);                                                   \
+        MPI_Request *req_ = request ? &persistent_slot : nb_req(NULL);                             \
+        if (request) *request = MPI_REQUEST_NULL;                                                  \
+        persistent_info = info;                                                                    \
+        int rc_ = (CALL);                                                                          \
+        if (rc_ == MPI_SUCCESS && request) *request = persistent_slot;                             \
+        return rc_;                                                                                \
     } while (0)
 
 CO_WEAK(MPI_Barrier_init, PMPI_Barrier_init);
 int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-    PERSISTENT("MPI_Barrier_init", barrier_common("MPI_Barrier_init", comm, nb_req(request)));
+    PERSISTENT(barrier_common("MPI_Barrier_init", comm, req_));
 }
 
 CO_WEAK(MPI_Bcast_init, PMPI_Bcast_init);
 int PMPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
                     MPI_Info info, MPI_Request *request) {
-    PERSISTENT("MPI_Bcast_init", bcast_common("MPI_Bcast_init", buffer, count, datatype, root, comm,
-                                              nb_req(request)));
+    PERSISTENT(bcast_common("MPI_Bcast_init", buffer, count, datatype, root, comm, req_));
 }
 
 CO_WEAK(MPI_Reduce_init, PMPI_Reduce_init);
 int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                      MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-    PERSISTENT("MPI_Reduce_init",
-               reduce_common("MPI_Reduce_init", sendbuf, recvbuf, count, datatype, op, root, comm,
-                             R_REDUCE, nb_req(request)));
+    PERSISTENT(reduce_common("MPI_Reduce_init", sendbuf, recvbuf, count, datatype, op, root, comm,
+                             R_REDUCE, req_));
 }
 
 CO_WEAK(MPI_Allreduce_init, PMPI_Allreduce_init);
 int PMPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                         MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-    PERSISTENT("MPI_Allreduce_init",
-               reduce_common("MPI_Allreduce_init", sendbuf, recvbuf, count, datatype, op, 0, comm,
-                             R_ALLREDUCE, nb_req(request)));
+    PERSISTENT(reduce_common("MPI_Allreduce_init", sendbuf, recvbuf, count, datatype, op, 0, comm,
+                             R_ALLREDUCE, req_));
 }
 
 CO_WEAK(MPI_Scan_init, PMPI_Scan_init);
 int PMPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                    MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-    PERSISTENT("MPI_Scan_init", reduce_common("MPI_Scan_init", sendbuf, recvbuf, count, datatype,
-                                              op, 0, comm, R_SCAN, nb_req(request)));
+    PERSISTENT(reduce_common("MPI_Scan_init", sendbuf, recvbuf, count, datatype, op, 0, comm,
+                             R_SCAN, req_));
 }
 
 CO_WEAK(MPI_Exscan_init, PMPI_Exscan_init);
 int PMPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                      MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-    PERSISTENT("MPI_Exscan_init", reduce_common("MPI_Exscan_init", sendbuf, recvbuf, count,
-                                                datatype, op, 0, comm, R_EXSCAN, nb_req(request)));
+    PERSISTENT(reduce_common("MPI_Exscan_init", sendbuf, recvbuf, count, datatype, op, 0, comm,
+                             R_EXSCAN, req_));
 }
 
 CO_WEAK(MPI_Gather_init, PMPI_Gather_init);
 int PMPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                      int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
                      MPI_Request *request) {
-    PERSISTENT("MPI_Gather_init",
-               gather_common("MPI_Gather_init", sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                             recvtype, root, comm, nb_req(request)));
+    PERSISTENT(gather_common("MPI_Gather_init", sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                             recvtype, root, comm, req_));
 }
 
 CO_WEAK(MPI_Gatherv_init, PMPI_Gatherv_init);
 int PMPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                       const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                       MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-    PERSISTENT("MPI_Gatherv_init",
-               gatherv_common("MPI_Gatherv_init", sendbuf, sendcount, sendtype, recvbuf, recvcounts,
-                              displs, recvtype, root, comm, nb_req(request)));
+    PERSISTENT(gatherv_common("MPI_Gatherv_init", sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                              displs, recvtype, root, comm, req_));
 }
 
 CO_WEAK(MPI_Scatter_init, PMPI_Scatter_init);
 int PMPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                       int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
                       MPI_Request *request) {
-    PERSISTENT("MPI_Scatter_init",
-               scatter_common("MPI_Scatter_init", sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                              recvtype, root, comm, nb_req(request)));
+    PERSISTENT(scatter_common("MPI_Scatter_init", sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                              recvtype, root, comm, req_));
 }
 
 CO_WEAK(MPI_Scatterv_init, PMPI_Scatterv_init);
 int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[],
                        MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                        int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-    PERSISTENT("MPI_Scatterv_init",
-               scatterv_common("MPI_Scatterv_init", sendbuf, sendcounts, displs, sendtype, recvbuf,
-                               recvcount, recvtype, root, comm, nb_req(request)));
+    PERSISTENT(scatterv_common("MPI_Scatterv_init", sendbuf, sendcounts, displs, sendtype, recvbuf,
+                               recvcount, recvtype, root, comm, req_));
 }
 
 CO_WEAK(MPI_Allgather_init, PMPI_Allgather_init);
 int PMPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                         int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
                         MPI_Request *request) {
-    PERSISTENT("MPI_Allgather_init",
-               allgather_common("MPI_Allgather_init", sendbuf, sendcount, sendtype, recvbuf,
-                                recvcount, recvtype, comm, nb_req(request)));
+    PERSISTENT(allgather_common("MPI_Allgather_init", sendbuf, sendcount, sendtype, recvbuf,
+                                recvcount, recvtype, comm, req_));
 }
 
 CO_WEAK(MPI_Allgatherv_init, PMPI_Allgatherv_init);
 int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                          const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                          MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-    PERSISTENT("MPI_Allgatherv_init",
-               allgatherv_common("MPI_Allgatherv_init", sendbuf, sendcount, sendtype, recvbuf,
-                                 recvcounts, displs, recvtype, comm, nb_req(request)));
+    PERSISTENT(allgatherv_common("MPI_Allgatherv_init", sendbuf, sendcount, sendtype, recvbuf,
+                                 recvcounts, displs, recvtype, comm, req_));
 }
 
 CO_WEAK(MPI_Alltoall_init, PMPI_Alltoall_init);
 int PMPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
                        MPI_Request *request) {
-    PERSISTENT("MPI_Alltoall_init",
-               alltoall_common("MPI_Alltoall_init", sendbuf, sendcount, sendtype, recvbuf,
-                               recvcount, recvtype, comm, nb_req(request)));
+    PERSISTENT(alltoall_common("MPI_Alltoall_init", sendbuf, sendcount, sendtype, recvbuf,
+                               recvcount, recvtype, comm, req_));
 }
 
 CO_WEAK(MPI_Alltoallv_init, PMPI_Alltoallv_init);
@@ -1390,9 +1380,8 @@ int PMPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
                         MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                         const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
                         MPI_Request *request) {
-    PERSISTENT("MPI_Alltoallv_init",
-               alltoallv_common("MPI_Alltoallv_init", sendbuf, sendcounts, sdispls, sendtype,
-                                recvbuf, recvcounts, rdispls, recvtype, comm, nb_req(request)));
+    PERSISTENT(alltoallv_common("MPI_Alltoallv_init", sendbuf, sendcounts, sdispls, sendtype,
+                                recvbuf, recvcounts, rdispls, recvtype, comm, req_));
 }
 
 CO_WEAK(MPI_Alltoallw_init, PMPI_Alltoallw_init);
@@ -1400,27 +1389,24 @@ int PMPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int s
                         const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                         const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                         MPI_Info info, MPI_Request *request) {
-    PERSISTENT("MPI_Alltoallw_init",
-               alltoallw_common("MPI_Alltoallw_init", sendbuf, sendcounts, sdispls, sendtypes,
-                                recvbuf, recvcounts, rdispls, recvtypes, comm, nb_req(request)));
+    PERSISTENT(alltoallw_common("MPI_Alltoallw_init", sendbuf, sendcounts, sdispls, sendtypes,
+                                recvbuf, recvcounts, rdispls, recvtypes, comm, req_));
 }
 
 CO_WEAK(MPI_Reduce_scatter_init, PMPI_Reduce_scatter_init);
 int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[],
                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
                              MPI_Request *request) {
-    PERSISTENT("MPI_Reduce_scatter_init",
-               reduce_scatter_common("MPI_Reduce_scatter_init", sendbuf, recvbuf, recvcounts,
-                                     datatype, op, comm, nb_req(request)));
+    PERSISTENT(reduce_scatter_common("MPI_Reduce_scatter_init", sendbuf, recvbuf, recvcounts,
+                                     datatype, op, comm, req_));
 }
 
 CO_WEAK(MPI_Reduce_scatter_block_init, PMPI_Reduce_scatter_block_init);
 int PMPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount,
                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
                                    MPI_Request *request) {
-    PERSISTENT("MPI_Reduce_scatter_block_init",
-               reduce_scatter_block_common("MPI_Reduce_scatter_block_init", sendbuf, recvbuf,
-                                           recvcount, datatype, op, comm, nb_req(request)));
+    PERSISTENT(reduce_scatter_block_common("MPI_Reduce_scatter_block_init", sendbuf, recvbuf,
+                                           recvcount, datatype, op, comm, req_));
 }
 
 /* ---- Intercommunicators ------------------------------------------------------------------------

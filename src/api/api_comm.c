@@ -116,7 +116,7 @@ static int dup_common(const char *fn, MPI_Comm comm, MPI_Info info, MPI_Comm *ne
     int rc = MPI_SUCCESS;
     co_comm *c = parent_arg(comm, fn, newcomm, 1, &rc), *n;
     if (!c) return rc;
-    if ((rc = co_api_info_arg(fn, info))) return rc;
+    if ((rc = co_api_info_arg(c, fn, info))) return rc;
     rc = co_comm_dup(c, fn, &n);
     *newcomm = co_api_comm_out(n);
     return rc;
@@ -141,7 +141,7 @@ static int idup_common(const char *fn, MPI_Comm comm, MPI_Info info, MPI_Comm *n
     co_comm *c = parent_arg(comm, fn, newcomm, 1, &rc);
     if (!c) return rc;
     if (!request) return co_error(c, fn, MPI_ERR_ARG, "request is NULL");
-    if ((rc = co_api_info_arg(fn, info))) return rc;
+    if ((rc = co_api_info_arg(c, fn, info))) return rc;
     co_req *r = co_req_new(CO_REQ_COLL); /* (without one, the call still takes its round) */
     if (r) {
         r->active = 1;
@@ -175,7 +175,7 @@ int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {
     int rc = MPI_SUCCESS;
     co_comm *c = co_api_comm(comm, fn, &rc);
     if (!c) return rc;
-    return co_api_info_arg(fn, info);
+    return co_api_info_arg(c, fn, info);
 }
 
 CO_WEAK(MPI_Comm_get_info, PMPI_Comm_get_info);
@@ -211,7 +211,7 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
     int rc = MPI_SUCCESS;
     co_comm *c = parent_arg(comm, fn, newcomm, 0, &rc), *n;
     if (!c) return rc;
-    if ((rc = co_api_info_arg(fn, info))) return rc; /* checked; no hints are understood */
+    if ((rc = co_api_info_arg(c, fn, info))) return rc; /* checked; no hints are understood */
     /* Every rank of a job shares memory with every other (one node), so SHARED is one group. */
     char reason[80] = "";
     int err = 0;

@@ -127,7 +127,7 @@ int PMPI_Pcontrol(const int level, ...) {
 CO_WEAK(MPI_Alloc_mem, PMPI_Alloc_mem);
 int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr) {
     CO_ENTER("MPI_Alloc_mem");
-    int rc = co_api_info_arg("MPI_Alloc_mem", info); /* checked; no hints are understood */
+    int rc = co_api_info_arg(NULL, "MPI_Alloc_mem", info); /* checked; no hints are understood */
     if (rc) return rc;
     if (!baseptr) return co_error(NULL, "MPI_Alloc_mem", MPI_ERR_ARG, "baseptr is NULL");
     if (size < 0)

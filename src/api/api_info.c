@@ -40,10 +40,9 @@ static co_info *info_and_key(const char *fn, MPI_Info h, const char *key, int wr
     return in;
 }
 
-int co_api_info_arg(const char *fn, MPI_Info h) {
-    int rc = MPI_SUCCESS;
-    if (h != MPI_INFO_NULL) arg_info(fn, h, 0, &rc);
-    return rc;
+int co_api_info_arg(co_comm *c, const char *fn, MPI_Info h) {
+    if (h == MPI_INFO_NULL || co_info_get(h)) return MPI_SUCCESS;
+    return co_error(c, fn, MPI_ERR_INFO, "invalid info object (freed or never created)");
 }
 
 CO_WEAK(MPI_Info_create, PMPI_Info_create);

@@ -472,7 +472,7 @@ static co_comm *dist_old(MPI_Comm comm_old, const char *fn, MPI_Info info, MPI_C
         *rc = co_error(c, fn, MPI_ERR_ARG, "comm_dist_graph is NULL");
         return NULL;
     }
-    return (*rc = co_api_info_arg(fn, info)) ? NULL : c;
+    return (*rc = co_api_info_arg(c, fn, info)) ? NULL : c;
 }
 
 static int dist_attach(co_comm *c, const char *fn, int indeg, const int *in, const int *inw,

@@ -765,10 +765,12 @@ static void post_round(nb_sched *s) {
         s->pend = grow(s->pend, &s->pcap, s->npend + 1, sizeof(co_req *));
         co_req *r = NULL;
         uint64_t ctx = co_coll_ctx(t->on);
-        int rc =
-            t->type == NB_SEND
-                ? co_isend(t->src, t->count, t->dt, t->peer, s->tag, t->on, ctx, CO_MODE_STD, &r)
-                : co_irecv(t->dst, t->count, t->dt, t->peer, s->tag, t->on, ctx, &r);
+        /* after an error, sends carry nothing: what this rank passes on may be wrong, and a
+         * short block makes the receiver report MPI_ERR_COUNT in turn (on collective contexts) */
+        size_t count = t->type == NB_SEND && s->err ? 0 : t->count;
+        int rc = t->type == NB_SEND
+                     ? co_isend(t->src, count, t->dt, t->peer, s->tag, t->on, ctx, CO_MODE_STD, &r)
+                     : co_irecv(t->dst, count, t->dt, t->peer, s->tag, t->on, ctx, &r);
         note(s, rc);
         if (r) {
             r->internal = 1;

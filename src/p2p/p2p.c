@@ -1253,6 +1253,7 @@ void co_p2p_fini(void) {
     for (uint32_t s = 1; s < co_st.reqs.next; s++) {
         co_req *r = co_htab_at(&co_st.reqs, s);
         if (r) {
+            if (r->on_free) r->on_free(r); /* (before the datatype and operator layers go) */
             free(r->tmp);
             free(r);
         }

@@ -393,13 +393,33 @@ static void check_errors(MPI_Comm c) {
         CHECK_RC(MPI_Wait(&rq, MPI_STATUS_IGNORE));
     }
     /* counts that differ: rank 0 broadcasts 4 ints, the others expect 2; its children in the
-     * tree (rank 1 among them) see the truncation when they complete */
+     * tree (rank 1 among them) see the truncation when they complete, their children get
+     * nothing from them and report MPI_ERR_COUNT */
     if (n > 1) {
         CHECK_RC(MPI_Ibcast(a, rank == 0 ? 4 : 2, MPI_INT, 0, c, &rq));
         rc = MPI_Wait(&rq, MPI_STATUS_IGNORE);
         MPI_Error_class(rc, &cls);
         if (rank == 1) CHECK(cls == MPI_ERR_TRUNCATE, "truncated Ibcast: class %d", cls);
-        CHECK(rc == MPI_SUCCESS || cls == MPI_ERR_TRUNCATE, "Ibcast: class %d", cls);
+        /* the others: truncated, or too little from a parent that was truncated */
+        CHECK(rank == 0 ? rc == MPI_SUCCESS : (cls == MPI_ERR_TRUNCATE || cls == MPI_ERR_COUNT),
+              "Ibcast: class %d", cls);
+        CHECK_RC(MPI_Barrier(c));
+        /* too little from the root: every other rank reports it, also those that get the data
+         * from a rank that got too little itself (they would otherwise take its whole buffer,
+         * half of it never received, for the broadcast's) */
+        CHECK_RC(MPI_Ibcast(a, rank == 0 ? 2 : 4, MPI_INT, 0, c, &rq));
+        rc = MPI_Wait(&rq, MPI_STATUS_IGNORE);
+        cls = MPI_SUCCESS;
+        if (rc) MPI_Error_class(rc, &cls);
+        CHECK(rank == 0 ? rc == MPI_SUCCESS : cls == MPI_ERR_COUNT, "short Ibcast: class %d", cls);
+        CHECK_RC(MPI_Barrier(c));
+        /* the same in the Iallreduce's broadcast: rank 0 reduces too little */
+        int v[4] = {1, 1, 1, 1}, sum[4];
+        CHECK_RC(MPI_Iallreduce(v, sum, rank == 0 ? 2 : 4, MPI_INT, MPI_SUM, c, &rq));
+        rc = MPI_Wait(&rq, MPI_STATUS_IGNORE);
+        cls = MPI_SUCCESS;
+        if (rc) MPI_Error_class(rc, &cls);
+        CHECK(rc != MPI_SUCCESS, "Iallreduce with counts 2 and 4 succeeded on rank %d", rank);
         CHECK_RC(MPI_Barrier(c));
     }
 }

@@ -381,6 +381,55 @@ static void check_errors(MPI_Comm c) {
     }
 }
 
+/* Error handlers: a bad info goes to the communicator's handler, not MPI_COMM_WORLD's; and a
+ * handler that runs a nonblocking collective into the very request variable of the failing init
+ * call gets a nonblocking collective, not a persistent request. */
+static int world_handler_calls;
+static void count_world(MPI_Comm *c, int *code, ...) {
+    (void)c, (void)code;
+    world_handler_calls++;
+}
+static MPI_Request handler_rq;
+static int handler_rq_null = -1;
+static void barrier_in_handler(MPI_Comm *c, int *code, ...) {
+    (void)code;
+    CHECK_RC(MPI_Ibarrier(*c, &handler_rq));
+    CHECK_RC(MPI_Wait(&handler_rq, MPI_STATUS_IGNORE));
+    handler_rq_null = handler_rq == MPI_REQUEST_NULL;
+}
+
+static void check_handlers(void) {
+    MPI_Comm d;
+    MPI_Errhandler wh, bh;
+    CHECK_RC(MPI_Comm_dup(MPI_COMM_WORLD, &d));
+    CHECK_RC(MPI_Comm_set_errhandler(d, MPI_ERRORS_RETURN));
+    CHECK_RC(MPI_Comm_create_errhandler(count_world, &wh));
+    CHECK_RC(MPI_Comm_set_errhandler(MPI_COMM_WORLD, wh));
+    MPI_Info info, bad;
+    CHECK_RC(MPI_Info_create(&info));
+    bad = info;
+    CHECK_RC(MPI_Info_free(&info)); /* bad is now a stale handle */
+    int x = 0;
+    MPI_Request rq;
+    CHECK_ERR(MPI_Bcast_init(&x, 1, MPI_INT, 0, d, bad, &rq), MPI_ERR_INFO);
+    CHECK_ERR(MPI_Dist_graph_create_adjacent(d, 0, NULL, MPI_UNWEIGHTED, 0, NULL, MPI_UNWEIGHTED,
+                                             bad, 0, &d),
+              MPI_ERR_INFO);
+    CHECK(world_handler_calls == 0, "MPI_COMM_WORLD's handler ran %d times", world_handler_calls);
+    CHECK_RC(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    CHECK_RC(MPI_Errhandler_free(&wh));
+    CHECK_RC(MPI_Comm_create_errhandler(barrier_in_handler, &bh));
+    CHECK_RC(MPI_Comm_set_errhandler(d, bh));
+    int n;
+    MPI_Comm_size(d, &n);
+    int rc = MPI_Bcast_init(&x, 1, MPI_INT, n, d, MPI_INFO_NULL, &handler_rq); /* bad root */
+    CHECK(rc != MPI_SUCCESS, "Bcast_init with root %d succeeded", n);
+    CHECK(handler_rq_null == 1, "the handler's MPI_Ibarrier gave a request that stayed (%d)",
+          handler_rq_null);
+    CHECK_RC(MPI_Errhandler_free(&bh));
+    CHECK_RC(MPI_Comm_free(&d));
+}
+
 /* An intercommunicator of the even and the odd ranks: Bcast_init from the odd group's first
  * rank and Allreduce_init, each started three times. */
 static void check_inter(void) {
@@ -466,6 +515,18 @@ int main(int argc, char **argv) {
     }
     check_inter();
     check_comm_freed();
+    check_handlers();
+    /* requests the program still holds at MPI_Finalize: released there (the sanitizer build's
+     * leak check sees it), an Alltoallw_init with its type copies among them */
+    MPI_Request kept[2];
+    int one = 1, all = 0, wc[1] = {0}, wd[1] = {0};
+    MPI_Datatype wt[1] = {MPI_INT};
+    CHECK_RC(MPI_Allreduce_init(&one, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL,
+                                &kept[0]));
+    CHECK_RC(MPI_Alltoallw_init(&one, wc, wd, wt, &all, wc, wd, wt, MPI_COMM_SELF, MPI_INFO_NULL,
+                                &kept[1]));
+    CHECK_RC(MPI_Startall(2, kept));
+    CHECK_RC(MPI_Waitall(2, kept, MPI_STATUSES_IGNORE));
     cu_free_comms(comms, owned, nc);
     free(sa), free(sb), free(ra), free(rb);
     MPI_Op_free(&mat_mul);
