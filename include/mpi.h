@@ -868,6 +868,8 @@ COHORT_FN(MPI_Aint, Aint_diff, (MPI_Aint addr1, MPI_Aint addr2))
 COHORT_FN(int, Info_create, (MPI_Info * info))
 COHORT_FN(int, Info_set, (MPI_Info info, const char *key, const char *value))
 COHORT_FN(int, Info_get, (MPI_Info info, const char *key, int valuelen, char *value, int *flag))
+COHORT_FN(int, Info_get_string,
+          (MPI_Info info, const char *key, int *buflen, char *value, int *flag))
 COHORT_FN(int, Info_delete, (MPI_Info info, const char *key))
 COHORT_FN(int, Info_get_valuelen, (MPI_Info info, const char *key, int *valuelen, int *flag))
 COHORT_FN(int, Info_get_nkeys, (MPI_Info info, int *nkeys))

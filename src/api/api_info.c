@@ -91,6 +91,31 @@ int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int
     return MPI_SUCCESS;
 }
 
+/* MPI 4.0: *buflen in, the room in value; out, the value's length plus its terminator. A value
+ * longer than the room is cut to buflen - 1 characters; with buflen 0, value is not touched. */
+CO_WEAK(MPI_Info_get_string, PMPI_Info_get_string);
+int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag) {
+    static const char fn[] = "MPI_Info_get_string";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_info *in = info_and_key(fn, info, key, 0, &rc);
+    if (!in) return rc;
+    if (!buflen || !flag) return bad(fn, MPI_ERR_ARG, "buflen or flag is NULL");
+    if (*buflen < 0) return bad(fn, MPI_ERR_ARG, "buflen is negative");
+    if (*buflen > 0 && !value) return bad(fn, MPI_ERR_ARG, "value is NULL");
+    const char *v = co_info_lookup(in, key);
+    *flag = v != NULL;
+    if (!v) return MPI_SUCCESS;
+    size_t n = strlen(v);
+    if (*buflen > 0) {
+        size_t m = n < (size_t)*buflen - 1 ? n : (size_t)*buflen - 1;
+        memcpy(value, v, m);
+        value[m] = 0;
+    }
+    *buflen = (int)n + 1;
+    return MPI_SUCCESS;
+}
+
 CO_WEAK(MPI_Info_get_valuelen, PMPI_Info_get_valuelen);
 int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag) {
     static const char fn[] = "MPI_Info_get_valuelen";

@@ -41,6 +41,24 @@ int main(int argc, char **argv) {
     CHECK(!flag && strcmp(val, "unchanged") == 0, "missing key: flag %d value %s", flag, val);
     CHECK_RC(MPI_Info_get_valuelen(info, "delta", &len, &flag));
     CHECK(!flag, "valuelen of a missing key");
+    /* MPI_Info_get_string (MPI 4): the length with its terminator comes back; a short
+     * buffer gets a cut, terminated value; a buffer length of 0 only asks */
+    int blen = 0;
+    CHECK_RC(MPI_Info_get_string(info, "gamma", &blen, NULL, &flag));
+    CHECK(flag && blen == 7, "get_string length of gamma %d (flag %d)", blen, flag);
+    memset(val, 'x', sizeof(val));
+    blen = 4;
+    CHECK_RC(MPI_Info_get_string(info, "gamma", &blen, val, &flag));
+    CHECK(flag && blen == 7 && strcmp(val, "thr") == 0, "get_string cut: %s (%d)", val, blen);
+    blen = (int)sizeof(val);
+    CHECK_RC(MPI_Info_get_string(info, "gamma", &blen, val, &flag));
+    CHECK(flag && blen == 7 && strcmp(val, "three3") == 0, "get_string: %s (%d)", val, blen);
+    blen = 5;
+    CHECK_RC(MPI_Info_get_string(info, "delta", &blen, val, &flag));
+    CHECK(!flag && blen == 5, "get_string of a missing key: flag %d buflen %d", flag, blen);
+    blen = -1;
+    CHECK_ERR(MPI_Info_get_string(info, "gamma", &blen, val, &flag), MPI_ERR_ARG);
+    CHECK_ERR(MPI_Info_get_string(info, "gamma", NULL, val, &flag), MPI_ERR_ARG);
 
     CHECK_RC(MPI_Info_dup(info, &copy));
     CHECK_RC(MPI_Info_delete(info, "beta"));
