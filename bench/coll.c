@@ -1,7 +1,10 @@
 /*
  * coll: OSU-style latency of every MPI collective on MPI_COMM_WORLD: Barrier, Bcast, Reduce,
  * Allreduce, Gather, Gatherv, Scatter, Scatterv, Allgather, Allgatherv, Alltoall, Alltoallv,
- * Reduce_scatter, Reduce_scatter_block, Scan, Exscan. As in the OSU micro-benchmarks, each call is
+ * Reduce_scatter, Reduce_scatter_block, Scan, Exscan; and five nonblocking ones, each started and
+ * at once waited for (Ibarrier, Ibcast, Iallreduce, Iallgather, Ialltoall: what a program that
+ * overlaps nothing pays, OSU's "pure communication latency" of osu_i*). As in the OSU
+ * micro-benchmarks, each call is
  * timed on its own (MPI_Wtime before and after) and followed by an MPI_Barrier that is not timed
  * (Barrier itself is timed back to back). Sizes follow OSU: the per-rank message in bytes
  * (Bcast: the broadcast buffer; Gather/Scatter/Allgather: what one rank contributes/receives;
@@ -39,6 +42,11 @@ enum {
     REDUCE_SCATTER_BLOCK,
     SCAN,
     EXSCAN,
+    IBARRIER,
+    IBCAST,
+    IALLREDUCE,
+    IALLGATHER,
+    IALLTOALL,
     NCOLL
 };
 
@@ -49,7 +57,10 @@ static const char *const coll_names[NCOLL] = {"Barrier",        "Bcast",
                                               "Allgather",      "Allgatherv",
                                               "Alltoall",       "Alltoallv",
                                               "Reduce_scatter", "Reduce_scatter_block",
-                                              "Scan",           "Exscan"};
+                                              "Scan",           "Exscan",
+                                              "Ibarrier",       "Ibcast",
+                                              "Iallreduce",     "Iallgather",
+                                              "Ialltoall"};
 
 typedef struct {
     int which, np, rank;
@@ -61,6 +72,7 @@ typedef struct {
 
 static void coll_once(coll_ctx *c) {
     MPI_Comm w = MPI_COMM_WORLD;
+    MPI_Request rq = MPI_REQUEST_NULL;
     int n = c->count;
     switch (c->which) {
     case BARRIER: MPI_Barrier(w); break;
@@ -92,7 +104,13 @@ static void coll_once(coll_ctx *c) {
         break;
     case SCAN: MPI_Scan(c->sbuf, c->rbuf, n, MPI_FLOAT, MPI_SUM, w); break;
     case EXSCAN: MPI_Exscan(c->sbuf, c->rbuf, n, MPI_FLOAT, MPI_SUM, w); break;
+    case IBARRIER: MPI_Ibarrier(w, &rq); break;
+    case IBCAST: MPI_Ibcast(c->sbuf, n, MPI_CHAR, 0, w, &rq); break;
+    case IALLREDUCE: MPI_Iallreduce(c->sbuf, c->rbuf, n, MPI_FLOAT, MPI_SUM, w, &rq); break;
+    case IALLGATHER: MPI_Iallgather(c->sbuf, n, MPI_CHAR, c->rbuf, n, MPI_CHAR, w, &rq); break;
+    case IALLTOALL: MPI_Ialltoall(c->sbuf, n, MPI_CHAR, c->rbuf, n, MPI_CHAR, w, &rq); break;
     }
+    if (rq != MPI_REQUEST_NULL) MPI_Wait(&rq, MPI_STATUS_IGNORE);
 }
 
 /* OSU loop: time each call, untimed barrier in between. Returns the loop's wall time. */
@@ -121,9 +139,11 @@ static long coll_setup(coll_ctx *c, long size) {
     int np = c->np;
     long nf = size / 4 > 0 ? size / 4 : 1; /* float elements for reductions */
     switch (c->which) {
-    case BARRIER: c->count = 0; return 0;
+    case BARRIER:
+    case IBARRIER: c->count = 0; return 0;
     case REDUCE:
     case ALLREDUCE:
+    case IALLREDUCE:
     case SCAN:
     case EXSCAN: c->count = (int)nf; return nf * 4;
     case REDUCE_SCATTER:
@@ -162,7 +182,8 @@ int main(int argc, char **argv) {
         "  -c LIST    comma-separated collectives (case-insensitive), default all:\n"
         "             Barrier,Bcast,Reduce,Allreduce,Gather,Gatherv,Scatter,\n"
         "             Scatterv,Allgather,Allgatherv,Alltoall,Alltoallv,\n"
-        "             Reduce_scatter,Reduce_scatter_block,Scan,Exscan\n"
+        "             Reduce_scatter,Reduce_scatter_block,Scan,Exscan,\n"
+        "             Ibarrier,Ibcast,Iallreduce,Iallgather,Ialltoall\n"
         "  -f         also report the maximum over ranks (case <Name>_max)\n"
         "  -l         also report the time per iteration with the untimed barrier (<Name>_loop)\n";
     for (int i = 1; i < argc; i++) {
