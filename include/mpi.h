@@ -429,6 +429,13 @@ COHORT_FN(int, Sendrecv,
 COHORT_FN(int, Sendrecv_replace,
           (void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
            int recvtag, MPI_Comm comm, MPI_Status *status))
+COHORT_FN(int, Isendrecv,
+          (const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+           void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+           MPI_Comm comm, MPI_Request *request))
+COHORT_FN(int, Isendrecv_replace,
+          (void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
+           int recvtag, MPI_Comm comm, MPI_Request *request))
 COHORT_FN(int, Buffer_attach, (void *buffer, int size))
 COHORT_FN(int, Buffer_detach, (void *buffer_addr, int *size))
 COHORT_FN(int, Wait, (MPI_Request * request, MPI_Status *status))

@@ -48,3 +48,5 @@ foreach(s ok segv collsegv exit abort nofinalize fataltag timeout deadlock nowat
 endforeach()
 cohort_mpi_test(p2p_types NP 1 2 3 4 8)
 cohort_mpi_test(p2p_types NP 2 ENV COHORT_CMA=0 SUFFIX .nocma)
+cohort_mpi_test(p2p_isendrecv NP 1 2 3 4 8)
+cohort_mpi_test(p2p_isendrecv NP 2 ENV COHORT_CMA=0 SUFFIX .nocma)

@@ -356,6 +356,54 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
     return rc || !ss.error ? rc : no_receiver_error(c, fn, &ss);
 }
 
+/* MPI 4.0: a send and a receive as one request, completing with the receive's status. */
+CO_WEAK(MPI_Isendrecv, PMPI_Isendrecv);
+int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                   void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                   MPI_Comm comm, MPI_Request *request) {
+    static const char fn[] = "MPI_Isendrecv";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_comm *c = co_api_comm(comm, fn, &rc);
+    if (!c) return rc;
+    co_dtype *sdt = check_xfer(c, fn, sendbuf, sendcount, sendtype, dest, sendtag, 0, &rc);
+    if (!sdt) return rc;
+    co_dtype *rdt = check_xfer(c, fn, recvbuf, recvcount, recvtype, source, recvtag, 1, &rc);
+    if (!rdt) return rc;
+    if (!request) return co_error(c, fn, MPI_ERR_REQUEST, "request pointer is NULL");
+    co_req *r;
+    if ((rc = co_nbc_sendrecv(c, sendbuf, (size_t)sendcount, sdt, dest, sendtag, recvbuf,
+                              (size_t)recvcount, rdt, source, recvtag, NULL, &r)))
+        return co_error(c, fn, rc, "out of requests");
+    *request = r->handle;
+    return MPI_SUCCESS;
+}
+
+/* The data to send is packed at the call; the receive then lands in the same buffer. */
+CO_WEAK(MPI_Isendrecv_replace, PMPI_Isendrecv_replace);
+int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                           int source, int recvtag, MPI_Comm comm, MPI_Request *request) {
+    static const char fn[] = "MPI_Isendrecv_replace";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    co_comm *c = co_api_comm(comm, fn, &rc);
+    if (!c) return rc;
+    co_dtype *dt = check_xfer(c, fn, buf, count, datatype, dest, sendtag, 0, &rc);
+    if (!dt) return rc;
+    if ((rc = co_api_rank(c, fn, source, 1)) || (rc = co_api_tag(c, fn, recvtag, 1))) return rc;
+    if (!request) return co_error(c, fn, MPI_ERR_REQUEST, "request pointer is NULL");
+    size_t bytes = (size_t)count * dt->size;
+    void *tmp = malloc(bytes ? bytes : 1);
+    if (!tmp) return co_error(c, fn, MPI_ERR_NO_MEM, "cannot allocate %zu bytes", bytes);
+    co_dt_pack(dt, (size_t)count, buf, 0, tmp, bytes);
+    co_req *r;
+    if ((rc = co_nbc_sendrecv(c, tmp, bytes, co_dt_get(MPI_BYTE), dest, sendtag, buf, (size_t)count,
+                              dt, source, recvtag, tmp, &r)))
+        return co_error(c, fn, rc, "out of requests");
+    *request = r->handle;
+    return MPI_SUCCESS;
+}
+
 /* ---- Completion ------------------------------------------------------------------------------ */
 
 /* A request handle in a completion call: NULL handles and inactive persistent requests are
@@ -394,7 +442,8 @@ static int bad_request(const char *fn, MPI_Request h) {
 
 /* What a request did, for completion_error: 0 receive, 1 send, 2 nonblocking collective. */
 static int role(const co_req *r) {
-    return r->kind == CO_REQ_COLL ? 2 : co_req_is_send(r);
+    if (r->kind == CO_REQ_COLL) return r->mode == CO_NBC_P2P ? 0 : 2; /* (Isendrecv: receive) */
+    return co_req_is_send(r);
 }
 
 static int completion_error(const char *fn, co_comm *c, int err, const co_status *s, int send) {
@@ -666,7 +715,8 @@ int PMPI_Request_free(MPI_Request *request) {
     if (!request) return bad_request(fn, 0);
     co_req *r = co_req_get(*request);
     if (!r || r->internal) return bad_request(fn, *request);
-    if (r->kind == CO_REQ_COLL && !r->complete && (r->active || !r->persistent)) /* MPI 3.1 5.12 */
+    if (r->kind == CO_REQ_COLL && r->mode != CO_NBC_P2P && !r->complete &&
+        (r->active || !r->persistent)) /* MPI 3.1 section 5.12 */
         return co_error(r->comm, fn, MPI_ERR_REQUEST,
                         "the request of a nonblocking collective cannot be freed before it "
                         "completes (use MPI_Wait or MPI_Test)");
@@ -709,6 +759,8 @@ int PMPI_Cancel(MPI_Request *request) {
     CO_ENTER(fn);
     co_req *r;
     if (!request || lookup(*request, &r) || !r) return bad_request(fn, request ? *request : 0);
+    if (r->kind == CO_REQ_COLL && r->mode == CO_NBC_P2P)
+        return MPI_SUCCESS;     /* MPI_Isendrecv: its send is never cancelled, so neither is it */
     if (r->kind == CO_REQ_COLL) /* MPI 3.1 section 5.12 */
         return co_error(r->comm, fn, MPI_ERR_REQUEST,
                         "a nonblocking collective cannot be cancelled");

@@ -562,6 +562,13 @@ typedef struct co_coll_args {
  * the progress engine advances; *out is its request (kind CO_REQ_COLL), which completes once
  * the schedule has run. MPI_SUCCESS, or MPI_ERR_NO_MEM when out of request handles. */
 int co_nbc_start(co_comm *c, const co_coll_args *a, co_req **out);
+/* MPI_Isendrecv (MPI 4) as a schedule: a receive and a send on c's point-to-point context
+ * with the program's tags; the request (kind CO_REQ_COLL, mode CO_NBC_P2P) completes with the
+ * receive's status. `own` is memory the schedule frees at its end (may be NULL). */
+#define CO_NBC_P2P 1
+int co_nbc_sendrecv(co_comm *c, const void *sbuf, size_t scount, co_dtype *sdt, int dest, int stag,
+                    void *rbuf, size_t rcount, co_dtype *rdt, int source, int rtag, void *own,
+                    co_req **out);
 /* Persistent collectives (MPI 4, MPI_Bcast_init...): co_nbc_persistent prepares call `a` as an
  * inactive persistent request (kind CO_REQ_COLL) and takes the call's number on c as the
  * nonblocking calls do; co_nbc_restart runs it once more (r inactive). */

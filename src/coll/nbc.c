@@ -56,6 +56,11 @@ typedef struct nb_sched {
     void **blocks; /* scratch memory */
     int nblocks, bcap;
     int err;
+    /* MPI_Isendrecv: a schedule of point-to-point messages (the communicator's own context and
+     * the program's tags); its status is the receive's */
+    int p2p, stag, rtag;
+    co_req *precv;
+    co_status rstatus;
 } nb_sched;
 
 static nb_sched *active; /* schedules in flight, newest first */
@@ -764,14 +769,16 @@ static void post_round(nb_sched *s) {
         if (t->type != NB_SEND && t->type != NB_RECV) continue;
         s->pend = grow(s->pend, &s->pcap, s->npend + 1, sizeof(co_req *));
         co_req *r = NULL;
-        uint64_t ctx = co_coll_ctx(t->on);
+        uint64_t ctx = s->p2p ? t->on->ctx : co_coll_ctx(t->on);
+        int tag = !s->p2p ? s->tag : t->type == NB_SEND ? s->stag : s->rtag;
         /* after an error, sends carry nothing: what this rank passes on may be wrong, and a
          * short block makes the receiver report MPI_ERR_COUNT in turn (on collective contexts) */
         size_t count = t->type == NB_SEND && s->err ? 0 : t->count;
         int rc = t->type == NB_SEND
-                     ? co_isend(t->src, count, t->dt, t->peer, s->tag, t->on, ctx, CO_MODE_STD, &r)
-                     : co_irecv(t->dst, count, t->dt, t->peer, s->tag, t->on, ctx, &r);
+                     ? co_isend(t->src, count, t->dt, t->peer, tag, t->on, ctx, CO_MODE_STD, &r)
+                     : co_irecv(t->dst, count, t->dt, t->peer, tag, t->on, ctx, &r);
         note(s, rc);
+        if (s->p2p && t->type == NB_RECV) s->precv = r;
         if (r) {
             r->internal = 1;
             s->pend[s->npend++] = r;
@@ -801,7 +808,13 @@ static int advance(nb_sched *s) {
     for (;;) {
         if (s->round == s->nrounds) {
             co_req *r = s->req;
-            r->status = (co_status){.source = MPI_ANY_SOURCE, .tag = MPI_ANY_TAG, .error = s->err};
+            if (s->p2p) {
+                r->status = s->rstatus;
+                r->status.error = s->err;
+            } else {
+                r->status =
+                    (co_status){.source = MPI_ANY_SOURCE, .tag = MPI_ANY_TAG, .error = s->err};
+            }
             co_req_complete(r);
             return 1;
         }
@@ -809,9 +822,11 @@ static int advance(nb_sched *s) {
         for (int i = 0; i < s->npend; i++)
             if (!s->pend[i]->complete) return 0;
         for (int i = 0; i < s->npend; i++) {
+            if (s->pend[i] == s->precv) s->rstatus = s->precv->status;
             note(s, s->pend[i]->status.error);
             co_req_free(s->pend[i]);
         }
+        s->precv = NULL;
         s->npend = 0;
         finish_round(s);
     }
@@ -877,6 +892,40 @@ int co_nbc_start(co_comm *c, const co_coll_args *a, co_req **out) {
     co_req_set_comm(r, c);
     *out = r;
     launch(sched_new(c, a, r, tag));
+    return MPI_SUCCESS;
+}
+
+/* ---- MPI_Isendrecv -----------------------------------------------------------------------------
+ * One round: the receive and the send posted at once. `own` (may be NULL) is scratch memory
+ * the schedule frees at its end (MPI_Isendrecv_replace's packed copy of the data to send). */
+int co_nbc_sendrecv(co_comm *c, const void *sbuf, size_t scount, co_dtype *sdt, int dest, int stag,
+                    void *rbuf, size_t rcount, co_dtype *rdt, int source, int rtag, void *own,
+                    co_req **out) {
+    *out = NULL;
+    co_req *r = co_req_new(CO_REQ_COLL);
+    if (!r) {
+        free(own);
+        return MPI_ERR_NO_MEM;
+    }
+    r->mode = CO_NBC_P2P;
+    co_req_set_comm(r, c);
+    nb_sched *s = calloc(1, sizeof(*s));
+    if (!s) co_fatal("out of memory in MPI_Isendrecv");
+    s->req = r;
+    s->c = s->on = c;
+    s->p2p = 1, s->stag = stag, s->rtag = rtag;
+    s->rstatus = (co_status){.source = MPI_ANY_SOURCE, .tag = MPI_ANY_TAG};
+    co_dt_retain(s->dts[0] = sdt);
+    co_dt_retain(s->dts[1] = rdt);
+    if (own) {
+        s->blocks = grow(s->blocks, &s->bcap, 1, sizeof(void *));
+        s->blocks[s->nblocks++] = own;
+    }
+    nb_recv(s, rbuf, rcount, rdt, source);
+    nb_send(s, sbuf, scount, sdt, dest);
+    nb_round(s);
+    *out = r;
+    launch(s);
     return MPI_SUCCESS;
 }
 
