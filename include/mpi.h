@@ -318,6 +318,9 @@ typedef int(MPI_Comm_delete_attr_function)(MPI_Comm comm, int keyval, void *attr
 #define MPI_COMM_NULL_DELETE_FN ((MPI_Comm_delete_attr_function *)0)
 #define MPI_COMM_DUP_FN         ((MPI_Comm_copy_attr_function *)1)
 /* MPI-1 names of the same callbacks (deprecated, still in MPI 3.1) */
+typedef int(MPI_Grequest_query_function)(void *extra_state, MPI_Status *status);
+typedef int(MPI_Grequest_free_function)(void *extra_state);
+typedef int(MPI_Grequest_cancel_function)(void *extra_state, int complete);
 typedef MPI_Comm_copy_attr_function MPI_Copy_function;
 typedef MPI_Comm_delete_attr_function MPI_Delete_function;
 #define MPI_NULL_COPY_FN   MPI_COMM_NULL_COPY_FN
@@ -436,6 +439,10 @@ COHORT_FN(int, Isendrecv,
 COHORT_FN(int, Isendrecv_replace,
           (void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
            int recvtag, MPI_Comm comm, MPI_Request *request))
+COHORT_FN(int, Grequest_start,
+          (MPI_Grequest_query_function * query_fn, MPI_Grequest_free_function *free_fn,
+           MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *request))
+COHORT_FN(int, Grequest_complete, (MPI_Request request))
 COHORT_FN(int, Buffer_attach, (void *buffer, int size))
 COHORT_FN(int, Buffer_detach, (void *buffer_addr, int *size))
 COHORT_FN(int, Wait, (MPI_Request * request, MPI_Status *status))

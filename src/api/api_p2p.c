@@ -418,8 +418,90 @@ static int lookup(MPI_Request h, co_req **r) {
     return MPI_SUCCESS;
 }
 
+/* ---- Generalized requests (MPI 3.1 section 12.2) ----------------------------------------------
+ * The program completes them (MPI_Grequest_complete); the completion call that returns one asks
+ * its query function for the status and then calls its free function, and returns the first
+ * error of the two. MPI_Request_free of one not yet complete calls only the free function, once
+ * it completes; MPI_Cancel calls the cancel function. */
+typedef struct co_greq {
+    MPI_Grequest_query_function *query;
+    MPI_Grequest_free_function *free_fn;
+    MPI_Grequest_cancel_function *cancel;
+    void *extra;
+} co_greq;
+
+/* Calls the free function once; its result. */
+static int greq_release(co_req *r) {
+    co_greq *g = r->cb_arg;
+    if (!g || !g->free_fn) return MPI_SUCCESS;
+    MPI_Grequest_free_function *f = g->free_fn;
+    g->free_fn = NULL;
+    return f(g->extra);
+}
+
+static void greq_on_free(co_req *r) {
+    if (!co_st.shutting_down) greq_release(r); /* (one still held at MPI_Finalize: dropped) */
+    free(r->cb_arg);
+    r->cb_arg = NULL;
+}
+
+/* The status from the query function, into r->status (its result as the error). */
+static void greq_query(co_req *r) {
+    co_greq *g = r->cb_arg;
+    MPI_Status st = {.MPI_SOURCE = MPI_ANY_SOURCE, .MPI_TAG = MPI_ANY_TAG};
+    int rc = g->query ? g->query(g->extra, &st) : MPI_SUCCESS;
+    r->status = (co_status){.source = st.MPI_SOURCE,
+                            .tag = st.MPI_TAG,
+                            .error = rc,
+                            .cancelled = st.co_cancelled,
+                            .bytes = st.co_bytes > 0 ? (size_t)st.co_bytes : 0};
+}
+
+CO_WEAK(MPI_Grequest_start, PMPI_Grequest_start);
+int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn,
+                        MPI_Grequest_cancel_function *cancel_fn, void *extra_state,
+                        MPI_Request *request) {
+    static const char fn[] = "MPI_Grequest_start";
+    CO_ENTER(fn);
+    if (!request) return co_error(NULL, fn, MPI_ERR_REQUEST, "request pointer is NULL");
+    co_greq *g = malloc(sizeof(*g));
+    co_req *r = g ? co_req_new(CO_REQ_GREQ) : NULL;
+    if (!r) {
+        free(g);
+        return co_error(NULL, fn, MPI_ERR_NO_MEM, "out of requests");
+    }
+    *g = (co_greq){query_fn, free_fn, cancel_fn, extra_state};
+    r->cb_arg = g;
+    r->on_free = greq_on_free;
+    r->active = 1;
+    *request = r->handle;
+    return MPI_SUCCESS;
+}
+
+CO_WEAK(MPI_Grequest_complete, PMPI_Grequest_complete);
+int PMPI_Grequest_complete(MPI_Request request) {
+    static const char fn[] = "MPI_Grequest_complete";
+    CO_ENTER(fn);
+    co_req *r = co_req_get(request);
+    if (!r || r->kind != CO_REQ_GREQ)
+        return co_error(NULL, fn, MPI_ERR_REQUEST,
+                        "0x%x is not a generalized request (or is no longer valid)",
+                        (unsigned)request);
+    if (r->complete) return co_error(NULL, fn, MPI_ERR_REQUEST, "the request is already complete");
+    co_req_complete(r); /* (releases it if the program freed it already) */
+    return MPI_SUCCESS;
+}
+
 /* Take a completed request's status, release it (or leave a persistent one inactive). */
 static int finish(MPI_Request *h, co_req *r, MPI_Status *st) {
+    if (r->kind == CO_REQ_GREQ) {
+        greq_query(r);
+        co_api_status(st, &r->status);
+        int err = r->status.error, ferr = greq_release(r);
+        co_req_free(r);
+        *h = MPI_REQUEST_NULL;
+        return err ? err : ferr;
+    }
     co_api_status(st, &r->status);
     if (r->shared) {
         *h = MPI_REQUEST_NULL;
@@ -440,13 +522,17 @@ static int bad_request(const char *fn, MPI_Request h) {
     return co_error(NULL, fn, MPI_ERR_REQUEST, "invalid request handle 0x%x", (unsigned)h);
 }
 
-/* What a request did, for completion_error: 0 receive, 1 send, 2 nonblocking collective. */
+/* What a request did, for completion_error: 0 receive, 1 send, 2 nonblocking collective,
+ * 3 generalized request. */
 static int role(const co_req *r) {
+    if (r->kind == CO_REQ_GREQ) return 3;
     if (r->kind == CO_REQ_COLL) return r->mode == CO_NBC_P2P ? 0 : 2; /* (Isendrecv: receive) */
     return co_req_is_send(r);
 }
 
 static int completion_error(const char *fn, co_comm *c, int err, const co_status *s, int send) {
+    if (send == 3)
+        return co_error(c, fn, err, "generalized request: its query or free function failed");
     if (send == 2) {
         if (err == MPI_ERR_TRUNCATE || err == MPI_ERR_COUNT)
             return co_error(c, fn, err,
@@ -746,6 +832,7 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) 
     }
     if (!r->complete) co_progress();
     *flag = r->complete;
+    if (r->complete && r->kind == CO_REQ_GREQ) greq_query(r);
     if (r->complete)
         co_api_status(status, &r->status);
     else
@@ -759,6 +846,12 @@ int PMPI_Cancel(MPI_Request *request) {
     CO_ENTER(fn);
     co_req *r;
     if (!request || lookup(*request, &r) || !r) return bad_request(fn, request ? *request : 0);
+    if (r->kind == CO_REQ_GREQ) {
+        co_greq *g = r->cb_arg;
+        int rc = g->cancel ? g->cancel(g->extra, r->complete) : MPI_SUCCESS;
+        return rc ? co_error(NULL, fn, rc, "the generalized request's cancel function failed")
+                  : MPI_SUCCESS;
+    }
     if (r->kind == CO_REQ_COLL && r->mode == CO_NBC_P2P)
         return MPI_SUCCESS;     /* MPI_Isendrecv: its send is never cancelled, so neither is it */
     if (r->kind == CO_REQ_COLL) /* MPI 3.1 section 5.12 */

@@ -135,7 +135,14 @@ static inline const char *co_comm_label(const co_comm *c) {
 }
 
 /* ---- Requests -------------------------------------------------------------------------------- */
-enum co_req_kind { CO_REQ_SEND = 1, CO_REQ_RECV, CO_REQ_COLL, CO_REQ_PSEND, CO_REQ_PRECV };
+enum co_req_kind {
+    CO_REQ_SEND = 1,
+    CO_REQ_RECV,
+    CO_REQ_COLL,
+    CO_REQ_PSEND,
+    CO_REQ_PRECV,
+    CO_REQ_GREQ /* a generalized request (MPI_Grequest_start), completed by the program */
+};
 enum co_send_mode { CO_MODE_STD = 0, CO_MODE_SYNC, CO_MODE_READY, CO_MODE_BUFFERED };
 
 typedef struct co_status {
@@ -340,6 +347,7 @@ struct co_comm_state;
 struct cohort_state {
     int initialized; /* MPI_Init has completed */
     int finalized;
+    int shutting_down; /* MPI_Finalize releases what is left: no program callbacks any more */
     int thread_level;
     int world_rank, world_size;
     int local_cpus;      /* CPUs in this process's affinity mask */

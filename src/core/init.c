@@ -116,6 +116,7 @@ int co_finalize(void) {
                           memory_order_release);
     int rc = co_coll_final_barrier(co_st.world);
     if (rc) return rc;
+    co_st.shutting_down = 1;
     co_coll_fini();
     co_comm_fini();
     co_p2p_fini();
