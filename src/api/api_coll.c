@@ -128,6 +128,10 @@ static co_comm *rooted(const char *fn, co_comm *c, int root, const void *buf, in
 }
 
 /* The local block a rank sends must fit the one it receives for itself. */
+static int fits(int scount, const co_dtype *sdt, int rcount, const co_dtype *rdt) {
+    return (size_t)scount * sdt->size <= (size_t)rcount * rdt->size;
+}
+
 static int check_fit(co_comm *c, const char *fn, int scount, const co_dtype *sdt, int rcount,
                      const co_dtype *rdt) {
     size_t sb = (size_t)scount * sdt->size, rb = (size_t)rcount * rdt->size;
@@ -138,16 +142,21 @@ static int check_fit(co_comm *c, const char *fn, int scount, const co_dtype *sdt
 }
 
 /* Allgather and Alltoall: every rank gives both sides; the send side may be MPI_IN_PLACE
- * (*sdt is then NULL). Returns the communicator, or NULL with *rc set. */
+ * (*sdt is then NULL). With check_own, a send side larger than the receive block is refused
+ * here; Alltoall lets its algorithms find it instead (every one copies the own block by
+ * co_coll_copy and reports MPI_ERR_TRUNCATE, and the peers' receives report the same), so that
+ * the call runs on every rank and the communicator stays usable. Returns the communicator,
+ * or NULL with *rc set. */
 static co_comm *every_rank(const char *fn, co_comm *c, const void *sendbuf, int sendcount,
                            MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                           MPI_Datatype recvtype, co_dtype **sdt, co_dtype **rdt, int *rc) {
+                           MPI_Datatype recvtype, int check_own, co_dtype **sdt, co_dtype **rdt,
+                           int *rc) {
     *sdt = NULL;
     if ((*rc = not_in_place(c, fn, recvbuf, "receive buffer"))) return NULL;
     if (!(*rdt = co_api_data(c, fn, recvbuf, recvcount, recvtype, rc))) return NULL;
     if (sendbuf == MPI_IN_PLACE) return c;
     if (!(*sdt = co_api_data(c, fn, sendbuf, sendcount, sendtype, rc))) return NULL;
-    if ((*rc = check_fit(c, fn, sendcount, *sdt, recvcount, *rdt)) ||
+    if ((check_own && (*rc = check_fit(c, fn, sendcount, *sdt, recvcount, *rdt))) ||
         (*rc = distinct(c, fn, sendbuf, recvbuf, sendcount, *sdt)) ||
         (*rc = not_own_block(c, fn, sendbuf, recvbuf, (long long)c->rank * recvcount, sendcount,
                              *rdt, *sdt)))
@@ -447,19 +456,22 @@ static int gather_common(const char *fn, const void *sendbuf, int sendcount, MPI
                             recvbuf, recvcount, NULL, NULL, recvtype, root, req);
     c = rooted(fn, c, root, sendbuf, sendcount, sendtype, &sdt, &rc);
     if (!c) return rc;
-    int at_root = c->rank == root;
+    int at_root = c->rank == root, misfit = 0;
     if (at_root) {
         if ((rc = not_in_place(c, fn, recvbuf, "receive buffer"))) return rc;
         if (!(rdt = co_api_data(c, fn, recvbuf, recvcount, recvtype, &rc))) return rc;
-        if (sdt && ((rc = check_fit(c, fn, sendcount, sdt, recvcount, rdt)) ||
-                    (rc = distinct(c, fn, sendbuf, recvbuf, sendcount, sdt)) ||
+        if (sdt && ((rc = distinct(c, fn, sendbuf, recvbuf, sendcount, sdt)) ||
                     (rc = not_own_block(c, fn, sendbuf, recvbuf, (long long)root * recvcount,
                                         sendcount, rdt, sdt))))
             return rc;
+        misfit = sdt && !fits(sendcount, sdt, recvcount, rdt);
+        if (misfit && req) return check_fit(c, fn, sendcount, sdt, recvcount, rdt);
     }
     uint64_t bytes = at_root ? (uint64_t)recvcount * rdt->size : (uint64_t)sendcount * sdt->size;
-    call_args a = move_args(CO_COLL_GATHER, root, sendbuf, sendcount, sdt, recvbuf, recvcount, rdt);
-    return go(c, fn, req, bytes, &a);
+    call_args a = move_args(CO_COLL_GATHER, root, misfit ? MPI_IN_PLACE : sendbuf, sendcount,
+                            misfit ? NULL : sdt, recvbuf, recvcount, rdt);
+    rc = go(c, fn, req, bytes, &a);
+    return misfit && !rc ? check_fit(c, fn, sendcount, sdt, recvcount, rdt) : rc;
 }
 
 CO_WEAK(MPI_Gather, PMPI_Gather);
@@ -491,22 +503,25 @@ static int gatherv_common(const char *fn, const void *sendbuf, int sendcount, MP
                             recvbuf, 0, recvcounts, displs, recvtype, root, req);
     c = rooted(fn, c, root, sendbuf, sendcount, sendtype, &sdt, &rc);
     if (!c) return rc;
-    int at_root = c->rank == root;
+    int at_root = c->rank == root, misfit = 0;
     if (at_root) {
         if ((rc = not_in_place(c, fn, recvbuf, "receive buffer"))) return rc;
         if (!(rdt =
                   vside(c, fn, recvbuf, recvcounts, displs, recvtype, "recvcounts", "displs", &rc)))
             return rc;
         if (sdt &&
-            ((rc = check_fit(c, fn, sendcount, sdt, recvcounts[root], rdt)) ||
-             (rc = distinct(c, fn, sendbuf, recvbuf, sendcount, sdt)) ||
+            ((rc = distinct(c, fn, sendbuf, recvbuf, sendcount, sdt)) ||
              (rc = not_own_block(c, fn, sendbuf, recvbuf, displs[root], sendcount, rdt, sdt))))
             return rc;
+        misfit = sdt && !fits(sendcount, sdt, recvcounts[root], rdt);
+        if (misfit && req) return check_fit(c, fn, sendcount, sdt, recvcounts[root], rdt);
     }
-    call_args a = move_args(CO_COLL_GATHERV, root, sendbuf, sendcount, sdt, recvbuf, 0, rdt);
+    call_args a = move_args(CO_COLL_GATHERV, root, misfit ? MPI_IN_PLACE : sendbuf, sendcount,
+                            misfit ? NULL : sdt, recvbuf, 0, rdt);
     a.rcounts = recvcounts;
     a.rdispls = displs;
-    return go(c, fn, req, 0, &a);
+    rc = go(c, fn, req, 0, &a);
+    return misfit && !rc ? check_fit(c, fn, sendcount, sdt, recvcounts[root], rdt) : rc;
 }
 
 CO_WEAK(MPI_Gatherv, PMPI_Gatherv);
@@ -539,20 +554,22 @@ static int scatter_common(const char *fn, const void *sendbuf, int sendcount, MP
                             recvbuf, recvcount, NULL, NULL, recvtype, root, req);
     c = rooted(fn, c, root, recvbuf, recvcount, recvtype, &rdt, &rc);
     if (!c) return rc;
-    int at_root = c->rank == root;
+    int at_root = c->rank == root, misfit = 0;
     if (at_root) {
         if ((rc = not_in_place(c, fn, sendbuf, "send buffer"))) return rc;
         if (!(sdt = co_api_data(c, fn, sendbuf, sendcount, sendtype, &rc))) return rc;
-        if (rdt && ((rc = check_fit(c, fn, sendcount, sdt, recvcount, rdt)) ||
-                    (rc = distinct(c, fn, sendbuf, recvbuf, recvcount, rdt)) ||
+        if (rdt && ((rc = distinct(c, fn, sendbuf, recvbuf, recvcount, rdt)) ||
                     (rc = not_own_block(c, fn, recvbuf, sendbuf, (long long)root * sendcount,
                                         recvcount, sdt, rdt))))
             return rc;
+        misfit = rdt && !fits(sendcount, sdt, recvcount, rdt);
+        if (misfit && req) return check_fit(c, fn, sendcount, sdt, recvcount, rdt);
     }
     uint64_t bytes = at_root ? (uint64_t)sendcount * sdt->size : (uint64_t)recvcount * rdt->size;
-    call_args a =
-        move_args(CO_COLL_SCATTER, root, sendbuf, sendcount, sdt, recvbuf, recvcount, rdt);
-    return go(c, fn, req, bytes, &a);
+    call_args a = move_args(CO_COLL_SCATTER, root, sendbuf, sendcount, sdt,
+                            misfit ? MPI_IN_PLACE : recvbuf, recvcount, misfit ? NULL : rdt);
+    rc = go(c, fn, req, bytes, &a);
+    return misfit && !rc ? check_fit(c, fn, sendcount, sdt, recvcount, rdt) : rc;
 }
 
 CO_WEAK(MPI_Scatter, PMPI_Scatter);
@@ -584,22 +601,25 @@ static int scatterv_common(const char *fn, const void *sendbuf, const int sendco
                             recvbuf, recvcount, NULL, NULL, recvtype, root, req);
     c = rooted(fn, c, root, recvbuf, recvcount, recvtype, &rdt, &rc);
     if (!c) return rc;
-    int at_root = c->rank == root;
+    int at_root = c->rank == root, misfit = 0;
     if (at_root) {
         if ((rc = not_in_place(c, fn, sendbuf, "send buffer"))) return rc;
         if (!(sdt =
                   vside(c, fn, sendbuf, sendcounts, displs, sendtype, "sendcounts", "displs", &rc)))
             return rc;
         if (rdt &&
-            ((rc = check_fit(c, fn, sendcounts[root], sdt, recvcount, rdt)) ||
-             (rc = distinct(c, fn, sendbuf, recvbuf, recvcount, rdt)) ||
+            ((rc = distinct(c, fn, sendbuf, recvbuf, recvcount, rdt)) ||
              (rc = not_own_block(c, fn, recvbuf, sendbuf, displs[root], recvcount, sdt, rdt))))
             return rc;
+        misfit = rdt && !fits(sendcounts[root], sdt, recvcount, rdt);
+        if (misfit && req) return check_fit(c, fn, sendcounts[root], sdt, recvcount, rdt);
     }
-    call_args a = move_args(CO_COLL_SCATTERV, root, sendbuf, 0, sdt, recvbuf, recvcount, rdt);
+    call_args a = move_args(CO_COLL_SCATTERV, root, sendbuf, 0, sdt,
+                            misfit ? MPI_IN_PLACE : recvbuf, recvcount, misfit ? NULL : rdt);
     a.scounts = sendcounts;
     a.sdispls = displs;
-    return go(c, fn, req, 0, &a);
+    rc = go(c, fn, req, 0, &a);
+    return misfit && !rc ? check_fit(c, fn, sendcounts[root], sdt, recvcount, rdt) : rc;
 }
 
 CO_WEAK(MPI_Scatterv, PMPI_Scatterv);
@@ -630,7 +650,7 @@ static int allgather_common(const char *fn, const void *sendbuf, int sendcount,
     if (c->is_inter)
         return inter_every(c, fn, CO_COLL_ALLGATHER, sendbuf, sendcount, NULL, NULL, sendtype,
                            recvbuf, recvcount, NULL, NULL, recvtype, req);
-    c = every_rank(fn, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &sdt, &rdt,
+    c = every_rank(fn, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, 1, &sdt, &rdt,
                    &rc);
     if (!c) return rc;
     call_args a =
@@ -709,7 +729,7 @@ static int alltoall_common(const char *fn, const void *sendbuf, int sendcount,
     if (c->is_inter)
         return inter_every(c, fn, CO_COLL_ALLTOALL, sendbuf, sendcount, NULL, NULL, sendtype,
                            recvbuf, recvcount, NULL, NULL, recvtype, req);
-    c = every_rank(fn, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &sdt, &rdt,
+    c = every_rank(fn, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, 0, &sdt, &rdt,
                    &rc);
     if (!c) return rc;
     call_args a = move_args(CO_COLL_ALLTOALL, -1, sendbuf, sendcount, sdt, recvbuf, recvcount, rdt);
@@ -782,6 +802,12 @@ int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdisp
                             recvcounts, rdispls, recvtype, comm, nb_req(request));
 }
 
+/* Where a block of a w-collective starts: buf may be MPI_BOTTOM (NULL) and the byte
+ * displacement an absolute address (MPI_Get_address), so the buffer check looks there. */
+static const void *byte_at(const void *buf, MPI_Aint displ) {
+    return (const void *)((uintptr_t)buf + (uintptr_t)displ);
+}
+
 /* One side of Alltoallw: a count, a byte displacement and a type per rank of the other side;
  * the types into dts[] (n entries). */
 static int wside(co_comm *c, const char *fn, const void *buf, const int *counts, const int *displs,
@@ -794,7 +820,7 @@ static int wside(co_comm *c, const char *fn, const void *buf, const int *counts,
     if (!types) return co_error(c, fn, MPI_ERR_ARG, "%stypes is NULL", side);
     for (int q = 0; q < n; q++) {
         if (!(dts[q] = co_api_dtype(c, fn, types[q], counts[q], &rc))) return rc;
-        if ((rc = co_api_buf(c, fn, buf, counts[q], dts[q]))) return rc;
+        if ((rc = co_api_buf(c, fn, byte_at(buf, displs[q]), counts[q], dts[q]))) return rc;
     }
     return MPI_SUCCESS;
 }
@@ -1148,7 +1174,7 @@ static int nwside(co_comm *c, const char *fn, const void *buf, const int *counts
         return co_error(c, fn, MPI_ERR_ARG, "%sdispls or %stypes is NULL", side, side);
     for (int q = 0; q < n; q++) {
         if (!(dts[q] = co_api_dtype(c, fn, types[q], counts[q], &rc))) return rc;
-        if ((rc = co_api_buf(c, fn, buf, counts[q], dts[q]))) return rc;
+        if ((rc = co_api_buf(c, fn, byte_at(buf, displs[q]), counts[q], dts[q]))) return rc;
     }
     return MPI_SUCCESS;
 }

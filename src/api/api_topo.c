@@ -218,8 +218,16 @@ static void dims_search(int n, int k, int maxd, int *cur, int depth, dims_best *
         }
         return;
     }
-    for (int d = CO_MIN(maxd, n); d >= 1; d--) {
-        if (n % d) continue;
+    /* the divisors of n, largest first (n < 2^31: at most 1600 of them, found up to sqrt n) */
+    int nd = 0, *dv = malloc(2048 * sizeof(int));
+    if (!dv) co_fatal("out of memory");
+    for (int i = 1; (long)i * i <= n; i++)
+        if (n % i == 0) dv[nd++] = i;
+    for (int i = nd - 1, hi = nd; i >= 0; i--) /* the co-divisors, ascending after them */
+        if ((long)dv[i] * dv[i] != n) dv[hi++] = n / dv[i], nd = hi;
+    for (int j = nd - 1; j >= 0; j--) {
+        int d = dv[j];
+        if (d > maxd) continue;
         long pw = 1; /* the k factors are all <= d: d^k must reach n */
         for (int i = 0; i < k && pw < n; i++) pw *= d;
         if (pw < n) break;
@@ -227,6 +235,7 @@ static void dims_search(int n, int k, int maxd, int *cur, int depth, dims_best *
         cur[depth] = d;
         dims_search(n / d, k - 1, d, cur, depth + 1, b);
     }
+    free(dv);
 }
 
 CO_WEAK(MPI_Dims_create, PMPI_Dims_create);

@@ -65,6 +65,12 @@ typedef struct nb_sched {
 
 static nb_sched *active; /* schedules in flight, newest first */
 
+/* base + off bytes, where base may be MPI_BOTTOM (NULL) and off an absolute address (the byte
+ * displacements of the w-collectives), computed without arithmetic on a null pointer */
+static inline char *at(const void *base, MPI_Aint off) {
+    return (char *)((uintptr_t)base + (uintptr_t)off);
+}
+
 static void *grow(void *p, int *cap, int need, size_t elem) {
     if (need <= *cap) return p;
     int n = *cap ? *cap * 2 : 8;
@@ -338,17 +344,17 @@ static void build_alltoallw(nb_sched *s, const co_coll_args *a) {
             any = 1;
         }
         char *copy = nb_tmp(s, co_dt_get(MPI_BYTE), (size_t)(hi - lo));
-        if (hi > lo) nb_memcpy(s, (char *)a->rbuf + lo, copy, (size_t)(hi - lo));
+        if (hi > lo) nb_memcpy(s, at(a->rbuf, lo), copy, (size_t)(hi - lo));
         nb_round(s);
-        sbuf = copy - lo, sc = a->rcounts, sd = a->rdispls, st = a->rtypes;
+        sbuf = at(copy, -lo), sc = a->rcounts, sd = a->rdispls, st = a->rtypes;
     }
     for (int k = 1; k < n; k++) {
         int q = (me + k) % n, p = (me - k + n) % n;
-        nb_recv(s, (char *)a->rbuf + a->rdispls[p], (size_t)a->rcounts[p], a->rtypes[p], p);
-        nb_send(s, sbuf + sd[q], (size_t)sc[q], st[q], q);
+        nb_recv(s, at(a->rbuf, a->rdispls[p]), (size_t)a->rcounts[p], a->rtypes[p], p);
+        nb_send(s, at(sbuf, sd[q]), (size_t)sc[q], st[q], q);
     }
     if (a->sbuf != MPI_IN_PLACE)
-        nb_copy(s, sbuf + sd[me], (size_t)sc[me], st[me], (char *)a->rbuf + a->rdispls[me],
+        nb_copy(s, at(sbuf, sd[me]), (size_t)sc[me], st[me], at(a->rbuf, a->rdispls[me]),
                 (size_t)a->rcounts[me], a->rtypes[me]);
     nb_round(s);
 }
@@ -451,19 +457,20 @@ static void inter_pairwise(nb_sched *s, const co_coll_args *a, const void *sbuf,
         if (rbuf) {
             co_dtype *t = bytes ? a->rtypes[q] : a->rdt;
             size_t cnt = a->rcounts ? (size_t)a->rcounts[q] : a->rcount;
-            void *at =
-                bytes ? (char *)rbuf + a->rdispls[q]
+            void *where =
+                bytes ? at(rbuf, a->rdispls[q])
                       : co_coll_elem(rbuf, a->rcounts ? (size_t)a->rdispls[q] : q * a->rcount, t);
-            nb_recv(s, at, cnt, t, q);
+            nb_recv(s, where, cnt, t, q);
         }
         if (sbuf) {
             co_dtype *t = bytes ? a->stypes[q] : a->sdt;
             size_t cnt = a->scounts ? (size_t)a->scounts[q] : a->scount;
-            const void *at = bytes        ? (const char *)sbuf + a->sdispls[q]
-                             : a->scounts ? co_coll_elem(sbuf, (size_t)a->sdispls[q], t)
-                             : a->kind == CO_COLL_ALLGATHERV ? sbuf
-                                                             : co_coll_elem(sbuf, q * a->scount, t);
-            nb_send(s, at, cnt, t, q);
+            const void *where = bytes        ? at(sbuf, a->sdispls[q])
+                                : a->scounts ? co_coll_elem(sbuf, (size_t)a->sdispls[q], t)
+                                : a->kind == CO_COLL_ALLGATHERV
+                                    ? sbuf
+                                    : co_coll_elem(sbuf, q * a->scount, t);
+            nb_send(s, where, cnt, t, q);
         }
     }
     nb_round(s);
@@ -669,7 +676,7 @@ static void build_neighbor(nb_sched *s, const co_coll_args *a) {
         if (in[i] == MPI_PROC_NULL) continue;
         char *dst = a->rbuf;
         if (w)
-            nb_recv(s, dst + a->rwdispls[i], (size_t)a->rcounts[i], a->rtypes[i], in[i]);
+            nb_recv(s, at(dst, a->rwdispls[i]), (size_t)a->rcounts[i], a->rtypes[i], in[i]);
         else if (vr)
             nb_recv(s, dst + (MPI_Aint)rext * a->rdispls[i], (size_t)a->rcounts[i], a->rdt, in[i]);
         else
@@ -679,7 +686,7 @@ static void build_neighbor(nb_sched *s, const co_coll_args *a) {
         if (out[j] == MPI_PROC_NULL) continue;
         const char *src = a->sbuf;
         if (w)
-            nb_send(s, src + a->swdispls[j], (size_t)a->scounts[j], a->stypes[j], out[j]);
+            nb_send(s, at(src, a->swdispls[j]), (size_t)a->scounts[j], a->stypes[j], out[j]);
         else if (vs)
             nb_send(s, src + (MPI_Aint)sext * a->sdispls[j], (size_t)a->scounts[j], a->sdt, out[j]);
         else if (k == CO_COLL_NEIGHBOR_ALLTOALL)

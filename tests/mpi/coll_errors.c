@@ -174,14 +174,37 @@ int main(int argc, char **argv) {
         CHECK_RC(MPI_Reduce_local(rb, rb, 0, MPI_INT, MPI_SUM));
     }
 
-    /* mismatched counts seen locally: my block does not fit my own receive block */
+    /* mismatched counts seen locally: my block does not fit my own receive block. Allgather
+     * refuses at once (every rank sees it here); Alltoall runs, and every rank gets more than
+     * it expects; at the root of Gather and Scatter only the root's own block is too large:
+     * the root reports it, the others complete, and the communicator stays usable */
     CHECK_ERR(MPI_Allgather(sb, 2, MPI_INT, rb, 1, MPI_INT, w), MPI_ERR_TRUNCATE);
     CHECK_ERR(MPI_Alltoall(sb, 2, MPI_INT, rb, 1, MPI_INT, w), MPI_ERR_TRUNCATE);
     CHECK_ERR(MPI_Allgather(sb, 1, MPI_DOUBLE, rb, 1, MPI_INT, w), MPI_ERR_TRUNCATE);
+    for (int i = 0; i < 64; i++) sb[i] = 100 + i, rb[i] = -1;
+    int grc = MPI_Gather(sb, me == 0 ? 3 : 2, MPI_INT, rb, 2, MPI_INT, 0, w);
     if (me == 0) {
-        CHECK_ERR(MPI_Gather(sb, 3, MPI_INT, rb, 2, MPI_INT, 0, w), MPI_ERR_TRUNCATE);
-        CHECK_ERR(MPI_Scatter(sb, 3, MPI_INT, rb, 2, MPI_INT, 0, w), MPI_ERR_TRUNCATE);
+        CHECK_ERR(grc, MPI_ERR_TRUNCATE);
+        CHECK(rb[0] == -1 && rb[1] == -1, "the root's own misfit block was written: %d %d", rb[0],
+              rb[1]);
+        for (int r = 1; r < np; r++)
+            CHECK(rb[2 * r] == 100 && rb[2 * r + 1] == 101, "gather from %d: %d %d", r, rb[2 * r],
+                  rb[2 * r + 1]);
+    } else {
+        CHECK_RC(grc);
     }
+    for (int i = 0; i < 64; i++) rb[i] = -1;
+    grc = MPI_Scatter(sb, 3, MPI_INT, rb, me == 0 ? 2 : 3, MPI_INT, 0, w);
+    if (me == 0) {
+        CHECK_ERR(grc, MPI_ERR_TRUNCATE);
+    } else {
+        CHECK_RC(grc);
+        CHECK(rb[0] == 100 + 3 * me && rb[2] == 102 + 3 * me, "scatter to %d: %d %d", me, rb[0],
+              rb[2]);
+    }
+    int total = 0;
+    CHECK_RC(MPI_Allreduce(&me, &total, 1, MPI_INT, MPI_SUM, w));
+    CHECK(total == np * (np - 1) / 2, "allreduce after the misfits: %d", total);
 
     /* mismatched counts between two ranks: a rank that receives more than it expects gets
      * MPI_ERR_TRUNCATE, one that receives less MPI_ERR_COUNT (tests/mpi/coll_mismatch.c has

@@ -201,6 +201,17 @@ static void check_one(MPI_Comm c, const char *what, int blocking) {
         int j = sender_block(n.cart, n.in, i, me, n.outs, n.nouts);
         EXPECT(i, rd[i], j, rwc[i]);
     }
+    /* the same with MPI_BOTTOM and absolute addresses (MPI_Get_address) on both sides */
+    name = "Neighbor_alltoallw at MPI_BOTTOM";
+    for (int j = 0; j < nout; j++) CHECK_RC(MPI_Get_address(sb + sd[j], &sdw[j]));
+    for (int i = 0; i < nin; i++) CHECK_RC(MPI_Get_address(rb + rd[i], &rdw[i]));
+    for (int i = 0; i < nin * 4 * K; i++) rb[i] = UNSET;
+    RUN(MPI_Neighbor_alltoallw(MPI_BOTTOM, swc, sdw, st, MPI_BOTTOM, rwc, rdw, rt, c),
+        MPI_Ineighbor_alltoallw(MPI_BOTTOM, swc, sdw, st, MPI_BOTTOM, rwc, rdw, rt, c, &rq));
+    for (int i = 0; i < nin; i++) {
+        int j = sender_block(n.cart, n.in, i, me, n.outs, n.nouts);
+        EXPECT(i, rd[i], j, rwc[i]);
+    }
     for (int k = 1; k <= 3; k++) MPI_Type_free(&three[k]);
     /* errors: MPI_IN_PLACE, a negative count, a bad type */
     CHECK_ERR(MPI_Neighbor_allgather(MPI_IN_PLACE, K, MPI_INT, rb, K, MPI_INT, c), MPI_ERR_BUFFER);
