@@ -94,7 +94,8 @@ static co_dtype *vside(co_comm *c, const char *fn, const void *buf, const int *c
 /* Send and receive buffers must differ when both carry data (MPI_IN_PLACE is the way). */
 static int distinct(co_comm *c, const char *fn, const void *sbuf, const void *rbuf, long long count,
                     const co_dtype *dt) {
-    if (sbuf != rbuf || count <= 0 || dt->size == 0) return MPI_SUCCESS;
+    /* (both MPI_BOTTOM: the types give absolute addresses, which may well differ) */
+    if (sbuf != rbuf || sbuf == MPI_BOTTOM || count <= 0 || dt->size == 0) return MPI_SUCCESS;
     return co_error(c, fn, MPI_ERR_BUFFER,
                     "send and receive buffers are the same (use MPI_IN_PLACE)");
 }
@@ -105,7 +106,8 @@ static int distinct(co_comm *c, const char *fn, const void *sbuf, const void *rb
 static int not_own_block(co_comm *c, const char *fn, const void *mine, const void *all,
                          long long at, long long count, const co_dtype *dt,
                          const co_dtype *mine_dt) {
-    if (count <= 0 || mine_dt->size == 0 || all == MPI_IN_PLACE || mine == MPI_IN_PLACE)
+    if (count <= 0 || mine_dt->size == 0 || all == MPI_IN_PLACE || mine == MPI_IN_PLACE ||
+        mine == MPI_BOTTOM || all == MPI_BOTTOM) /* (absolute addresses: the types say) */
         return MPI_SUCCESS;
     if (mine != (const char *)all + at * co_dt_extent(dt)) return MPI_SUCCESS;
     return co_error(c, fn, MPI_ERR_BUFFER,
@@ -156,6 +158,8 @@ static co_comm *every_rank(const char *fn, co_comm *c, const void *sendbuf, int 
     if (!(*rdt = co_api_data(c, fn, recvbuf, recvcount, recvtype, rc))) return NULL;
     if (sendbuf == MPI_IN_PLACE) return c;
     if (!(*sdt = co_api_data(c, fn, sendbuf, sendcount, sendtype, rc))) return NULL;
+    /* (with nothing to receive, the algorithms have nothing to find it in) */
+    check_own |= (size_t)recvcount * (*rdt)->size == 0;
     if ((check_own && (*rc = check_fit(c, fn, sendcount, *sdt, recvcount, *rdt))) ||
         (*rc = distinct(c, fn, sendbuf, recvbuf, sendcount, *sdt)) ||
         (*rc = not_own_block(c, fn, sendbuf, recvbuf, (long long)c->rank * recvcount, sendcount,
@@ -465,13 +469,13 @@ static int gather_common(const char *fn, const void *sendbuf, int sendcount, MPI
                                         sendcount, rdt, sdt))))
             return rc;
         misfit = sdt && !fits(sendcount, sdt, recvcount, rdt);
-        if (misfit && req) return check_fit(c, fn, sendcount, sdt, recvcount, rdt);
     }
     uint64_t bytes = at_root ? (uint64_t)recvcount * rdt->size : (uint64_t)sendcount * sdt->size;
     call_args a = move_args(CO_COLL_GATHER, root, misfit ? MPI_IN_PLACE : sendbuf, sendcount,
                             misfit ? NULL : sdt, recvbuf, recvcount, rdt);
+    a.err = misfit ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
     rc = go(c, fn, req, bytes, &a);
-    return misfit && !rc ? check_fit(c, fn, sendcount, sdt, recvcount, rdt) : rc;
+    return misfit && !rc && !req ? check_fit(c, fn, sendcount, sdt, recvcount, rdt) : rc;
 }
 
 CO_WEAK(MPI_Gather, PMPI_Gather);
@@ -514,14 +518,14 @@ static int gatherv_common(const char *fn, const void *sendbuf, int sendcount, MP
              (rc = not_own_block(c, fn, sendbuf, recvbuf, displs[root], sendcount, rdt, sdt))))
             return rc;
         misfit = sdt && !fits(sendcount, sdt, recvcounts[root], rdt);
-        if (misfit && req) return check_fit(c, fn, sendcount, sdt, recvcounts[root], rdt);
     }
     call_args a = move_args(CO_COLL_GATHERV, root, misfit ? MPI_IN_PLACE : sendbuf, sendcount,
                             misfit ? NULL : sdt, recvbuf, 0, rdt);
+    a.err = misfit ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
     a.rcounts = recvcounts;
     a.rdispls = displs;
     rc = go(c, fn, req, 0, &a);
-    return misfit && !rc ? check_fit(c, fn, sendcount, sdt, recvcounts[root], rdt) : rc;
+    return misfit && !rc && !req ? check_fit(c, fn, sendcount, sdt, recvcounts[root], rdt) : rc;
 }
 
 CO_WEAK(MPI_Gatherv, PMPI_Gatherv);
@@ -563,13 +567,13 @@ static int scatter_common(const char *fn, const void *sendbuf, int sendcount, MP
                                         recvcount, sdt, rdt))))
             return rc;
         misfit = rdt && !fits(sendcount, sdt, recvcount, rdt);
-        if (misfit && req) return check_fit(c, fn, sendcount, sdt, recvcount, rdt);
     }
     uint64_t bytes = at_root ? (uint64_t)sendcount * sdt->size : (uint64_t)recvcount * rdt->size;
     call_args a = move_args(CO_COLL_SCATTER, root, sendbuf, sendcount, sdt,
                             misfit ? MPI_IN_PLACE : recvbuf, recvcount, misfit ? NULL : rdt);
+    a.err = misfit ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
     rc = go(c, fn, req, bytes, &a);
-    return misfit && !rc ? check_fit(c, fn, sendcount, sdt, recvcount, rdt) : rc;
+    return misfit && !rc && !req ? check_fit(c, fn, sendcount, sdt, recvcount, rdt) : rc;
 }
 
 CO_WEAK(MPI_Scatter, PMPI_Scatter);
@@ -612,14 +616,14 @@ static int scatterv_common(const char *fn, const void *sendbuf, const int sendco
              (rc = not_own_block(c, fn, recvbuf, sendbuf, displs[root], recvcount, sdt, rdt))))
             return rc;
         misfit = rdt && !fits(sendcounts[root], sdt, recvcount, rdt);
-        if (misfit && req) return check_fit(c, fn, sendcounts[root], sdt, recvcount, rdt);
     }
     call_args a = move_args(CO_COLL_SCATTERV, root, sendbuf, 0, sdt,
                             misfit ? MPI_IN_PLACE : recvbuf, recvcount, misfit ? NULL : rdt);
+    a.err = misfit ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
     a.scounts = sendcounts;
     a.sdispls = displs;
     rc = go(c, fn, req, 0, &a);
-    return misfit && !rc ? check_fit(c, fn, sendcounts[root], sdt, recvcount, rdt) : rc;
+    return misfit && !rc && !req ? check_fit(c, fn, sendcounts[root], sdt, recvcount, rdt) : rc;
 }
 
 CO_WEAK(MPI_Scatterv, PMPI_Scatterv);
@@ -845,7 +849,7 @@ static int alltoallw_common(const char *fn, const void *sendbuf, const int sendc
         free(dts);
         return rc;
     }
-    if (sdts && sendbuf == recvbuf) {
+    if (sdts && sendbuf == recvbuf && sendbuf != MPI_BOTTOM) {
         size_t moved = 0;
         for (int q = 0; q < n; q++) moved += (size_t)sendcounts[q] * sdts[q]->size;
         if (moved) {

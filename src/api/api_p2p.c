@@ -488,8 +488,11 @@ int PMPI_Grequest_complete(MPI_Request request) {
                         "0x%x is not a generalized request (or is no longer valid)",
                         (unsigned)request);
     if (r->complete) return co_error(NULL, fn, MPI_ERR_REQUEST, "the request is already complete");
-    co_req_complete(r); /* (releases it if the program freed it already) */
-    return MPI_SUCCESS;
+    /* freed by the program already: it goes now, and the free function's error comes here */
+    int rc = r->user_freed ? greq_release(r) : MPI_SUCCESS;
+    co_req_complete(r);
+    return rc ? co_error(NULL, fn, rc, "the generalized request's free function failed")
+              : MPI_SUCCESS;
 }
 
 /* Take a completed request's status, release it (or leave a persistent one inactive). */
@@ -806,16 +809,19 @@ int PMPI_Request_free(MPI_Request *request) {
         return co_error(r->comm, fn, MPI_ERR_REQUEST,
                         "the request of a nonblocking collective cannot be freed before it "
                         "completes (use MPI_Wait or MPI_Test)");
+    int rc = MPI_SUCCESS;
     if (r->shared) {
         /* nothing to release */
     } else if (r->complete || (r->persistent && !r->active)) {
+        if (r->kind == CO_REQ_GREQ) rc = greq_release(r); /* (its error comes back here) */
         co_req_free(r);
     } else {
         r->user_freed = 1;
         r->persistent = 0; /* an active persistent request goes away when it completes */
     }
     *request = MPI_REQUEST_NULL;
-    return MPI_SUCCESS;
+    return rc ? co_error(NULL, fn, rc, "the generalized request's free function failed")
+              : MPI_SUCCESS;
 }
 
 CO_WEAK(MPI_Request_get_status, PMPI_Request_get_status);
@@ -832,7 +838,14 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) 
     }
     if (!r->complete) co_progress();
     *flag = r->complete;
-    if (r->complete && r->kind == CO_REQ_GREQ) greq_query(r);
+    if (r->complete && r->kind == CO_REQ_GREQ) {
+        greq_query(r);
+        co_api_status(status, &r->status);
+        if (r->status.error)
+            return co_error(NULL, fn, r->status.error,
+                            "the generalized request's query function failed");
+        return MPI_SUCCESS;
+    }
     if (r->complete)
         co_api_status(status, &r->status);
     else

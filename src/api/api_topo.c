@@ -196,7 +196,9 @@ int PMPI_Topo_test(MPI_Comm comm, int *status) {
  * 17712, not 41 x 12 x 6 x 6; 51 x 40 x 35 for 71400, not 50 x 42 x 34), as MPICH chooses. */
 typedef struct dims_best {
     int *v;
-    int spread; /* -1 until a first list is found */
+    int spread;      /* -1 until a first list is found */
+    const int *divs; /* the divisors of the whole count, ascending */
+    int ndivs;
 } dims_best;
 
 /* 1 if the non-increasing list a (k entries) is better than b by the second rule above */
@@ -206,6 +208,22 @@ static int dims_more_even(const int *a, const int *b, int k) {
     return 0;
 }
 
+/* The largest r with r^k <= n. */
+static int kth_root(int n, int k) {
+    int lo = 1, hi = n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo + 1) / 2;
+        long p = 1;
+        for (int i = 0; i < k && p <= n; i++) p *= mid;
+        if (p <= n)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+/* Splits n into k more factors, each at most maxd, after cur[0..depth). */
 static void dims_search(int n, int k, int maxd, int *cur, int depth, dims_best *b) {
     if (k == 1) {
         if (n > maxd) return;
@@ -218,16 +236,25 @@ static void dims_search(int n, int k, int maxd, int *cur, int depth, dims_best *
         }
         return;
     }
-    /* the divisors of n, largest first (n < 2^31: at most 1600 of them, found up to sqrt n) */
-    int nd = 0, *dv = malloc(2048 * sizeof(int));
-    if (!dv) co_fatal("out of memory");
-    for (int i = 1; (long)i * i <= n; i++)
-        if (n % i == 0) dv[nd++] = i;
-    for (int i = nd - 1, hi = nd; i >= 0; i--) /* the co-divisors, ascending after them */
-        if ((long)dv[i] * dv[i] != n) dv[hi++] = n / dv[i], nd = hi;
-    for (int j = nd - 1; j >= 0; j--) {
-        int d = dv[j];
-        if (d > maxd) continue;
+    /* the smallest of the k factors is at most n's k-th root r: no better spread below, nor
+     * an equal one with a larger smallest factor than the best list's */
+    if (depth > 0 && b->spread >= 0) {
+        int r = kth_root(n, k), s = cur[0] - r, best_min = b->v[depth + k - 1];
+        if (s > b->spread || (s == b->spread && r < best_min)) return;
+    }
+    /* the divisors of the whole count that are at most min(maxd, n), largest first (n divides
+     * the whole count, so its divisors are among them) */
+    int top = CO_MIN(maxd, n), lo = 0, hi = b->ndivs - 1;
+    while (lo < hi) {
+        int mid = lo + (hi - lo + 1) / 2;
+        if (b->divs[mid] <= top)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    for (int j = lo; j >= 0; j--) {
+        int d = b->divs[j];
+        if (n % d) continue;
         long pw = 1; /* the k factors are all <= d: d^k must reach n */
         for (int i = 0; i < k && pw < n; i++) pw *= d;
         if (pw < n) break;
@@ -235,7 +262,16 @@ static void dims_search(int n, int k, int maxd, int *cur, int depth, dims_best *
         cur[depth] = d;
         dims_search(n / d, k - 1, d, cur, depth + 1, b);
     }
-    free(dv);
+}
+
+/* The divisors of n, ascending, into dv (room for 2048: n < 2^31 has at most 1600). */
+static int divisors(int n, int *dv) {
+    int m = 0;
+    for (int i = 1; (long)i * i <= n; i++)
+        if (n % i == 0) dv[m++] = i;
+    for (int i = m - 1, hi = m; i >= 0; i--) /* the co-divisors, ascending after them */
+        if ((long)dv[i] * dv[i] != n) dv[hi++] = n / dv[i], m = hi;
+    return m;
 }
 
 CO_WEAK(MPI_Dims_create, PMPI_Dims_create);
@@ -269,8 +305,14 @@ int PMPI_Dims_create(int nnodes, int ndims, int dims[]) {
     }
     int *cur = malloc((size_t)nfree * 2 * sizeof(int));
     if (!cur) return co_error(NULL, fn, MPI_ERR_NO_MEM, "out of memory");
-    dims_best best = {cur + nfree, -1};
+    int *dv = malloc(2048 * sizeof(int));
+    if (!dv) {
+        free(cur);
+        return co_error(NULL, fn, MPI_ERR_NO_MEM, "out of memory");
+    }
+    dims_best best = {cur + nfree, -1, dv, divisors(rest, dv)};
     dims_search(rest, nfree, rest, cur, 0, &best);
+    free(dv);
     for (int i = 0, k = 0; i < ndims; i++)
         if (dims[i] == 0) dims[i] = best.v[k++];
     free(cur);

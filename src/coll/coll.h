@@ -544,6 +544,8 @@ typedef struct co_coll_args {
     co_op *op;
     co_dtype *const *stypes, *const *rtypes; /* Alltoallw: a type per peer (displs in bytes) */
     const MPI_Aint *swdispls, *rwdispls;     /* Neighbor_alltoallw's byte displacements */
+    int err; /* nonblocking: an error found at the call, reported at completion (the call runs:
+              * a root whose own block does not fit leaves it out) */
 } co_coll_args;
 /* Alltoallw is not in the registry: it has one way, every transfer posted at once (nbc.c,
  * which runs the blocking call too, on both kinds of communicator). */

@@ -58,6 +58,7 @@ typedef struct nb_sched {
     int err;
     /* MPI_Isendrecv: a schedule of point-to-point messages (the communicator's own context and
      * the program's tags); its status is the receive's */
+    int late_err; /* co_coll_args.err: reported at completion, sends unaffected */
     int p2p, stag, rtag;
     co_req *precv;
     co_status rstatus;
@@ -819,8 +820,9 @@ static int advance(nb_sched *s) {
                 r->status = s->rstatus;
                 r->status.error = s->err;
             } else {
-                r->status =
-                    (co_status){.source = MPI_ANY_SOURCE, .tag = MPI_ANY_TAG, .error = s->err};
+                r->status = (co_status){.source = MPI_ANY_SOURCE,
+                                        .tag = MPI_ANY_TAG,
+                                        .error = s->err ? s->err : s->late_err};
             }
             co_req_complete(r);
             return 1;
@@ -866,6 +868,7 @@ static nb_sched *sched_new(co_comm *c, const co_coll_args *a, co_req *r, int tag
     s->c = c;
     s->on = c;
     s->tag = tag;
+    s->late_err = a->err;
     if (a->op) co_op_retain(s->op = a->op);
     if (a->sdt) co_dt_retain(s->dts[0] = a->sdt);
     if (a->rdt) co_dt_retain(s->dts[1] = a->rdt);
@@ -1004,9 +1007,22 @@ void co_nbc_restart(co_req *r) {
     launch(sched_new(r->comm, &p->a, r, p->tag));
 }
 
+/* A long wait on r: the transfers its schedule waits for are checked as a wait on them would
+ * be. Those of MPI_Isendrecv (on the point-to-point context) fail when their partner has gone
+ * or the job has deadlocked, and the schedule completes with the error; collective ones are
+ * left to the deadlock watch. */
+static void nbc_wait_check(co_req *r) {
+    for (nb_sched *s = active; s; s = s->next) {
+        if (s->req != r) continue;
+        for (int i = 0; i < s->npend; i++) co_p2p_wait_check(s->pend[i]);
+        return;
+    }
+}
+
 void co_nbc_init(void) {
     /* (also what completes the MPI_Comm_idup calls that wait for their master) */
     co_st.coll_progress = nbc_progress;
+    co_st.sched_wait_check = nbc_wait_check;
 }
 
 void co_nbc_fini(void) {
@@ -1018,4 +1034,5 @@ void co_nbc_fini(void) {
         sched_free(s);
     }
     co_st.coll_progress = NULL;
+    co_st.sched_wait_check = NULL;
 }

@@ -387,6 +387,9 @@ struct cohort_state {
     /* installed by src/coll: called now and then (every CO_WAIT_CHECK_PASSES idle passes) by a
      * rank that has waited long, to find ranks whose collective calls disagree */
     void (*wait_check)(void);
+    /* installed by src/coll: a long wait on a schedule's request (MPI_Isendrecv) checks the
+     * point-to-point transfers the schedule waits for, as a wait on them would */
+    void (*sched_wait_check)(co_req *r);
 };
 
 extern struct cohort_state co_st;

@@ -1032,6 +1032,10 @@ static void deadlock_fail(co_req *r, int recv) {
 }
 
 void co_p2p_wait_check(co_req *r) {
+    if (r->kind == CO_REQ_COLL) { /* a schedule's: its transfers say */
+        if (!r->complete && co_st.sched_wait_check) co_st.sched_wait_check(r);
+        return;
+    }
     /* user traffic only: collective traffic has its own check (src/coll), and MPI_Finalize's
      * barrier still talks on MPI_COMM_WORLD's collective context */
     if (r->complete || !r->active || !r->comm || r->ctx != r->comm->ctx) return;

@@ -202,6 +202,48 @@ int main(int argc, char **argv) {
         CHECK(rb[0] == 100 + 3 * me && rb[2] == 102 + 3 * me, "scatter to %d: %d %d", me, rb[0],
               rb[2]);
     }
+    /* nothing to receive: the own block is refused on every rank, at once */
+    CHECK_ERR(MPI_Alltoall(sb, 1, MPI_INT, rb, 0, MPI_INT, w), MPI_ERR_TRUNCATE);
+    /* the nonblocking root: the same, with the error at completion; then a correct call gets
+     * its own data, not what the failed one left behind */
+    for (int i = 0; i < 64; i++) sb[i] = 10 * me + i, rb[i] = -1;
+    MPI_Request nrq;
+    CHECK_RC(MPI_Igather(sb, me == 0 ? 3 : 2, MPI_INT, rb, 2, MPI_INT, 0, w, &nrq));
+    grc = MPI_Wait(&nrq, MPI_STATUS_IGNORE);
+    if (me == 0)
+        CHECK_ERR(grc, MPI_ERR_TRUNCATE);
+    else
+        CHECK_RC(grc);
+    for (int i = 0; i < 64; i++) sb[i] = 1000 + 10 * me + i, rb[i] = -1;
+    CHECK_RC(MPI_Igather(sb, 2, MPI_INT, rb, 2, MPI_INT, 0, w, &nrq));
+    CHECK_RC(MPI_Wait(&nrq, MPI_STATUS_IGNORE));
+    if (me == 0)
+        for (int r = 0; r < np; r++)
+            CHECK(rb[2 * r] == 1000 + 10 * r, "Igather after a misfit: from %d got %d", r,
+                  rb[2 * r]);
+    /* MPI_BOTTOM as both buffers, with absolute addresses in the types: not the same memory */
+    int mine = 7 + me, *all = malloc(sizeof(int) * (size_t)np);
+    MPI_Aint a1, a2;
+    MPI_Datatype t1, t2;
+    int one1 = 1;
+    CHECK_RC(MPI_Get_address(&mine, &a1));
+    CHECK_RC(MPI_Get_address(all, &a2));
+    CHECK_RC(MPI_Type_create_hindexed(1, &one1, &a1, MPI_INT, &t1));
+    CHECK_RC(MPI_Type_commit(&t1));
+    CHECK_RC(MPI_Type_contiguous(1, MPI_INT, &t2));
+    CHECK_RC(MPI_Type_commit(&t2));
+    MPI_Datatype t3;
+    CHECK_RC(MPI_Type_create_hindexed(1, (int[]){np}, &a2, MPI_INT, &t3));
+    CHECK_RC(MPI_Type_commit(&t3));
+    CHECK_RC(MPI_Allgather(MPI_BOTTOM, 1, t1, all, 1, MPI_INT, w));
+    for (int r = 0; r < np; r++) CHECK(all[r] == 7 + r, "Allgather from MPI_BOTTOM: %d", all[r]);
+    if (np == 1) {
+        all[0] = -1;
+        CHECK_RC(MPI_Gather(MPI_BOTTOM, 1, t1, MPI_BOTTOM, 1, t3, 0, w));
+        CHECK(all[0] == 7, "Gather between MPI_BOTTOMs: %d", all[0]);
+    }
+    MPI_Type_free(&t1), MPI_Type_free(&t2), MPI_Type_free(&t3);
+    free(all);
     int total = 0;
     CHECK_RC(MPI_Allreduce(&me, &total, 1, MPI_INT, MPI_SUM, w));
     CHECK(total == np * (np - 1) / 2, "allreduce after the misfits: %d", total);

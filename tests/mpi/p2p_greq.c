@@ -121,6 +121,23 @@ int main(int argc, char **argv) {
     flag = 0;
     CHECK_ERR(MPI_Test(&rq, &flag, &st), MPI_ERR_INTERN);
 
+    /* ... and from the other calls that run them: MPI_Request_get_status (the query),
+     * MPI_Request_free of a completed request and MPI_Grequest_complete of a freed one (the
+     * free function) */
+    state g = {.query_rc = MPI_ERR_OTHER, .free_rc = MPI_ERR_INTERN};
+    CHECK_RC(MPI_Grequest_start(query, release, cancel, &g, &rq));
+    CHECK_RC(MPI_Grequest_complete(rq));
+    CHECK_ERR(MPI_Request_get_status(rq, &flag, &st), MPI_ERR_OTHER);
+    CHECK(flag && g.queries == 1, "get_status of a failing query: flag %d", flag);
+    CHECK_ERR(MPI_Request_free(&rq), MPI_ERR_INTERN);
+    CHECK(rq == MPI_REQUEST_NULL && g.frees == 1, "failing free: frees %d", g.frees);
+    state h = {.free_rc = MPI_ERR_INTERN};
+    CHECK_RC(MPI_Grequest_start(query, release, cancel, &h, &rq));
+    keep = rq;
+    CHECK_RC(MPI_Request_free(&rq));
+    CHECK_ERR(MPI_Grequest_complete(keep), MPI_ERR_INTERN);
+    CHECK(h.frees == 1 && h.queries == 0, "failing free at completion: frees %d", h.frees);
+
     /* bad arguments */
     CHECK_ERR(MPI_Grequest_start(query, release, cancel, &a, NULL), MPI_ERR_REQUEST);
     CHECK_ERR(MPI_Grequest_complete(MPI_REQUEST_NULL), MPI_ERR_REQUEST);

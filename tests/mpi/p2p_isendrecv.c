@@ -138,6 +138,13 @@ int main(int argc, char **argv) {
     CHECK_ERR(
         MPI_Isendrecv(&val, 1, MPI_INT, right, 1, &fin, 1, MPI_INT, left, 1, MPI_COMM_NULL, &rq[0]),
         MPI_ERR_COMM);
+    /* last, with two ranks: a receive nobody will match. The deadlock watch fails the wait on
+     * both ranks with MPI_ERR_OTHER, as for MPI_Sendrecv (it ended the job before) */
+    if (n == 2) {
+        int z = 0, got2 = -1;
+        CHECK_RC(MPI_Isendrecv(&z, 1, MPI_INT, right, 70, &got2, 1, MPI_INT, left, 71, w, &rq[0]));
+        CHECK_ERR(MPI_Wait(&rq[0], &st), MPI_ERR_OTHER);
+    }
     free(sb), free(rb);
     MPI_Finalize();
     return 0;
