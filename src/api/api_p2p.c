@@ -297,6 +297,31 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
     return recv_finish(c, fn, r, status);
 }
 
+/* The arguments of MPI_(I)sendrecv: the communicator, or NULL with *rc set. */
+static co_comm *sendrecv_args(const char *fn, const void *sendbuf, int sendcount,
+                              MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
+                              int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                              MPI_Comm comm, co_dtype **sdt, co_dtype **rdt, int *rc) {
+    co_comm *c = co_api_comm(comm, fn, rc);
+    if (!c) return NULL;
+    *sdt = check_xfer(c, fn, sendbuf, sendcount, sendtype, dest, sendtag, 0, rc);
+    if (!*sdt) return NULL;
+    *rdt = check_xfer(c, fn, recvbuf, recvcount, recvtype, source, recvtag, 1, rc);
+    return *rdt ? c : NULL;
+}
+
+/* The arguments of MPI_(I)sendrecv_replace. */
+static co_comm *replace_args(const char *fn, void *buf, int count, MPI_Datatype datatype, int dest,
+                             int sendtag, int source, int recvtag, MPI_Comm comm, co_dtype **dt,
+                             int *rc) {
+    co_comm *c = co_api_comm(comm, fn, rc);
+    if (!c) return NULL;
+    *dt = check_xfer(c, fn, buf, count, datatype, dest, sendtag, 0, rc);
+    if (!*dt) return NULL;
+    if ((*rc = co_api_rank(c, fn, source, 1)) || (*rc = co_api_tag(c, fn, recvtag, 1))) return NULL;
+    return c;
+}
+
 CO_WEAK(MPI_Sendrecv, PMPI_Sendrecv);
 int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                   void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
@@ -304,12 +329,10 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
     static const char fn[] = "MPI_Sendrecv";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_comm *c = co_api_comm(comm, fn, &rc);
+    co_dtype *sdt, *rdt;
+    co_comm *c = sendrecv_args(fn, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+                               recvtype, source, recvtag, comm, &sdt, &rdt, &rc);
     if (!c) return rc;
-    co_dtype *sdt = check_xfer(c, fn, sendbuf, sendcount, sendtype, dest, sendtag, 0, &rc);
-    if (!sdt) return rc;
-    co_dtype *rdt = check_xfer(c, fn, recvbuf, recvcount, recvtype, source, recvtag, 1, &rc);
-    if (!rdt) return rc;
     co_req *rr, *sr;
     if ((rc = co_irecv(recvbuf, (size_t)recvcount, rdt, source, recvtag, c, c->ctx, &rr)))
         return co_error(c, fn, rc, "cannot post the receive");
@@ -329,11 +352,10 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
     static const char fn[] = "MPI_Sendrecv_replace";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_comm *c = co_api_comm(comm, fn, &rc);
+    co_dtype *dt;
+    co_comm *c =
+        replace_args(fn, buf, count, datatype, dest, sendtag, source, recvtag, comm, &dt, &rc);
     if (!c) return rc;
-    co_dtype *dt = check_xfer(c, fn, buf, count, datatype, dest, sendtag, 0, &rc);
-    if (!dt) return rc;
-    if ((rc = co_api_rank(c, fn, source, 1)) || (rc = co_api_tag(c, fn, recvtag, 1))) return rc;
     /* send from a packed copy so the receive can land in the same buffer */
     size_t bytes = (size_t)count * dt->size;
     void *tmp = malloc(bytes ? bytes : 1);
@@ -364,12 +386,10 @@ int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, in
     static const char fn[] = "MPI_Isendrecv";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_comm *c = co_api_comm(comm, fn, &rc);
+    co_dtype *sdt, *rdt;
+    co_comm *c = sendrecv_args(fn, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+                               recvtype, source, recvtag, comm, &sdt, &rdt, &rc);
     if (!c) return rc;
-    co_dtype *sdt = check_xfer(c, fn, sendbuf, sendcount, sendtype, dest, sendtag, 0, &rc);
-    if (!sdt) return rc;
-    co_dtype *rdt = check_xfer(c, fn, recvbuf, recvcount, recvtype, source, recvtag, 1, &rc);
-    if (!rdt) return rc;
     if (!request) return co_error(c, fn, MPI_ERR_REQUEST, "request pointer is NULL");
     co_req *r;
     if ((rc = co_nbc_sendrecv(c, sendbuf, (size_t)sendcount, sdt, dest, sendtag, recvbuf,
@@ -386,11 +406,10 @@ int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest
     static const char fn[] = "MPI_Isendrecv_replace";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_comm *c = co_api_comm(comm, fn, &rc);
+    co_dtype *dt;
+    co_comm *c =
+        replace_args(fn, buf, count, datatype, dest, sendtag, source, recvtag, comm, &dt, &rc);
     if (!c) return rc;
-    co_dtype *dt = check_xfer(c, fn, buf, count, datatype, dest, sendtag, 0, &rc);
-    if (!dt) return rc;
-    if ((rc = co_api_rank(c, fn, source, 1)) || (rc = co_api_tag(c, fn, recvtag, 1))) return rc;
     if (!request) return co_error(c, fn, MPI_ERR_REQUEST, "request pointer is NULL");
     size_t bytes = (size_t)count * dt->size;
     void *tmp = malloc(bytes ? bytes : 1);

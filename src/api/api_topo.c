@@ -6,13 +6,32 @@
 
 #include <stdlib.h>
 
-static co_comm *api_cart(MPI_Comm comm, const char *fn, int *rc) {
+/* A communicator that must carry a topology of `kind` (MPI_CART, MPI_GRAPH, MPI_DIST_GRAPH);
+ * NULL with *rc set (MPI_ERR_TOPOLOGY) otherwise. */
+static co_comm *api_topo(MPI_Comm comm, const char *fn, int kind, int *rc) {
+    static const char *const names[] = {"", "graph", "Cartesian", "distributed graph"};
     co_comm *c = co_api_comm(comm, fn, rc);
-    if (c && (!c->topo || c->topo->kind != MPI_CART)) {
-        *rc = co_error(c, fn, MPI_ERR_TOPOLOGY, "communicator has no Cartesian topology");
+    if (c && (!c->topo || c->topo->kind != kind)) {
+        *rc = co_error(c, fn, MPI_ERR_TOPOLOGY, "communicator has no %s topology", names[kind]);
         return NULL;
     }
     return c;
+}
+
+static co_comm *api_cart(MPI_Comm comm, const char *fn, int *rc) {
+    return api_topo(comm, fn, MPI_CART, rc);
+}
+
+/* comm_old of a topology constructor: an intracommunicator, and a place for the result. */
+static co_comm *api_old(MPI_Comm comm_old, const char *fn, const void *out, const char *what,
+                        int *rc) {
+    co_comm *c = co_api_comm(comm_old, fn, rc);
+    if (!c) return NULL;
+    if (c->is_inter)
+        *rc = co_error(c, fn, MPI_ERR_COMM, "comm_old is an intercommunicator");
+    else if (!out)
+        *rc = co_error(c, fn, MPI_ERR_ARG, "%s is NULL", what);
+    return *rc ? NULL : c;
 }
 
 CO_WEAK(MPI_Cart_create, PMPI_Cart_create);
@@ -22,10 +41,8 @@ int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int p
     CO_ENTER(fn);
     (void)reorder;
     int rc = MPI_SUCCESS;
-    co_comm *c = co_api_comm(comm_old, fn, &rc), *n;
+    co_comm *c = api_old(comm_old, fn, comm_cart, "comm_cart", &rc), *n;
     if (!c) return rc;
-    if (c->is_inter) return co_error(c, fn, MPI_ERR_COMM, "comm_old is an intercommunicator");
-    if (!comm_cart) return co_error(c, fn, MPI_ERR_ARG, "comm_cart is NULL");
     if (ndims < 0) return co_error(c, fn, MPI_ERR_DIMS, "negative ndims %d", ndims);
     if (ndims > 0 && (!dims || !periods))
         return co_error(c, fn, MPI_ERR_ARG, "dims or periods is NULL");
@@ -389,10 +406,8 @@ int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const in
     CO_ENTER(fn);
     (void)reorder;
     int rc = MPI_SUCCESS;
-    co_comm *c = co_api_comm(comm_old, fn, &rc), *n;
+    co_comm *c = api_old(comm_old, fn, comm_graph, "comm_graph", &rc), *n;
     if (!c) return rc;
-    if (c->is_inter) return co_error(c, fn, MPI_ERR_COMM, "comm_old is an intercommunicator");
-    if (!comm_graph) return co_error(c, fn, MPI_ERR_ARG, "comm_graph is NULL");
     if ((rc = check_graph(c, fn, nnodes, index, edges))) return rc;
     if ((rc = co_comm_first_n(c, nnodes, fn, &n))) return rc;
     if (n && !(n->topo = co_topo_graph_new(nnodes, index, edges))) co_fatal("out of memory");
@@ -401,12 +416,7 @@ int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const in
 }
 
 static co_comm *api_graph(MPI_Comm comm, const char *fn, int *rc) {
-    co_comm *c = co_api_comm(comm, fn, rc);
-    if (c && (!c->topo || c->topo->kind != MPI_GRAPH)) {
-        *rc = co_error(c, fn, MPI_ERR_TOPOLOGY, "communicator has no graph topology");
-        return NULL;
-    }
-    return c;
+    return api_topo(comm, fn, MPI_GRAPH, rc);
 }
 
 CO_WEAK(MPI_Graphdims_get, PMPI_Graphdims_get);
@@ -513,17 +523,8 @@ static int check_ranks(co_comm *c, const char *fn, const int *v, int n, const ch
 
 /* The checks every distributed graph constructor starts with. */
 static co_comm *dist_old(MPI_Comm comm_old, const char *fn, MPI_Info info, MPI_Comm *out, int *rc) {
-    co_comm *c = co_api_comm(comm_old, fn, rc);
-    if (!c) return NULL;
-    if (c->is_inter) {
-        *rc = co_error(c, fn, MPI_ERR_COMM, "comm_old is an intercommunicator");
-        return NULL;
-    }
-    if (!out) {
-        *rc = co_error(c, fn, MPI_ERR_ARG, "comm_dist_graph is NULL");
-        return NULL;
-    }
-    return (*rc = co_api_info_arg(c, fn, info)) ? NULL : c;
+    co_comm *c = api_old(comm_old, fn, out, "comm_dist_graph", rc);
+    return !c || (*rc = co_api_info_arg(c, fn, info)) ? NULL : c;
 }
 
 static int dist_attach(co_comm *c, const char *fn, int indeg, const int *in, const int *inw,
@@ -645,12 +646,7 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const 
 }
 
 static co_comm *api_dist(MPI_Comm comm, const char *fn, int *rc) {
-    co_comm *c = co_api_comm(comm, fn, rc);
-    if (c && (!c->topo || c->topo->kind != MPI_DIST_GRAPH)) {
-        *rc = co_error(c, fn, MPI_ERR_TOPOLOGY, "communicator has no distributed graph topology");
-        return NULL;
-    }
-    return c;
+    return api_topo(comm, fn, MPI_DIST_GRAPH, rc);
 }
 
 CO_WEAK(MPI_Dist_graph_neighbors_count, PMPI_Dist_graph_neighbors_count);

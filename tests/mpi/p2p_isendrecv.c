@@ -3,7 +3,8 @@
  * reverse order; the replace form with a strided type, whose send must carry the data from
  * before the call; MPI_PROC_NULL ends; MPI_ANY_SOURCE and MPI_ANY_TAG; progress while the
  * process waits elsewhere (its partner receives only once its own Isendrecv has completed);
- * a truncated receive; freeing and cancelling the request; bad arguments. */
+ * a truncated receive; freeing and cancelling the request; bad arguments; and (argument
+ * "deadlock") a wait that the deadlock watch must fail. */
 #include "testutil.h"
 
 #include <stdlib.h>
@@ -138,9 +139,10 @@ int main(int argc, char **argv) {
     CHECK_ERR(
         MPI_Isendrecv(&val, 1, MPI_INT, right, 1, &fin, 1, MPI_INT, left, 1, MPI_COMM_NULL, &rq[0]),
         MPI_ERR_COMM);
-    /* last, with two ranks: a receive nobody will match. The deadlock watch fails the wait on
-     * both ranks with MPI_ERR_OTHER, as for MPI_Sendrecv (it ended the job before) */
-    if (n == 2) {
+    /* with the argument "deadlock", last, on two ranks: a receive nobody will match. The
+     * deadlock watch fails the wait on both ranks with MPI_ERR_OTHER, as for MPI_Sendrecv (it
+     * ended the job before) */
+    if (n == 2 && argc > 1 && strcmp(argv[1], "deadlock") == 0) {
         int z = 0, got2 = -1;
         CHECK_RC(MPI_Isendrecv(&z, 1, MPI_INT, right, 70, &got2, 1, MPI_INT, left, 71, w, &rq[0]));
         CHECK_ERR(MPI_Wait(&rq[0], &st), MPI_ERR_OTHER);
