@@ -22,9 +22,11 @@ static co_comm *api_cart(MPI_Comm comm, const char *fn, int *rc) {
     return api_topo(comm, fn, MPI_CART, rc);
 }
 
-/* comm_old of a topology constructor: an intracommunicator, and a place for the result. */
-static co_comm *api_old(MPI_Comm comm_old, const char *fn, const void *out, const char *what,
+/* comm_old of a topology constructor: an intracommunicator, and a place for the result,
+ * which holds MPI_COMM_NULL until the call succeeds. */
+static co_comm *api_old(MPI_Comm comm_old, const char *fn, MPI_Comm *out, const char *what,
                         int *rc) {
+    if (out) *out = MPI_COMM_NULL;
     co_comm *c = co_api_comm(comm_old, fn, rc);
     if (!c) return NULL;
     if (c->is_inter)

@@ -133,7 +133,9 @@ int main(int argc, char **argv) {
 
     /* bad arguments */
     int big = n + 1, zero = 0, neg = -1;
+    cart = MPI_COMM_WORLD;
     CHECK_ERR(MPI_Cart_create(MPI_COMM_WORLD, 1, &big, &per, 0, &cart), MPI_ERR_DIMS);
+    CHECK(cart == MPI_COMM_NULL, "a failed Cart_create left its output set");
     CHECK_ERR(MPI_Cart_create(MPI_COMM_WORLD, 1, &zero, &per, 0, &cart), MPI_ERR_DIMS);
     CHECK_ERR(MPI_Cart_create(MPI_COMM_WORLD, -1, &big, &per, 0, &cart), MPI_ERR_DIMS);
     CHECK_ERR(MPI_Cart_create(MPI_COMM_NULL, 1, &line, &per, 0, &cart), MPI_ERR_COMM);
