@@ -399,7 +399,7 @@ static void barrier_in_handler(MPI_Comm *c, int *code, ...) {
 }
 
 static void check_handlers(void) {
-    MPI_Comm d;
+    MPI_Comm d, dg = MPI_COMM_WORLD;
     MPI_Errhandler wh, bh;
     CHECK_RC(MPI_Comm_dup(MPI_COMM_WORLD, &d));
     CHECK_RC(MPI_Comm_set_errhandler(d, MPI_ERRORS_RETURN));
@@ -413,9 +413,10 @@ static void check_handlers(void) {
     MPI_Request rq;
     CHECK_ERR(MPI_Bcast_init(&x, 1, MPI_INT, 0, d, bad, &rq), MPI_ERR_INFO);
     CHECK_ERR(MPI_Dist_graph_create_adjacent(d, 0, NULL, MPI_UNWEIGHTED, 0, NULL, MPI_UNWEIGHTED,
-                                             bad, 0, &d),
+                                             bad, 0, &dg),
               MPI_ERR_INFO);
     CHECK(world_handler_calls == 0, "MPI_COMM_WORLD's handler ran %d times", world_handler_calls);
+    CHECK(dg == MPI_COMM_NULL, "a failed Dist_graph_create_adjacent left its output set");
     CHECK_RC(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     CHECK_RC(MPI_Errhandler_free(&wh));
     CHECK_RC(MPI_Comm_create_errhandler(barrier_in_handler, &bh));
