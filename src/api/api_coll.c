@@ -306,6 +306,17 @@ static int go(co_comm *c, const char *fn, MPI_Request *req, uint64_t bytes, cons
     return MPI_SUCCESS;
 }
 
+/* A root whose own block does not fit its other buffer (Gather(v), Scatter(v)) takes part
+ * with that block left out (the caller made it MPI_IN_PLACE), so that the others are not left
+ * waiting, and reports MPI_ERR_TRUNCATE after the call, or at its completion when it is
+ * nonblocking (co_coll_args.err). The counts and types are the own block's two sides. */
+static int go_own(co_comm *c, const char *fn, MPI_Request *req, uint64_t bytes, call_args *a,
+                  int misfit, int scount, const co_dtype *sdt, int rcount, const co_dtype *rdt) {
+    if (misfit) a->err = MPI_ERR_TRUNCATE;
+    int rc = go(c, fn, req, bytes, a);
+    return misfit && !rc && !req ? check_fit(c, fn, scount, sdt, rcount, rdt) : rc;
+}
+
 static int barrier_common(const char *fn, MPI_Comm comm, MPI_Request *req) {
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
@@ -473,9 +484,7 @@ static int gather_common(const char *fn, const void *sendbuf, int sendcount, MPI
     uint64_t bytes = at_root ? (uint64_t)recvcount * rdt->size : (uint64_t)sendcount * sdt->size;
     call_args a = move_args(CO_COLL_GATHER, root, misfit ? MPI_IN_PLACE : sendbuf, sendcount,
                             misfit ? NULL : sdt, recvbuf, recvcount, rdt);
-    a.err = misfit ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
-    rc = go(c, fn, req, bytes, &a);
-    return misfit && !rc && !req ? check_fit(c, fn, sendcount, sdt, recvcount, rdt) : rc;
+    return go_own(c, fn, req, bytes, &a, misfit, sendcount, sdt, recvcount, rdt);
 }
 
 CO_WEAK(MPI_Gather, PMPI_Gather);
@@ -521,11 +530,9 @@ static int gatherv_common(const char *fn, const void *sendbuf, int sendcount, MP
     }
     call_args a = move_args(CO_COLL_GATHERV, root, misfit ? MPI_IN_PLACE : sendbuf, sendcount,
                             misfit ? NULL : sdt, recvbuf, 0, rdt);
-    a.err = misfit ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
     a.rcounts = recvcounts;
     a.rdispls = displs;
-    rc = go(c, fn, req, 0, &a);
-    return misfit && !rc && !req ? check_fit(c, fn, sendcount, sdt, recvcounts[root], rdt) : rc;
+    return go_own(c, fn, req, 0, &a, misfit, sendcount, sdt, recvcounts[root], rdt);
 }
 
 CO_WEAK(MPI_Gatherv, PMPI_Gatherv);
@@ -571,9 +578,7 @@ static int scatter_common(const char *fn, const void *sendbuf, int sendcount, MP
     uint64_t bytes = at_root ? (uint64_t)sendcount * sdt->size : (uint64_t)recvcount * rdt->size;
     call_args a = move_args(CO_COLL_SCATTER, root, sendbuf, sendcount, sdt,
                             misfit ? MPI_IN_PLACE : recvbuf, recvcount, misfit ? NULL : rdt);
-    a.err = misfit ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
-    rc = go(c, fn, req, bytes, &a);
-    return misfit && !rc && !req ? check_fit(c, fn, sendcount, sdt, recvcount, rdt) : rc;
+    return go_own(c, fn, req, bytes, &a, misfit, sendcount, sdt, recvcount, rdt);
 }
 
 CO_WEAK(MPI_Scatter, PMPI_Scatter);
@@ -619,11 +624,9 @@ static int scatterv_common(const char *fn, const void *sendbuf, const int sendco
     }
     call_args a = move_args(CO_COLL_SCATTERV, root, sendbuf, 0, sdt,
                             misfit ? MPI_IN_PLACE : recvbuf, recvcount, misfit ? NULL : rdt);
-    a.err = misfit ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
     a.scounts = sendcounts;
     a.sdispls = displs;
-    rc = go(c, fn, req, 0, &a);
-    return misfit && !rc && !req ? check_fit(c, fn, sendcounts[root], sdt, recvcount, rdt) : rc;
+    return go_own(c, fn, req, 0, &a, misfit, sendcounts[root], sdt, recvcount, rdt);
 }
 
 CO_WEAK(MPI_Scatterv, PMPI_Scatterv);
@@ -806,12 +809,6 @@ int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdisp
                             recvcounts, rdispls, recvtype, comm, nb_req(request));
 }
 
-/* Where a block of a w-collective starts: buf may be MPI_BOTTOM (NULL) and the byte
- * displacement an absolute address (MPI_Get_address), so the buffer check looks there. */
-static const void *byte_at(const void *buf, MPI_Aint displ) {
-    return (const void *)((uintptr_t)buf + (uintptr_t)displ);
-}
-
 /* One side of Alltoallw: a count, a byte displacement and a type per rank of the other side;
  * the types into dts[] (n entries). */
 static int wside(co_comm *c, const char *fn, const void *buf, const int *counts, const int *displs,
@@ -824,7 +821,7 @@ static int wside(co_comm *c, const char *fn, const void *buf, const int *counts,
     if (!types) return co_error(c, fn, MPI_ERR_ARG, "%stypes is NULL", side);
     for (int q = 0; q < n; q++) {
         if (!(dts[q] = co_api_dtype(c, fn, types[q], counts[q], &rc))) return rc;
-        if ((rc = co_api_buf(c, fn, byte_at(buf, displs[q]), counts[q], dts[q]))) return rc;
+        if ((rc = co_api_buf(c, fn, co_coll_at(buf, displs[q]), counts[q], dts[q]))) return rc;
     }
     return MPI_SUCCESS;
 }
@@ -1178,7 +1175,7 @@ static int nwside(co_comm *c, const char *fn, const void *buf, const int *counts
         return co_error(c, fn, MPI_ERR_ARG, "%sdispls or %stypes is NULL", side, side);
     for (int q = 0; q < n; q++) {
         if (!(dts[q] = co_api_dtype(c, fn, types[q], counts[q], &rc))) return rc;
-        if ((rc = co_api_buf(c, fn, byte_at(buf, displs[q]), counts[q], dts[q]))) return rc;
+        if ((rc = co_api_buf(c, fn, co_coll_at(buf, displs[q]), counts[q], dts[q]))) return rc;
     }
     return MPI_SUCCESS;
 }

@@ -322,6 +322,20 @@ static co_comm *replace_args(const char *fn, void *buf, int count, MPI_Datatype 
     return c;
 }
 
+/* The replace forms send from a packed copy of the data, so that the receive can land in the
+ * same buffer; NULL with *rc set when out of memory. */
+static void *packed_copy(co_comm *c, const char *fn, const void *buf, int count, co_dtype *dt,
+                         size_t *bytes, int *rc) {
+    *bytes = (size_t)count * dt->size;
+    void *tmp = malloc(*bytes ? *bytes : 1);
+    if (!tmp) {
+        *rc = co_error(c, fn, MPI_ERR_NO_MEM, "cannot allocate %zu bytes", *bytes);
+        return NULL;
+    }
+    co_dt_pack(dt, (size_t)count, buf, 0, tmp, *bytes);
+    return tmp;
+}
+
 CO_WEAK(MPI_Sendrecv, PMPI_Sendrecv);
 int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                   void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
@@ -356,11 +370,9 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
     co_comm *c =
         replace_args(fn, buf, count, datatype, dest, sendtag, source, recvtag, comm, &dt, &rc);
     if (!c) return rc;
-    /* send from a packed copy so the receive can land in the same buffer */
-    size_t bytes = (size_t)count * dt->size;
-    void *tmp = malloc(bytes ? bytes : 1);
-    if (!tmp) return co_error(c, fn, MPI_ERR_NO_MEM, "cannot allocate %zu bytes", bytes);
-    co_dt_pack(dt, (size_t)count, buf, 0, tmp, bytes);
+    size_t bytes;
+    void *tmp = packed_copy(c, fn, buf, count, dt, &bytes, &rc);
+    if (!tmp) return rc;
     co_req *rr, *sr;
     if ((rc = co_irecv(buf, (size_t)count, dt, source, recvtag, c, c->ctx, &rr))) {
         free(tmp);
@@ -411,10 +423,9 @@ int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest
         replace_args(fn, buf, count, datatype, dest, sendtag, source, recvtag, comm, &dt, &rc);
     if (!c) return rc;
     if (!request) return co_error(c, fn, MPI_ERR_REQUEST, "request pointer is NULL");
-    size_t bytes = (size_t)count * dt->size;
-    void *tmp = malloc(bytes ? bytes : 1);
-    if (!tmp) return co_error(c, fn, MPI_ERR_NO_MEM, "cannot allocate %zu bytes", bytes);
-    co_dt_pack(dt, (size_t)count, buf, 0, tmp, bytes);
+    size_t bytes;
+    void *tmp = packed_copy(c, fn, buf, count, dt, &bytes, &rc);
+    if (!tmp) return rc;
     co_req *r;
     if ((rc = co_nbc_sendrecv(c, tmp, bytes, co_dt_get(MPI_BYTE), dest, sendtag, buf, (size_t)count,
                               dt, source, recvtag, tmp, &r)))

@@ -533,6 +533,12 @@ int co_reduce_scatter_block(const void *sbuf, void *rbuf, size_t rcount, co_dtyp
 int co_scan(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_op *op, co_comm *c);
 int co_exscan(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_op *op, co_comm *c);
 
+/* base + off bytes, where base may be MPI_BOTTOM (NULL) and off an absolute address (the byte
+ * displacements of the w-collectives), computed without arithmetic on a null pointer. */
+static inline char *co_coll_at(const void *base, MPI_Aint off) {
+    return (char *)((uintptr_t)base + (uintptr_t)off);
+}
+
 /* A collective call's arguments (root -1 for unrooted collectives). */
 typedef struct co_coll_args {
     int kind, root;

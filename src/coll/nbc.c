@@ -66,12 +66,6 @@ typedef struct nb_sched {
 
 static nb_sched *active; /* schedules in flight, newest first */
 
-/* base + off bytes, where base may be MPI_BOTTOM (NULL) and off an absolute address (the byte
- * displacements of the w-collectives), computed without arithmetic on a null pointer */
-static inline char *at(const void *base, MPI_Aint off) {
-    return (char *)((uintptr_t)base + (uintptr_t)off);
-}
-
 static void *grow(void *p, int *cap, int need, size_t elem) {
     if (need <= *cap) return p;
     int n = *cap ? *cap * 2 : 8;
@@ -313,22 +307,35 @@ static void build_alltoall(nb_sched *s, const co_coll_args *a) {
     build_pairwise(s, sbuf, sc, sd, sdt, a->rbuf, rc, rd, a->rdt, 1);
 }
 
-/* Alltoallw's types are held until the end (a schedule may outlive the caller's array). */
-static void hold_types(nb_sched *s, const co_coll_args *a, int n) {
-    s->wdts = calloc(2 * (size_t)n, sizeof(co_dtype *));
-    if (!s->wdts) co_fatal("out of memory in a nonblocking collective");
-    s->nwdts = 2 * n;
-    for (int q = 0; q < n; q++) {
-        if ((s->wdts[q] = a->rtypes[q])) co_dt_retain(a->rtypes[q]);
-        if (a->stypes && (s->wdts[n + q] = a->stypes[q])) co_dt_retain(a->stypes[q]);
-    }
+/* The w-collectives' types, nr receive types then ns send types (stypes may be NULL), each
+ * retained (NULL where none), in one array: held while a schedule or a persistent request may
+ * outlive the caller's arrays. drop_types releases them. */
+static co_dtype **held_types(const co_coll_args *a, int nr, int ns) {
+    co_dtype **v = calloc((size_t)(nr + ns) + 1, sizeof(co_dtype *));
+    if (!v) co_fatal("out of memory in a nonblocking collective");
+    for (int q = 0; q < nr; q++)
+        if ((v[q] = a->rtypes[q])) co_dt_retain(v[q]);
+    for (int q = 0; q < ns && a->stypes; q++)
+        if ((v[nr + q] = a->stypes[q])) co_dt_retain(v[nr + q]);
+    return v;
+}
+
+static void drop_types(co_dtype **v, int n) {
+    for (int i = 0; i < n; i++)
+        if (v[i]) co_dt_release(v[i]);
+    free(v);
+}
+
+static void hold_types(nb_sched *s, const co_coll_args *a, int nr, int ns) {
+    s->wdts = held_types(a, nr, ns);
+    s->nwdts = nr + ns;
 }
 
 /* Alltoallw: a type per peer, displacements in bytes; in place, the sends read a copy of the
  * receive buffer's memory image. */
 static void build_alltoallw(nb_sched *s, const co_coll_args *a) {
     int n = s->on->size, me = s->on->rank;
-    hold_types(s, a, n);
+    hold_types(s, a, n, n);
     const char *sbuf = a->sbuf;
     const int *sc = a->scounts, *sd = a->sdispls;
     co_dtype *const *st = a->stypes;
@@ -345,18 +352,18 @@ static void build_alltoallw(nb_sched *s, const co_coll_args *a) {
             any = 1;
         }
         char *copy = nb_tmp(s, co_dt_get(MPI_BYTE), (size_t)(hi - lo));
-        if (hi > lo) nb_memcpy(s, at(a->rbuf, lo), copy, (size_t)(hi - lo));
+        if (hi > lo) nb_memcpy(s, co_coll_at(a->rbuf, lo), copy, (size_t)(hi - lo));
         nb_round(s);
-        sbuf = at(copy, -lo), sc = a->rcounts, sd = a->rdispls, st = a->rtypes;
+        sbuf = co_coll_at(copy, -lo), sc = a->rcounts, sd = a->rdispls, st = a->rtypes;
     }
     for (int k = 1; k < n; k++) {
         int q = (me + k) % n, p = (me - k + n) % n;
-        nb_recv(s, at(a->rbuf, a->rdispls[p]), (size_t)a->rcounts[p], a->rtypes[p], p);
-        nb_send(s, at(sbuf, sd[q]), (size_t)sc[q], st[q], q);
+        nb_recv(s, co_coll_at(a->rbuf, a->rdispls[p]), (size_t)a->rcounts[p], a->rtypes[p], p);
+        nb_send(s, co_coll_at(sbuf, sd[q]), (size_t)sc[q], st[q], q);
     }
     if (a->sbuf != MPI_IN_PLACE)
-        nb_copy(s, at(sbuf, sd[me]), (size_t)sc[me], st[me], at(a->rbuf, a->rdispls[me]),
-                (size_t)a->rcounts[me], a->rtypes[me]);
+        nb_copy(s, co_coll_at(sbuf, sd[me]), (size_t)sc[me], st[me],
+                co_coll_at(a->rbuf, a->rdispls[me]), (size_t)a->rcounts[me], a->rtypes[me]);
     nb_round(s);
 }
 
@@ -459,14 +466,14 @@ static void inter_pairwise(nb_sched *s, const co_coll_args *a, const void *sbuf,
             co_dtype *t = bytes ? a->rtypes[q] : a->rdt;
             size_t cnt = a->rcounts ? (size_t)a->rcounts[q] : a->rcount;
             void *where =
-                bytes ? at(rbuf, a->rdispls[q])
+                bytes ? co_coll_at(rbuf, a->rdispls[q])
                       : co_coll_elem(rbuf, a->rcounts ? (size_t)a->rdispls[q] : q * a->rcount, t);
             nb_recv(s, where, cnt, t, q);
         }
         if (sbuf) {
             co_dtype *t = bytes ? a->stypes[q] : a->sdt;
             size_t cnt = a->scounts ? (size_t)a->scounts[q] : a->scount;
-            const void *where = bytes        ? at(sbuf, a->sdispls[q])
+            const void *where = bytes        ? co_coll_at(sbuf, a->sdispls[q])
                                 : a->scounts ? co_coll_elem(sbuf, (size_t)a->sdispls[q], t)
                                 : a->kind == CO_COLL_ALLGATHERV
                                     ? sbuf
@@ -610,7 +617,7 @@ static void build_inter(nb_sched *s, const co_coll_args *a) {
     case CO_COLL_ALLTOALL:
     case CO_COLL_ALLTOALLV: inter_pairwise(s, a, a->sbuf, a->rbuf, 0); break;
     case CO_COLL_ALLTOALLW:
-        hold_types(s, a, nr);
+        hold_types(s, a, nr, nr);
         inter_pairwise(s, a, a->sbuf, a->rbuf, 1);
         break;
     default: { /* Reduce_scatter(_block): this group's reduction to the other */
@@ -662,11 +669,7 @@ static void build_neighbor(nb_sched *s, const co_coll_args *a) {
     if (!in) co_fatal("out of memory in a neighbourhood collective");
     int cart = s->c->topo->kind == MPI_CART, w = k == CO_COLL_NEIGHBOR_ALLTOALLW;
     if (w) { /* the types are held until the end */
-        s->wdts = calloc((size_t)(nin + nout) + 1, sizeof(co_dtype *));
-        if (!s->wdts) co_fatal("out of memory in a nonblocking collective");
-        s->nwdts = nin + nout;
-        for (int i = 0; i < nin; i++) co_dt_retain(s->wdts[i] = a->rtypes[i]);
-        for (int j = 0; j < nout; j++) co_dt_retain(s->wdts[nin + j] = a->stypes[j]);
+        hold_types(s, a, nin, nout);
     }
     int vr = k == CO_COLL_NEIGHBOR_ALLGATHERV || k == CO_COLL_NEIGHBOR_ALLTOALLV;
     int vs = k == CO_COLL_NEIGHBOR_ALLTOALLV;
@@ -677,7 +680,7 @@ static void build_neighbor(nb_sched *s, const co_coll_args *a) {
         if (in[i] == MPI_PROC_NULL) continue;
         char *dst = a->rbuf;
         if (w)
-            nb_recv(s, at(dst, a->rwdispls[i]), (size_t)a->rcounts[i], a->rtypes[i], in[i]);
+            nb_recv(s, co_coll_at(dst, a->rwdispls[i]), (size_t)a->rcounts[i], a->rtypes[i], in[i]);
         else if (vr)
             nb_recv(s, dst + (MPI_Aint)rext * a->rdispls[i], (size_t)a->rcounts[i], a->rdt, in[i]);
         else
@@ -687,7 +690,8 @@ static void build_neighbor(nb_sched *s, const co_coll_args *a) {
         if (out[j] == MPI_PROC_NULL) continue;
         const char *src = a->sbuf;
         if (w)
-            nb_send(s, at(src, a->swdispls[j]), (size_t)a->scounts[j], a->stypes[j], out[j]);
+            nb_send(s, co_coll_at(src, a->swdispls[j]), (size_t)a->scounts[j], a->stypes[j],
+                    out[j]);
         else if (vs)
             nb_send(s, src + (MPI_Aint)sext * a->sdispls[j], (size_t)a->scounts[j], a->sdt, out[j]);
         else if (k == CO_COLL_NEIGHBOR_ALLTOALL)
@@ -753,9 +757,7 @@ static void sched_free(nb_sched *s) {
     for (int i = 0; i < s->nblocks; i++) free(s->blocks[i]);
     for (int i = 0; i < 2; i++)
         if (s->dts[i]) co_dt_release(s->dts[i]);
-    for (int i = 0; i < s->nwdts; i++)
-        if (s->wdts[i]) co_dt_release(s->wdts[i]);
-    free(s->wdts);
+    if (s->wdts) drop_types(s->wdts, s->nwdts);
     if (s->op) co_op_release(s->op);
     free(s->blocks);
     free(s->steps);
@@ -959,9 +961,7 @@ static void persist_free(co_req *r) {
     if (p->a.op) co_op_release(p->a.op);
     if (p->a.sdt) co_dt_release(p->a.sdt);
     if (p->a.rdt) co_dt_release(p->a.rdt);
-    for (int i = 0; i < p->nwdts; i++)
-        if (p->wdts[i]) co_dt_release(p->wdts[i]);
-    free(p->wdts);
+    if (p->wdts) drop_types(p->wdts, p->nwdts);
     free(p);
     r->cb_arg = NULL;
 }
@@ -980,14 +980,7 @@ int co_nbc_persistent(co_comm *c, const co_coll_args *a, co_req **out) {
     if (a->kind == CO_COLL_ALLTOALLW) {
         int n = c->is_inter ? c->remote->size : c->size;
         p->nwdts = 2 * n;
-        p->wdts = calloc((size_t)p->nwdts + 1, sizeof(*p->wdts));
-        if (!p->wdts) co_fatal("out of memory in a persistent collective");
-        for (int i = 0; i < n; i++) {
-            p->wdts[i] = a->rtypes[i];
-            p->wdts[n + i] = a->stypes ? a->stypes[i] : NULL;
-        }
-        for (int i = 0; i < p->nwdts; i++)
-            if (p->wdts[i]) co_dt_retain(p->wdts[i]);
+        p->wdts = held_types(a, n, n);
         p->a.rtypes = p->wdts;
         p->a.stypes = a->stypes ? p->wdts + n : NULL;
     }
