@@ -191,6 +191,96 @@ static void build_reduce(nb_sched *s, const void *in, void *out, size_t count, c
     nb_round(s);
 }
 
+/* dst = lower op upper, where mine (at `src`) and theirs (received into `tmp`) are the two
+ * operands and `theirs_lower` says which comes first in rank order; dst may be src. With a
+ * non-commutative operator and theirs second, the result is formed in tmp and copied. */
+static void nb_combine(nb_sched *s, const void *src, void *tmp, void *dst, size_t count,
+                       co_dtype *dt, int theirs_lower) {
+    if (theirs_lower || s->op->commute) {
+        nb_copy(s, src, count, dt, dst, count, dt);
+        nb_reduce(s, tmp, dst, count, dt);
+    } else {
+        nb_reduce(s, src, tmp, count, dt);
+        nb_copy(s, tmp, count, dt, dst, count, dt);
+    }
+}
+
+/* Iallreduce. With p the largest power of two not above n and r = n - p, ranks 2i and 2i+1
+ * (i < r) first fold: 2i hands its operand to 2i+1 and waits for the result. The p ranks left
+ * (new rank i: old 2i+1 below r, old i + r from there on) then combine by recursive doubling,
+ * the whole vector each round; or, for long vectors from 4 ranks on, by recursive halving and
+ * doubling: log2 p rounds in which partners swap halves of the part they hold and each
+ * combines the half it keeps, so that each ends with 1/p of the result, then log2 p rounds in
+ * which they swap what they hold. Partners are 1, 2, 4... new ranks apart, so every
+ * combination joins two adjacent blocks of ranks, the lower one first: non-commutative
+ * operators are applied in rank order. Halving pays only from 4 ranks on (with 2 or 3, one
+ * swap of the whole vector was quicker at every size) and for long vectors,
+ * COHORT_NBC_ALLREDUCE_SPLIT (docs/collectives.md, "Nonblocking collectives"). */
+static void build_allreduce(nb_sched *s, const void *in, void *out, size_t count, co_dtype *dt) {
+    int n = s->on->size, me = s->on->rank, p = 1;
+    while (p * 2 <= n) p *= 2;
+    int r = n - p;
+    if (me < 2 * r && !(me & 1)) {
+        nb_send(s, in, count, dt, me + 1);
+        nb_round(s);
+        nb_recv(s, out, count, dt, me + 1);
+        nb_round(s);
+        return;
+    }
+    void *tmp = nb_tmp(s, dt, count);
+    const void *cur = in; /* my partial result */
+    if (me < 2 * r) {
+        nb_recv(s, tmp, count, dt, me - 1);
+        nb_combine(s, in, tmp, out, count, dt, 1);
+        nb_round(s);
+        cur = out;
+    }
+    int nr = me < 2 * r ? me / 2 : me - r;
+#define OLD(q) ((q) < r ? 2 * (q) + 1 : (q) + r)
+    if (p < 4 || count < (size_t)p ||
+        (double)count * (double)dt->size < (double)co_st.cfg.nbc_allreduce_split) {
+        for (int mask = 1; mask < p; mask <<= 1) {
+            int q = nr ^ mask;
+            nb_send(s, cur, count, dt, OLD(q));
+            nb_recv(s, tmp, count, dt, OLD(q));
+            nb_combine(s, cur, tmp, out, count, dt, q < nr);
+            nb_round(s);
+            cur = out;
+        }
+    } else {
+        size_t lo = 0, hi = count, los[32], his[32]; /* my part; before halving step k */
+        int k = 0;
+        for (int mask = 1; mask < p; mask <<= 1, k++) {
+            int q = nr ^ mask, upper = nr & mask; /* I keep the upper half */
+            size_t mid = lo + (hi - lo) / 2;
+            size_t klo = upper ? mid : lo, khi = upper ? hi : mid;
+            size_t glo = upper ? lo : mid, ghi = upper ? mid : hi;
+            nb_send(s, co_coll_elem(cur, glo, dt), ghi - glo, dt, OLD(q));
+            nb_recv(s, co_coll_elem(tmp, klo, dt), khi - klo, dt, OLD(q));
+            nb_combine(s, co_coll_elem(cur, klo, dt), co_coll_elem(tmp, klo, dt),
+                       co_coll_elem(out, klo, dt), khi - klo, dt, q < nr);
+            nb_round(s);
+            cur = out;
+            los[k] = lo, his[k] = hi;
+            lo = klo, hi = khi;
+        }
+        for (int mask = p >> 1; mask > 0; mask >>= 1) {
+            int q = nr ^ mask, upper = nr & mask;
+            k--;
+            size_t olo = upper ? los[k] : hi, ohi = upper ? lo : his[k]; /* the other half */
+            nb_send(s, co_coll_elem(out, lo, dt), hi - lo, dt, OLD(q));
+            nb_recv(s, co_coll_elem(out, olo, dt), ohi - olo, dt, OLD(q));
+            nb_round(s);
+            lo = los[k], hi = his[k];
+        }
+    }
+#undef OLD
+    if (me < 2 * r) {
+        nb_send(s, out, count, dt, me - 1);
+        nb_round(s);
+    }
+}
+
 /* Every transfer at once: block q of (sbuf, scounts, sdispls) to rank q and block q of
  * (rbuf, rcounts, rdispls) from it; my own block copied (when both sides are given). NULL
  * arrays: nothing sent (or received); sdispls may be NULL with scounts, meaning the same
@@ -367,9 +457,13 @@ static void build_alltoallw(nb_sched *s, const co_coll_args *a) {
     nb_round(s);
 }
 
-/* Reduce_scatter(_block): the whole vector reduced at rank 0, then scattered. */
+/* Reduce_scatter(_block): one round in which block q of every rank's vector goes straight to
+ * rank q, then each rank combines the n operands of its block in rank order, from the last:
+ * acc = x[n-1], then acc = x[i] op acc for i = n-2 .. 0. Every rank sends and receives n-1
+ * blocks, the least any algorithm moves, and nothing waits on a chain of rounds. */
 static void build_rscatter(nb_sched *s, const co_coll_args *a) {
     int n = s->on->size, me = s->on->rank;
+    co_dtype *dt = a->rdt;
     const int *cnt = a->rcounts;
     int *dsp;
     if (a->kind == CO_COLL_REDUCE_SCATTER_BLOCK) {
@@ -378,20 +472,27 @@ static void build_rscatter(nb_sched *s, const co_coll_args *a) {
         dsp = nb_tmp(s, co_dt_get(MPI_INT), (size_t)n);
         for (int i = 0, d = 0; i < n; d += cnt[i++]) dsp[i] = d;
     }
-    size_t total = (size_t)dsp[n - 1] + (size_t)cnt[n - 1];
-    const void *in = a->sbuf == MPI_IN_PLACE ? a->rbuf : a->sbuf;
-    void *all = me == 0 ? nb_tmp(s, a->rdt, total) : NULL;
-    build_reduce(s, in, all, total, a->rdt, 0);
-    co_coll_args sv = {.kind = CO_COLL_SCATTERV,
-                       .root = 0,
-                       .sbuf = all,
-                       .scounts = cnt,
-                       .sdispls = dsp,
-                       .sdt = a->rdt,
-                       .rbuf = a->rbuf,
-                       .rcount = (size_t)cnt[me],
-                       .rdt = a->rdt};
-    build_rooted(s, &sv);
+    int in_place = a->sbuf == MPI_IN_PLACE;
+    const void *in = in_place ? a->rbuf : a->sbuf;
+    size_t mine = (size_t)cnt[me];
+    /* the others' operands of my block, slot i for rank i; in place, mine too (the result
+     * overwrites the start of the vector, where my operand may lie) */
+    void *ops = nb_tmp(s, dt, mine * (size_t)n);
+    for (int k = 1; k < n; k++) {
+        int to = (me + k) % n, from = (me - k + n) % n;
+        nb_recv(s, co_coll_elem(ops, mine * (size_t)from, dt), mine, dt, from);
+        nb_send(s, co_coll_elem(in, (size_t)dsp[to], dt), (size_t)cnt[to], dt, to);
+    }
+    const void *own = co_coll_elem(in, (size_t)dsp[me], dt);
+    if (in_place) {
+        nb_copy(s, own, mine, dt, co_coll_elem(ops, mine * (size_t)me, dt), mine, dt);
+        own = co_coll_elem(ops, mine * (size_t)me, dt);
+    }
+#define OPERAND(i) ((i) == me ? own : co_coll_elem(ops, mine * (size_t)(i), dt))
+    nb_copy(s, OPERAND(n - 1), mine, dt, a->rbuf, mine, dt);
+    for (int i = n - 2; i >= 0; i--) nb_reduce(s, OPERAND(i), a->rbuf, mine, dt);
+#undef OPERAND
+    nb_round(s);
 }
 
 /* A chain: rank r receives the prefix of ranks 0..r-1, combines its own operand and passes
@@ -729,8 +830,7 @@ static void build(nb_sched *s, const co_coll_args *a) {
             nb_round(s);
             break;
         }
-        build_reduce(s, in, a->rbuf, a->rcount, a->rdt, 0);
-        build_bcast(s, a->rbuf, a->rcount, a->rdt, 0);
+        build_allreduce(s, in, a->rbuf, a->rcount, a->rdt);
         break;
     }
     case CO_COLL_GATHER:

@@ -223,6 +223,7 @@ typedef struct co_config {
     char scan_algorithm[32];
     char exscan_algorithm[32];
     long coll_shm_chunk;
+    long nbc_allreduce_split;
     long id_batch;
     long id_space;
     long cma_cost;

@@ -91,6 +91,10 @@ const co_setting co_settings[] = {
     {"COLL_SHM_CHUNK", CO_CFG_SIZE, "64K", CFG(coll_shm_chunk),
      "bytes per data buffer of a communicator's shared-memory collective segment (each rank "
      "has 4); large collectives are pipelined through them in pieces of this size"},
+    {"NBC_ALLREDUCE_SPLIT", CO_CFG_SIZE, "64K", CFG(nbc_allreduce_split),
+     "MPI_Iallreduce and MPI_Allreduce_init from 4 ranks on: vectors of at least this many "
+     "bytes are reduce-scattered by recursive halving, then allgathered by recursive "
+     "doubling; shorter ones are combined whole by recursive doubling"},
     {"ID_BATCH", CO_CFG_INT, "64", CFG(id_batch),
      "communicator IDs a master's pool asks for beyond its immediate need, so that later "
      "children are served locally"},

@@ -370,6 +370,47 @@ static void check_freed(MPI_Comm c) {
           "product %u %u %u %u", out.a, out.b, out.c, out.d);
 }
 
+/* Vectors long enough for MPI_Iallreduce's halving (from 4 ranks on,
+ * COHORT_NBC_ALLREDUCE_SPLIT: 64 KiB by default), with odd counts so that halves differ: a
+ * non-commutative operator, a type with gaps, in place; and MPI_Ireduce on the same, first,
+ * middle and last root. */
+static void check_reduce_long(MPI_Comm c) {
+    int rank, n;
+    MPI_Comm_rank(c, &rank);
+    MPI_Comm_size(c, &n);
+    MPI_Datatype gappy; /* ints 0 and 2 of every 3 */
+    CHECK_RC(MPI_Type_vector(2, 1, 2, MPI_INT, &gappy));
+    CHECK_RC(MPI_Type_commit(&gappy));
+    struct {
+        int count;
+        MPI_Datatype t;
+        MPI_Op o;
+        int in_place;
+    } cases[] = {{4097, mat_type, mat_mul, 0}, {4099, mat_type, mat_mul, 1},
+                 {16411, MPI_INT, MPI_SUM, 1}, {8195, gappy, MPI_SUM, 0},
+                 {8195, gappy, MPI_MAX, 1},    {20000, MPI_INT, MPI_BXOR, 0}};
+    MPI_Request rq;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int k = cases[i].count, ip = cases[i].in_place;
+        MPI_Datatype t = cases[i].t;
+        MPI_Op o = cases[i].o;
+        fill(rank, 40 + (int)i);
+        CHECK_RC(MPI_Allreduce(ip ? MPI_IN_PLACE : sa, ra, k, t, o, c));
+        CHECK_RC(MPI_Iallreduce(ip ? MPI_IN_PLACE : sb, rb, k, t, o, c, &rq));
+        complete(&rq);
+        same(ip ? "long Iallreduce in place" : "long Iallreduce", (size_t)k, -1);
+        for (int root = 0; root<n; root += n> 2 ? (n + 1) / 2 : 1) {
+            int here = ip && rank == root;
+            fill(rank, 50 + (int)i);
+            CHECK_RC(MPI_Reduce(here ? MPI_IN_PLACE : sa, here ? sa : ra, k, t, o, root, c));
+            CHECK_RC(MPI_Ireduce(here ? MPI_IN_PLACE : sb, here ? sb : rb, k, t, o, root, c, &rq));
+            complete(&rq);
+            same(ip ? "long Ireduce in place" : "long Ireduce", (size_t)k, root);
+        }
+    }
+    MPI_Type_free(&gappy);
+}
+
 static void check_errors(MPI_Comm c) {
     int rank, n, a[8] = {0}, b[8] = {0};
     MPI_Comm_rank(c, &rank);
@@ -382,12 +423,21 @@ static void check_errors(MPI_Comm c) {
     CHECK_ERR(MPI_Iallreduce(a, b, -1, MPI_INT, MPI_SUM, c, &rq), MPI_ERR_COUNT);
     CHECK_ERR(MPI_Ibcast(MPI_IN_PLACE, 1, MPI_INT, 0, c, &rq), MPI_ERR_BUFFER);
     CHECK_ERR(MPI_Ialltoall(a, 1, MPI_DATATYPE_NULL, b, 1, MPI_INT, c, &rq), MPI_ERR_TYPE);
-    /* the request of one in flight cannot be freed or cancelled; it still completes */
+    /* the request of one in flight cannot be freed or cancelled; it still completes. Rank 0
+     * starts only once the others have tried, so theirs cannot have completed yet; its own
+     * may have (alone, it completes at once) */
+    int rc, cls = MPI_SUCCESS;
+    if (rank == 0)
+        for (int i = 1; i < n; i++)
+            CHECK_RC(MPI_Recv(NULL, 0, MPI_INT, MPI_ANY_SOURCE, 77, c, MPI_STATUS_IGNORE));
     CHECK_RC(MPI_Iallreduce(a, b, 1, MPI_INT, MPI_SUM, c, &rq));
-    int rc = MPI_Request_free(&rq), cls; /* (alone, the call completed at once) */
-    MPI_Error_class(rc, &cls);
-    CHECK(n == 1 ? rc == MPI_SUCCESS : cls == MPI_ERR_REQUEST,
+    rc = MPI_Request_free(&rq);
+    if (rc) MPI_Error_class(rc, &cls);
+    CHECK(rank == 0
+              ? (rc == MPI_SUCCESS) == (rq == MPI_REQUEST_NULL) && (!rc || cls == MPI_ERR_REQUEST)
+              : cls == MPI_ERR_REQUEST,
           "Request_free of an active nonblocking collective: class %d", cls);
+    if (rank > 0) CHECK_RC(MPI_Send(NULL, 0, MPI_INT, 0, 77, c));
     if (rq != MPI_REQUEST_NULL) {
         CHECK_ERR(MPI_Cancel(&rq), MPI_ERR_REQUEST);
         CHECK_RC(MPI_Wait(&rq, MPI_STATUS_IGNORE));
@@ -657,6 +707,7 @@ int main(int argc, char **argv) {
         check_comm(comms[i]);
         check_alltoallw(comms[i]);
         check_overlap(comms[i]);
+        check_reduce_long(comms[i]);
         check_progress(comms[i]);
         check_freed(comms[i]);
         check_errors(comms[i]);
