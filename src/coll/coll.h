@@ -176,6 +176,8 @@ typedef struct co_coll_lag {
 
 typedef struct co_coll_comm {
     uint64_t barrier_epoch;         /* counter barriers entered on this communicator */
+    uint64_t ibarrier_epoch;        /* MPI_Ibarrier calls run as counter barriers (nbc.c) */
+    uint64_t ibarrier_done;         /* of those, how many have completed here */
     struct co_cshm *shm;            /* shared-memory segment, NULL until first needed */
     int shm_state;                  /* 0: not yet tried, 1: ready, -1: unavailable */
     int broken;                     /* error class of a disagreement found on it, 0 if none */
@@ -326,8 +328,9 @@ typedef struct co_cshm_ctl {
     _Atomic uint64_t probe; /* set-up: its verdict on single copy (never reused) */
     _Atomic uint64_t pub;   /* step << 16 | call tag of what addr and bytes describe */
     char pad0[16];
-    _Atomic uint64_t counter; /* counter barrier: one add per arriving peer */
-    char pad1[56];
+    _Atomic uint64_t counter;  /* counter barrier: one add per arriving peer */
+    _Atomic uint64_t icounter; /* the same for MPI_Ibarrier (nbc.c), counted apart */
+    char pad1[48];
 } co_cshm_ctl;
 
 /* The signature of a rank's latest collective call (co_coll_watched): `call` is 0 while the

@@ -22,7 +22,7 @@
 #include "coll.h"
 #include "../comm/comm.h"
 
-enum { NB_SEND, NB_RECV, NB_REDUCE, NB_COPY, NB_MEMCPY };
+enum { NB_SEND, NB_RECV, NB_REDUCE, NB_COPY, NB_MEMCPY, NB_ARRIVE };
 
 typedef struct nb_step {
     uint8_t type;
@@ -56,6 +56,11 @@ typedef struct nb_sched {
     void **blocks; /* scratch memory */
     int nblocks, bcap;
     int err;
+    /* MPI_Ibarrier as a counter barrier: its epoch on the communicator (0 for other calls);
+     * once it has arrived, the round also waits for *word to reach epoch * (n - 1) */
+    co_cshm *cshm;
+    uint64_t epoch;
+    const _Atomic uint64_t *word;
     /* MPI_Isendrecv: a schedule of point-to-point messages (the communicator's own context and
      * the program's tags); its status is the receive's */
     int late_err; /* co_coll_args.err: reported at completion, sends unaffected */
@@ -134,8 +139,27 @@ static void *nb_tmp(nb_sched *s, co_dtype *dt, size_t count) {
 /* ---- Schedules --------------------------------------------------------------------------------
  */
 
-static void build_barrier(nb_sched *s) {
+/* MPI_Ibarrier: the counter barrier (barrier.c) on its own counters, when the communicator's
+ * shared-memory segment is already set up (setting it up would wait for the others, and
+ * MPI_Ibarrier must return at once; every rank has the same segment state, made by the same
+ * earlier collectives): arriving adds one to every peer's counter, and the e-th such call
+ * completes once the rank's own counter reaches e * (n - 1). A rank arrives at call e only
+ * once its call e - 1 has completed (arrive_at): the count proves that every peer has arrived
+ * only while no peer can have added for a later call, which the blocking barrier gets for free
+ * and several MPI_Ibarrier calls in flight would break (two arrivals of one rank would stand
+ * for a third rank that has not come yet). Not for persistent requests, whose starts may come
+ * in different orders on different ranks. Otherwise, and on intercommunicators,
+ * dissemination: ceil(log2 n) rounds of empty messages. */
+static void build_barrier(nb_sched *s, int counter) {
     int n = s->on->size, me = s->on->rank;
+    co_coll_comm *cc = co_coll_comm_of(s->on);
+    if (counter && n > 1 && cc->shm_state > 0) {
+        s->cshm = cc->shm;
+        s->epoch = ++cc->ibarrier_epoch;
+        add(s, NB_ARRIVE);
+        nb_round(s);
+        return;
+    }
     co_dtype *byte = co_dt_get(MPI_BYTE);
     for (int d = 1; d < n; d <<= 1) {
         nb_send(s, NULL, 0, byte, (me + d) % n);
@@ -596,7 +620,7 @@ static void build_inter(nb_sched *s, const co_coll_args *a) {
     switch (a->kind) {
     case CO_COLL_BARRIER:
         s->on = l;
-        build_barrier(s);
+        build_barrier(s, 0);
         s->on = ic;
         if (lead) {
             nb_send(s, NULL, 0, byte, 0);
@@ -810,7 +834,7 @@ static void build(nb_sched *s, const co_coll_args *a) {
         return;
     }
     switch (a->kind) {
-    case CO_COLL_BARRIER: build_barrier(s); break;
+    case CO_COLL_BARRIER: build_barrier(s, !s->req->persistent); break;
     case CO_COLL_BCAST: build_bcast(s, a->rbuf, a->rcount, a->rdt, a->root); break;
     case CO_COLL_REDUCE: {
         int n = s->on->size;
@@ -870,12 +894,27 @@ static void note(nb_sched *s, int rc) {
     if (rc && !s->err) s->err = rc;
 }
 
-/* Posts the current round's transfers. */
+/* A counter MPI_Ibarrier arrives (build_barrier), once the rank's previous one has completed;
+ * 0 while it has not. */
+static int arrive_at(nb_sched *s) {
+    if (s->c->coll->ibarrier_done + 1 < s->epoch) return 0;
+    co_cshm *sh = s->cshm;
+    for (int k = 1; k < sh->n; k++) { /* (release: what this rank wrote before is seen after) */
+        int q = sh->me + k < sh->n ? sh->me + k : sh->me + k - sh->n;
+        atomic_fetch_add_explicit(&sh->ctl[q].icounter, 1, memory_order_acq_rel);
+    }
+    s->word = &sh->ctl[sh->me].icounter;
+    return 1;
+}
+
+/* Posts the current round's transfers; leaves s->posted 0 while a counter MPI_Ibarrier may not
+ * arrive yet. */
 static void post_round(nb_sched *s) {
     int start = s->round ? s->ends[s->round - 1] : 0, end = s->ends[s->round];
     s->npend = 0;
     for (int i = start; i < end; i++) {
         nb_step *t = &s->steps[i];
+        if (t->type == NB_ARRIVE && !arrive_at(s)) return;
         if (t->type != NB_SEND && t->type != NB_RECV) continue;
         s->pend = grow(s->pend, &s->pcap, s->npend + 1, sizeof(co_req *));
         co_req *r = NULL;
@@ -929,9 +968,18 @@ static int advance(nb_sched *s) {
             co_req_complete(r);
             return 1;
         }
-        if (!s->posted) post_round(s);
+        if (!s->posted) {
+            post_round(s);
+            if (!s->posted) return 0;
+        }
         for (int i = 0; i < s->npend; i++)
             if (!s->pend[i]->complete) return 0;
+        if (s->word) {
+            uint64_t until = s->epoch * (uint64_t)(s->cshm->n - 1);
+            if (atomic_load_explicit(s->word, memory_order_acquire) < until) return 0;
+            s->word = NULL;
+            s->c->coll->ibarrier_done = s->epoch;
+        }
         for (int i = 0; i < s->npend; i++) {
             if (s->pend[i] == s->precv) s->rstatus = s->precv->status;
             note(s, s->pend[i]->status.error);

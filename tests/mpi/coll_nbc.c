@@ -9,6 +9,8 @@
  * counts that differ between ranks. */
 #include "coll_util.h"
 
+#include <unistd.h>
+
 typedef struct mat {
     unsigned a, b, c, d;
 } mat;
@@ -321,6 +323,41 @@ static void check_overlap(MPI_Comm c) {
     CHECK_RC(MPI_Ibarrier(c, &rq[3]));
     CHECK_RC(MPI_Waitall(4, rq, MPI_STATUSES_IGNORE));
     CHECK(got == from && sum[0] == n - 1, "mixed Waitall: got %d max %d", got, sum[0]);
+}
+
+/* Several MPI_Ibarrier calls in flight on some ranks: a rank may leave the first only once
+ * every rank has entered it. Rank 0 starts two at once; the last rank first sends rank 1 a
+ * synchronous message, which completes only once rank 1 has matched it, and only then starts
+ * its own; rank 1 posts that receive before its first MPI_Ibarrier, so the receive must have
+ * completed by the time that barrier has. (A counter barrier that lets two arrivals of rank 0
+ * stand for the last rank's lets rank 1 out at once.) */
+static void check_ibarrier_order(MPI_Comm c) {
+    int rank, n;
+    MPI_Comm_rank(c, &rank);
+    MPI_Comm_size(c, &n);
+    if (n < 3) return;
+    MPI_Request rq[2], rr;
+    int token = 0;
+    if (rank == 1) {
+        CHECK_RC(MPI_Irecv(&token, 1, MPI_INT, n - 1, 11, c, &rr));
+        CHECK_RC(MPI_Ibarrier(c, &rq[0]));
+        complete(&rq[0]);
+        int flag = 0;
+        CHECK_RC(MPI_Test(&rr, &flag, MPI_STATUS_IGNORE));
+        CHECK(flag && token == 7, "rank 1 left an MPI_Ibarrier before rank %d entered it", n - 1);
+        if (!flag) CHECK_RC(MPI_Wait(&rr, MPI_STATUS_IGNORE));
+        CHECK_RC(MPI_Ibarrier(c, &rq[1]));
+        complete(&rq[1]);
+        return;
+    }
+    if (rank == n - 1) {
+        usleep(20000); /* (makes the early exit likely, where it is possible at all) */
+        token = 7;
+        CHECK_RC(MPI_Ssend(&token, 1, MPI_INT, 1, 11, c));
+    }
+    CHECK_RC(MPI_Ibarrier(c, &rq[0]));
+    CHECK_RC(MPI_Ibarrier(c, &rq[1]));
+    CHECK_RC(MPI_Waitall(2, rq, MPI_STATUSES_IGNORE));
 }
 
 /* The last rank waits for the Iallreduce, whose root (rank 0) is meanwhile blocked in
@@ -707,6 +744,7 @@ int main(int argc, char **argv) {
         check_comm(comms[i]);
         check_alltoallw(comms[i]);
         check_overlap(comms[i]);
+        check_ibarrier_order(comms[i]);
         check_reduce_long(comms[i]);
         check_progress(comms[i]);
         check_freed(comms[i]);
