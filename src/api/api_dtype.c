@@ -21,6 +21,17 @@ static co_dtype *arg_type(const char *fn, MPI_Datatype h, int *rc) {
     return NULL;
 }
 
+/* The datatype argument of a query (size, extents, envelope, contents, name, attributes):
+ * also a type the program has freed while a nonblocking or persistent call still holds it,
+ * when a user reduction function of that call asks. The function is given the type's handle
+ * and may well walk the elements with MPI_Type_get_extent; the call must complete normally
+ * (MPI 3.1 section 4.1.9). */
+static co_dtype *query_type(const char *fn, MPI_Datatype h, int *rc) {
+    co_dtype *dt = co_dt_get(h);
+    if (dt && dt->freed && co_st.in_user_op) return dt;
+    return arg_type(fn, h, rc);
+}
+
 static int bad_arg(const char *fn, const char *what) {
     return co_error(NULL, fn, MPI_ERR_ARG, "%s", what);
 }
@@ -390,7 +401,7 @@ int PMPI_Type_size(MPI_Datatype datatype, int *size) {
     static const char fn[] = "MPI_Type_size";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_dtype *dt = arg_type(fn, datatype, &rc);
+    co_dtype *dt = query_type(fn, datatype, &rc);
     if (!dt) return rc;
     if (!size) return bad_arg(fn, "size is NULL");
     *size = dt->size > INT_MAX ? MPI_UNDEFINED : (int)dt->size;
@@ -402,7 +413,7 @@ int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size) {
     static const char fn[] = "MPI_Type_size_x";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_dtype *dt = arg_type(fn, datatype, &rc);
+    co_dtype *dt = query_type(fn, datatype, &rc);
     if (!dt) return rc;
     if (!size) return bad_arg(fn, "size is NULL");
     *size = (MPI_Count)dt->size;
@@ -414,7 +425,7 @@ int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent) 
     static const char fn[] = "MPI_Type_get_extent";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_dtype *dt = arg_type(fn, datatype, &rc);
+    co_dtype *dt = query_type(fn, datatype, &rc);
     if (!dt) return rc;
     if (!lb || !extent) return bad_arg(fn, "lb or extent is NULL");
     *lb = dt->lb;
@@ -427,7 +438,7 @@ int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *exte
     static const char fn[] = "MPI_Type_get_extent_x";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_dtype *dt = arg_type(fn, datatype, &rc);
+    co_dtype *dt = query_type(fn, datatype, &rc);
     if (!dt) return rc;
     if (!lb || !extent) return bad_arg(fn, "lb or extent is NULL");
     *lb = dt->lb;
@@ -440,7 +451,7 @@ int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint
     static const char fn[] = "MPI_Type_get_true_extent";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_dtype *dt = arg_type(fn, datatype, &rc);
+    co_dtype *dt = query_type(fn, datatype, &rc);
     if (!dt) return rc;
     if (!true_lb || !true_extent) return bad_arg(fn, "true_lb or true_extent is NULL");
     *true_lb = dt->true_lb;
@@ -453,7 +464,7 @@ int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_C
     static const char fn[] = "MPI_Type_get_true_extent_x";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_dtype *dt = arg_type(fn, datatype, &rc);
+    co_dtype *dt = query_type(fn, datatype, &rc);
     if (!dt) return rc;
     if (!true_lb || !true_extent) return bad_arg(fn, "true_lb or true_extent is NULL");
     *true_lb = dt->true_lb;
@@ -467,7 +478,7 @@ int PMPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent) {
     static const char fn[] = "MPI_Type_extent";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_dtype *dt = arg_type(fn, datatype, &rc);
+    co_dtype *dt = query_type(fn, datatype, &rc);
     if (!dt) return rc;
     if (!extent) return bad_arg(fn, "extent is NULL");
     *extent = co_dt_extent(dt);
@@ -479,7 +490,7 @@ int PMPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement) {
     static const char fn[] = "MPI_Type_lb";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_dtype *dt = arg_type(fn, datatype, &rc);
+    co_dtype *dt = query_type(fn, datatype, &rc);
     if (!dt) return rc;
     if (!displacement) return bad_arg(fn, "displacement is NULL");
     *displacement = dt->lb;
@@ -491,7 +502,7 @@ int PMPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement) {
     static const char fn[] = "MPI_Type_ub";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_dtype *dt = arg_type(fn, datatype, &rc);
+    co_dtype *dt = query_type(fn, datatype, &rc);
     if (!dt) return rc;
     if (!displacement) return bad_arg(fn, "displacement is NULL");
     *displacement = dt->ub;
@@ -504,7 +515,7 @@ int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_ad
     static const char fn[] = "MPI_Type_get_envelope";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_dtype *dt = arg_type(fn, datatype, &rc);
+    co_dtype *dt = query_type(fn, datatype, &rc);
     if (!dt) return rc;
     if (!num_integers || !num_addresses || !num_datatypes || !combiner)
         return bad_arg(fn, "an output argument is NULL");
@@ -522,7 +533,7 @@ int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addr
     static const char fn[] = "MPI_Type_get_contents";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_dtype *dt = arg_type(fn, datatype, &rc);
+    co_dtype *dt = query_type(fn, datatype, &rc);
     if (!dt) return rc;
     if (dt->combiner == MPI_COMBINER_NAMED)
         return co_error(NULL, fn, MPI_ERR_TYPE,
@@ -572,7 +583,7 @@ int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen) {
     static const char fn[] = "MPI_Type_get_name";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_dtype *dt = arg_type(fn, datatype, &rc);
+    co_dtype *dt = query_type(fn, datatype, &rc);
     if (!dt) return rc;
     if (!type_name || !resultlen) return bad_arg(fn, "type_name or resultlen is NULL");
     size_t n = strnlen(dt->name, MPI_MAX_OBJECT_NAME - 1);
@@ -786,7 +797,7 @@ int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_v
     static const char fn[] = "MPI_Type_get_attr";
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
-    co_dtype *dt = arg_type(fn, datatype, &rc);
+    co_dtype *dt = query_type(fn, datatype, &rc);
     if (!dt) return rc;
     if (!attribute_val || !flag) return bad_arg(fn, "attribute_val or flag is NULL");
     if ((rc = type_key(fn, type_keyval))) return rc;

@@ -366,6 +366,10 @@ struct cohort_state {
     co_comm *world, *self;
     co_errhandler *errh_fatal, *errh_return;
     int in_error_handler;
+    /* a user reduction function is running (co_op_apply): the datatype handle it was given
+     * may be one the program has freed since it started a nonblocking or persistent call,
+     * and the type queries still answer for it */
+    int in_user_op;
     const char *api_fn; /* the MPI function this rank is in (CO_ENTER), for deadlock reports */
     uint64_t api_calls; /* MPI calls made so far (CO_ENTER) */
     /* the deadlock watch (progress.c): this rank's stretch and check counts; the deadlock

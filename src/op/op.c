@@ -256,6 +256,7 @@ void co_op_apply(const co_op *op, co_dtype *dt, const void *in, void *inout, siz
     if (count == 0 || dt->size == 0) return;
     if (!op->predefined) {
         MPI_Datatype h = dt->handle;
+        co_st.in_user_op++;
         while (count) { /* the user function takes an int count */
             int len = count > 0x40000000 ? 0x40000000 : (int)count;
             op->fn((void *)in, inout, &len, &h);
@@ -263,6 +264,7 @@ void co_op_apply(const co_op *op, co_dtype *dt, const void *in, void *inout, siz
             inout = (char *)inout + (size_t)len * (size_t)co_dt_extent(dt);
             count -= (size_t)len;
         }
+        co_st.in_user_op--;
         return;
     }
     kernel k = table[op->predefined][dt->basic];
