@@ -11,14 +11,16 @@
  * schedule's messages.
  *
  * The algorithms aim at few rounds and no extra copies rather than at the blocking ones'
- * speed (docs/collectives.md, "Nonblocking collectives"): dissemination barrier, binomial
- * broadcast, binomial reduction to rank 0 (in rank order, so non-commutative operators are
- * right) and then to the root, reduction plus broadcast for Iallreduce, reduction plus
- * scatterv for Ireduce_scatter(_block), a chain for Iscan and Iexscan, and every transfer
- * posted at once for the gathers, scatters, allgathers and alltoalls (Alltoallw's blocking
- * form runs its schedule too). On intercommunicators the schedules are the blocking ones'
- * steps (inter.c), each group's on its hidden local communicator. The same hook completes
- * the MPI_Comm_idup calls that wait for their master (src/comm/create.c). */
+ * speed (docs/collectives.md, "Nonblocking collectives"): the counter barrier once the
+ * communicator's segment is set up (dissemination before), binomial broadcast, binomial
+ * reduction to rank 0 (in rank order, so non-commutative operators are right) and then to the
+ * root, recursive doubling for Iallreduce (long vectors: recursive halving, then doubling of
+ * the parts), one round straight to each block's rank for Ireduce_scatter(_block), a chain for
+ * Iscan and Iexscan, and every transfer posted at once for the gathers, scatters, allgathers
+ * and alltoalls (Alltoallw's blocking form runs its schedule too). On intercommunicators the
+ * schedules are the blocking ones' steps (inter.c), each group's on its hidden local communicator.
+ * The same hook completes the MPI_Comm_idup calls that wait for their master (src/comm/create.c).
+ */
 #include "coll.h"
 #include "../comm/comm.h"
 

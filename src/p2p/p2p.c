@@ -750,7 +750,7 @@ int co_send_eager_fast(const void *buf, size_t bytes, co_comm *comm, int dest, i
     c->tag = tag;
     c->len = (uint32_t)bytes;
     c->kind = CO_MSG_EAGER;
-    memcpy(payload, buf, bytes);
+    if (bytes) memcpy(payload, buf, bytes); /* (an empty send may pass a NULL buffer) */
     co_shm_publish(&P->shm, dw, c);
     co_poll_active();
     return 1;
