@@ -390,7 +390,8 @@ static int reduce_common(const char *fn, const void *sendbuf, void *recvbuf, int
     if (!o) return rc;
     if (which == R_REDUCE && (rc = check_root(c, fn, root))) return rc;
     int receives = which != R_REDUCE || c->rank == root;
-    if ((rc = not_in_place(c, fn, recvbuf, "receive buffer"))) return rc;
+    /* (recvbuf is not significant at a Reduce's other ranks: anything goes there) */
+    if (receives && (rc = not_in_place(c, fn, recvbuf, "receive buffer"))) return rc;
     if (sendbuf == MPI_IN_PLACE && which == R_REDUCE && c->rank != root)
         return co_error(c, fn, MPI_ERR_BUFFER, "MPI_IN_PLACE is only valid at the root");
     if (sendbuf != MPI_IN_PLACE && (rc = co_api_buf(c, fn, sendbuf, count, dt))) return rc;
@@ -532,7 +533,7 @@ static int gatherv_common(const char *fn, const void *sendbuf, int sendcount, MP
                             misfit ? NULL : sdt, recvbuf, 0, rdt);
     a.rcounts = recvcounts;
     a.rdispls = displs;
-    return go_own(c, fn, req, 0, &a, misfit, sendcount, sdt, recvcounts[root], rdt);
+    return go_own(c, fn, req, 0, &a, misfit, sendcount, sdt, at_root ? recvcounts[root] : 0, rdt);
 }
 
 CO_WEAK(MPI_Gatherv, PMPI_Gatherv);
@@ -626,7 +627,7 @@ static int scatterv_common(const char *fn, const void *sendbuf, const int sendco
                             misfit ? MPI_IN_PLACE : recvbuf, recvcount, misfit ? NULL : rdt);
     a.scounts = sendcounts;
     a.sdispls = displs;
-    return go_own(c, fn, req, 0, &a, misfit, sendcounts[root], sdt, recvcount, rdt);
+    return go_own(c, fn, req, 0, &a, misfit, at_root ? sendcounts[root] : 0, sdt, recvcount, rdt);
 }
 
 CO_WEAK(MPI_Scatterv, PMPI_Scatterv);

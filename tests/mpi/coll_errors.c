@@ -298,6 +298,39 @@ int main(int argc, char **argv) {
         CHECK(rc != MPI_SUCCESS, "Allreduce with counts 2 and 3 succeeded");
     }
 
+    /* arguments the standard calls not significant at the other ranks are ignored there, even
+     * NULL arrays and MPI_IN_PLACE as a Reduce's receive buffer */
+    {
+        int x = 40 + me, got[64], red = -1, one8[64], dsp8[64];
+        for (int i = 0; i < np; i++) one8[i] = 1, dsp8[i] = np - 1 - i;
+        for (int nb = 0; nb < 2; nb++) {
+            MPI_Request q = MPI_REQUEST_NULL;
+            for (int i = 0; i < np; i++) got[i] = -1;
+            if (me == 0)
+                CHECK_RC(nb ? MPI_Igatherv(&x, 1, MPI_INT, got, one8, dsp8, MPI_INT, 0, w, &q)
+                            : MPI_Gatherv(&x, 1, MPI_INT, got, one8, dsp8, MPI_INT, 0, w));
+            else
+                CHECK_RC(nb ? MPI_Igatherv(&x, 1, MPI_INT, NULL, NULL, NULL, MPI_INT, 0, w, &q)
+                            : MPI_Gatherv(&x, 1, MPI_INT, NULL, NULL, NULL, MPI_INT, 0, w));
+            CHECK_RC(MPI_Wait(&q, MPI_STATUS_IGNORE));
+            for (int r = 0; me == 0 && r < np; r++)
+                CHECK(got[np - 1 - r] == 40 + r, "Gatherv with NULL arrays elsewhere: %d",
+                      got[np - 1 - r]);
+            int y = -1;
+            if (me == 0)
+                CHECK_RC(nb ? MPI_Iscatterv(got, one8, dsp8, MPI_INT, &y, 1, MPI_INT, 0, w, &q)
+                            : MPI_Scatterv(got, one8, dsp8, MPI_INT, &y, 1, MPI_INT, 0, w));
+            else
+                CHECK_RC(nb ? MPI_Iscatterv(NULL, NULL, NULL, MPI_INT, &y, 1, MPI_INT, 0, w, &q)
+                            : MPI_Scatterv(NULL, NULL, NULL, MPI_INT, &y, 1, MPI_INT, 0, w));
+            CHECK_RC(MPI_Wait(&q, MPI_STATUS_IGNORE));
+            CHECK(y == 40 + me, "Scatterv with NULL arrays elsewhere: %d", y);
+        }
+        CHECK_RC(MPI_Reduce(&x, me == 0 ? &red : MPI_IN_PLACE, 1, MPI_INT, MPI_SUM, 0, w));
+        CHECK(me != 0 || red == 40 * np + np * (np - 1) / 2, "Reduce, MPI_IN_PLACE elsewhere: %d",
+              red);
+    }
+
     /* the communicator still works, also when one rank waits long for the other */
     int one = 1, sum = 0;
     late(me, np - 1);
