@@ -31,9 +31,10 @@ static int allgather_ring(const void *sbuf, size_t scount, co_dtype *sdt, void *
     int shortfall = 0;
     for (int k = 0; k < n - 1; k++) {
         int sb = (me - k + n) % n, rb = (me - k - 1 + n) % n;
-        int r = co_sendrecv((char *)rbuf + rext * (size_t)sb, shortfall ? 0 : rcount, rdt, right,
-                            CO_TAG_ALLGATHER, (char *)rbuf + rext * (size_t)rb, rcount, rdt, left,
-                            CO_TAG_ALLGATHER, c, co_coll_ctx(c), NULL);
+        int r =
+            co_sendrecv((char *)rbuf + rext * (size_t)sb, shortfall ? 0 : rcount, rdt, right,
+                        co_coll_tag(c, CO_TAG_ALLGATHER), (char *)rbuf + rext * (size_t)rb, rcount,
+                        rdt, left, co_coll_tag(c, CO_TAG_ALLGATHER), c, co_coll_ctx(c), NULL);
         if (r && !rc) rc = r;
         shortfall |= r == MPI_ERR_COUNT;
     }
@@ -56,9 +57,10 @@ static int allgather_bruck(const void *sbuf, size_t scount, co_dtype *sdt, void 
     int shortfall = 0; /* as in the ring: short blocks are passed on empty */
     for (int dist = 1; dist < n; dist <<= 1) {
         size_t nb = (size_t)CO_MIN(dist, n - dist);
-        int r = co_sendrecv(tmp, shortfall ? 0 : nb * bb, byte, (me - dist + n) % n,
-                            CO_TAG_ALLGATHER, tmp + (size_t)dist * bb, nb * bb, byte,
-                            (me + dist) % n, CO_TAG_ALLGATHER, c, co_coll_ctx(c), NULL);
+        int r =
+            co_sendrecv(tmp, shortfall ? 0 : nb * bb, byte, (me - dist + n) % n,
+                        co_coll_tag(c, CO_TAG_ALLGATHER), tmp + (size_t)dist * bb, nb * bb, byte,
+                        (me + dist) % n, co_coll_tag(c, CO_TAG_ALLGATHER), c, co_coll_ctx(c), NULL);
         if (r && !rc) rc = r;
         shortfall |= r == MPI_ERR_COUNT;
     }

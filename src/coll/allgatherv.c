@@ -29,8 +29,8 @@ static int allgatherv_ring(const void *sbuf, size_t scount, co_dtype *sdt, void 
     for (int k = 0; k < n - 1; k++) {
         int sb = (me - k + n) % n, rb = (me - k - 1 + n) % n;
         int r = co_sendrecv(BLK(sb), shortfall ? 0 : (size_t)rcounts[sb], rdt, right,
-                            CO_TAG_ALLGATHER, BLK(rb), (size_t)rcounts[rb], rdt, left,
-                            CO_TAG_ALLGATHER, c, co_coll_ctx(c), NULL);
+                            co_coll_tag(c, CO_TAG_ALLGATHER), BLK(rb), (size_t)rcounts[rb], rdt,
+                            left, co_coll_tag(c, CO_TAG_ALLGATHER), c, co_coll_ctx(c), NULL);
         if (r && !rc) rc = r;
         shortfall |= r == MPI_ERR_COUNT;
     }
@@ -150,10 +150,11 @@ int co_allgatherv_linear(const void *sbuf, size_t scount, co_dtype *sdt, void *r
     }
     for (int k = 1; k < n; k++) {
         int from = (me - k + n) % n, to = (me + k) % n;
-        int r = co_irecv(BLK(from), (size_t)rcounts[from], rdt, from, CO_TAG_ALLGATHER, c,
-                         co_coll_ctx(c), &reqs[k]);
+        int r = co_irecv(BLK(from), (size_t)rcounts[from], rdt, from,
+                         co_coll_tag(c, CO_TAG_ALLGATHER), c, co_coll_ctx(c), &reqs[k]);
         if (r && !rc) rc = r;
-        r = co_isend(s, sc, st, to, CO_TAG_ALLGATHER, c, co_coll_ctx(c), CO_MODE_STD, &reqs[n + k]);
+        r = co_isend(s, sc, st, to, co_coll_tag(c, CO_TAG_ALLGATHER), c, co_coll_ctx(c),
+                     CO_MODE_STD, &reqs[n + k]);
         if (r && !rc) rc = r;
     }
     if (sbuf != MPI_IN_PLACE) {

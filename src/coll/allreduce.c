@@ -35,10 +35,10 @@ static int allreduce_rd(const void *sbuf, void *rbuf, size_t count, co_dtype *dt
     int rem = n - pof2, newrank;
     if (me < 2 * rem) {
         if (me % 2 == 0) {
-            rc = co_send(rbuf, count, dt, me + 1, CO_TAG_ALLREDUCE, c, ctx);
+            rc = co_send(rbuf, count, dt, me + 1, co_coll_tag(c, CO_TAG_ALLREDUCE), c, ctx);
             newrank = -1;
         } else {
-            rc = co_recv(tmp, count, dt, me - 1, CO_TAG_ALLREDUCE, c, ctx, NULL);
+            rc = co_recv(tmp, count, dt, me - 1, co_coll_tag(c, CO_TAG_ALLREDUCE), c, ctx, NULL);
             co_op_apply(op, dt, tmp, rbuf, count);
             newrank = me / 2;
         }
@@ -49,8 +49,8 @@ static int allreduce_rd(const void *sbuf, void *rbuf, size_t count, co_dtype *dt
         for (int mask = 1; mask < pof2; mask <<= 1) {
             int nd = newrank ^ mask;
             int dst = nd < rem ? nd * 2 + 1 : nd + rem;
-            int r = co_sendrecv(rbuf, count, dt, dst, CO_TAG_ALLREDUCE, tmp, count, dt, dst,
-                                CO_TAG_ALLREDUCE, c, ctx, NULL);
+            int r = co_sendrecv(rbuf, count, dt, dst, co_coll_tag(c, CO_TAG_ALLREDUCE), tmp, count,
+                                dt, dst, co_coll_tag(c, CO_TAG_ALLREDUCE), c, ctx, NULL);
             if (r && !rc) rc = r;
             if (dst < me || op->commute) {
                 co_op_apply(op, dt, tmp, rbuf, count);
@@ -61,8 +61,10 @@ static int allreduce_rd(const void *sbuf, void *rbuf, size_t count, co_dtype *dt
         }
     }
     if (me < 2 * rem) {
-        int r = me % 2 == 0 ? co_recv(rbuf, count, dt, me + 1, CO_TAG_ALLREDUCE, c, ctx, NULL)
-                            : co_send(rbuf, count, dt, me - 1, CO_TAG_ALLREDUCE, c, ctx);
+        int r =
+            me % 2 == 0
+                ? co_recv(rbuf, count, dt, me + 1, co_coll_tag(c, CO_TAG_ALLREDUCE), c, ctx, NULL)
+                : co_send(rbuf, count, dt, me - 1, co_coll_tag(c, CO_TAG_ALLREDUCE), c, ctx);
         if (r && !rc) rc = r;
     }
     co_coll_free(tb);
@@ -81,9 +83,10 @@ static int allreduce_ring(const void *sbuf, void *rbuf, size_t count, co_dtype *
     int right = (me + 1) % n, left = (me - 1 + n) % n;
     for (int k = 0; k < n - 1; k++) {
         int sb = (me - k + n) % n, rb = (me - k - 1 + n) % n;
-        int r = co_sendrecv(co_coll_elem(rbuf, dsp[sb], dt), cnt[sb], dt, right, CO_TAG_ALLREDUCE,
-                            co_coll_elem(rbuf, dsp[rb], dt), cnt[rb], dt, left, CO_TAG_ALLREDUCE, c,
-                            co_coll_ctx(c), NULL);
+        int r =
+            co_sendrecv(co_coll_elem(rbuf, dsp[sb], dt), cnt[sb], dt, right,
+                        co_coll_tag(c, CO_TAG_ALLREDUCE), co_coll_elem(rbuf, dsp[rb], dt), cnt[rb],
+                        dt, left, co_coll_tag(c, CO_TAG_ALLREDUCE), c, co_coll_ctx(c), NULL);
         if (r && !rc) rc = r;
     }
     co_coll_free(cnt);
@@ -99,6 +102,7 @@ int co_allreduce(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_op
     switch (co_coll_pick(c, CO_COLL_ALLREDUCE, count * dt->size, op, dt)) {
     case CO_ALLREDUCE_REDUCE_BCAST: {
         int rc = co_reduce(sbuf, rbuf, count, dt, op, 0, c);
+        co_coll_part_failed(rc, "reduction", c, CO_COLL_BCAST, count * dt->size, NULL);
         int r = co_bcast(rbuf, count, dt, 0, c);
         return rc ? rc : r;
     }

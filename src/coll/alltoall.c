@@ -28,9 +28,10 @@ static int a2a_pairwise(const void *sbuf, size_t scount, co_dtype *sdt, void *rb
                           (char *)rbuf + rext * (size_t)me, rcount, rdt);
     for (int k = 1; k < n; k++) {
         int to = (me + k) % n, from = (me - k + n) % n;
-        int r = co_sendrecv((const char *)sbuf + sext * (size_t)to, scount, sdt, to,
-                            CO_TAG_ALLTOALL, (char *)rbuf + rext * (size_t)from, rcount, rdt, from,
-                            CO_TAG_ALLTOALL, c, co_coll_ctx(c), NULL);
+        int r =
+            co_sendrecv((const char *)sbuf + sext * (size_t)to, scount, sdt, to,
+                        co_coll_tag(c, CO_TAG_ALLTOALL), (char *)rbuf + rext * (size_t)from, rcount,
+                        rdt, from, co_coll_tag(c, CO_TAG_ALLTOALL), c, co_coll_ctx(c), NULL);
         if (r && !rc) rc = r;
     }
     return rc;
@@ -45,14 +46,15 @@ static int a2a_linear(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf
     int rc = MPI_SUCCESS;
     for (int k = 1; k < n; k++) {
         int from = (me - k + n) % n;
-        int r = co_irecv((char *)rbuf + rext * (size_t)from, rcount, rdt, from, CO_TAG_ALLTOALL, c,
-                         co_coll_ctx(c), &reqs[k]);
+        int r = co_irecv((char *)rbuf + rext * (size_t)from, rcount, rdt, from,
+                         co_coll_tag(c, CO_TAG_ALLTOALL), c, co_coll_ctx(c), &reqs[k]);
         if (r && !rc) rc = r;
     }
     for (int k = 1; k < n; k++) {
         int to = (me + k) % n;
-        int r = co_isend((const char *)sbuf + sext * (size_t)to, scount, sdt, to, CO_TAG_ALLTOALL,
-                         c, co_coll_ctx(c), CO_MODE_STD, &reqs[n + k]);
+        int r =
+            co_isend((const char *)sbuf + sext * (size_t)to, scount, sdt, to,
+                     co_coll_tag(c, CO_TAG_ALLTOALL), c, co_coll_ctx(c), CO_MODE_STD, &reqs[n + k]);
         if (r && !rc) rc = r;
     }
     int r = co_coll_copy((const char *)sbuf + sext * (size_t)me, scount, sdt,
@@ -86,9 +88,10 @@ static int a2a_bruck(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf,
         size_t nb = 0;
         for (int j = 0; j < n; j++)
             if (j & dist) memcpy(pk + (nb++) * bb, tmp + (size_t)j * bb, bb);
-        int r = co_sendrecv(pk, shortfall ? 0 : nb * bb, byte, (me + dist) % n, CO_TAG_ALLTOALL,
-                            pk + nb * bb, nb * bb, byte, (me - dist + n) % n, CO_TAG_ALLTOALL, c,
-                            co_coll_ctx(c), NULL);
+        int r = co_sendrecv(pk, shortfall ? 0 : nb * bb, byte, (me + dist) % n,
+                            co_coll_tag(c, CO_TAG_ALLTOALL), pk + nb * bb, nb * bb, byte,
+                            (me - dist + n) % n, co_coll_tag(c, CO_TAG_ALLTOALL), c, co_coll_ctx(c),
+                            NULL);
         if (r && !rc) rc = r;
         shortfall |= r == MPI_ERR_COUNT;
         size_t got = 0; /* the received blocks follow the sent ones in pk */

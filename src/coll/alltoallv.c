@@ -50,14 +50,14 @@ int co_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, co_dt
         }
         for (int k = 1; k < n; k++) {
             int from = (me - k + n) % n;
-            int r = co_irecv(RB(from), (size_t)rcounts[from], rdt, from, CO_TAG_ALLTOALL, c,
-                             co_coll_ctx(c), &reqs[k]);
+            int r = co_irecv(RB(from), (size_t)rcounts[from], rdt, from,
+                             co_coll_tag(c, CO_TAG_ALLTOALL), c, co_coll_ctx(c), &reqs[k]);
             if (r && !rc) rc = r;
         }
         for (int k = 1; k < n; k++) {
             int to = (me + k) % n;
-            int r = co_isend(SB(to), (size_t)scounts[to], sdt, to, CO_TAG_ALLTOALL, c,
-                             co_coll_ctx(c), CO_MODE_STD, &reqs[n + k]);
+            int r = co_isend(SB(to), (size_t)scounts[to], sdt, to, co_coll_tag(c, CO_TAG_ALLTOALL),
+                             c, co_coll_ctx(c), CO_MODE_STD, &reqs[n + k]);
             if (r && !rc) rc = r;
         }
         int r = co_coll_waitall(2 * n, reqs);
@@ -66,9 +66,10 @@ int co_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, co_dt
     } else {
         for (int k = 1; k < n; k++) {
             int to = (me + k) % n, from = (me - k + n) % n;
-            int r = co_sendrecv(SB(to), (size_t)scounts[to], sdt, to, CO_TAG_ALLTOALL, RB(from),
-                                (size_t)rcounts[from], rdt, from, CO_TAG_ALLTOALL, c,
-                                co_coll_ctx(c), NULL);
+            int r =
+                co_sendrecv(SB(to), (size_t)scounts[to], sdt, to, co_coll_tag(c, CO_TAG_ALLTOALL),
+                            RB(from), (size_t)rcounts[from], rdt, from,
+                            co_coll_tag(c, CO_TAG_ALLTOALL), c, co_coll_ctx(c), NULL);
             if (r && !rc) rc = r;
         }
     }

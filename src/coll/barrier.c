@@ -23,8 +23,8 @@ static int barrier_dissemination(co_comm *c) {
     co_dtype *byte = co_dt_get(MPI_BYTE);
     for (int dist = 1; dist < n; dist <<= 1) {
         int to = (me + dist) % n, from = (me - dist + n) % n;
-        int r = co_sendrecv(NULL, 0, byte, to, CO_TAG_BARRIER, NULL, 0, byte, from, CO_TAG_BARRIER,
-                            c, co_coll_ctx(c), NULL);
+        int r = co_sendrecv(NULL, 0, byte, to, co_coll_tag(c, CO_TAG_BARRIER), NULL, 0, byte, from,
+                            co_coll_tag(c, CO_TAG_BARRIER), c, co_coll_ctx(c), NULL);
         if (r && !rc) rc = r;
     }
     return rc;

@@ -30,7 +30,7 @@ int co_bcast_binomial(void *buf, size_t count, co_dtype *dt, int root, co_comm *
         if (rel & mask) {
             int src = (rel - mask + root) % n;
             co_status st;
-            rc = co_recv(buf, count, dt, src, CO_TAG_BCAST, c, co_coll_ctx(c), &st);
+            rc = co_recv(buf, count, dt, src, co_coll_tag(c, CO_TAG_BCAST), c, co_coll_ctx(c), &st);
             /* a short message (the root's count is smaller) goes on short, whole elements
              * only, so that the ranks below report it too */
             if (rc == MPI_ERR_COUNT && dt->size) fwd = st.bytes / dt->size;
@@ -42,7 +42,7 @@ int co_bcast_binomial(void *buf, size_t count, co_dtype *dt, int root, co_comm *
     while (mask > 0) {
         if (rel + mask < n) {
             int dst = (rel + mask + root) % n;
-            int r = co_send(buf, fwd, dt, dst, CO_TAG_BCAST, c, co_coll_ctx(c));
+            int r = co_send(buf, fwd, dt, dst, co_coll_tag(c, CO_TAG_BCAST), c, co_coll_ctx(c));
             if (r && !rc) rc = r;
         }
         mask >>= 1;
@@ -73,18 +73,23 @@ static int bcast_scatter_allgather(void *buf, size_t count, co_dtype *dt, int ro
 #define LO(i) CO_MIN((size_t)(i)*bs, bytes)
     int rel = (me - root + n) % n;
     int mask = 1;
-    /* A rank that received less than it expected (the root's count is smaller) sends empty
-     * pieces from then on, so that every rank after it reports the short message too (the
-     * root, whose count is the smaller one, gets its pieces as they are: too large). */
-    int shortfall = 0;
+    /* A rank that received a piece of another size than it expected (the root's count
+     * differs, and with it every piece's bounds) sends empty pieces from then on, so that
+     * every rank after it reports the mismatch too instead of taking pieces placed by other
+     * bounds for data (the root, whose pieces these are, gets them as they are: too large or
+     * too small). This takes the place of the blocking collectives' own rule
+     * (co_st.coll_short, off meanwhile), which would send the root empty pieces too. */
+    int outer = co_st.coll_short, shortfall = outer > 0;
+    co_st.coll_short = -1;
 #define SEND(lo, hi, to) (shortfall && (to) != root ? 0 : (hi) - (lo))
     while (mask < n) {
         if (rel & mask) {
             int src = (rel - mask + root) % n;
             size_t lo = LO(rel), hi = LO(CO_MIN(rel + mask, n));
-            int r = co_recv(w + lo, hi - lo, byte, src, CO_TAG_BCAST, c, co_coll_ctx(c), NULL);
+            int r = co_recv(w + lo, hi - lo, byte, src, co_coll_tag(c, CO_TAG_BCAST), c,
+                            co_coll_ctx(c), NULL);
             if (r && !rc) rc = r;
-            shortfall |= r == MPI_ERR_COUNT;
+            shortfall |= r == MPI_ERR_COUNT || r == MPI_ERR_TRUNCATE;
             break;
         }
         mask <<= 1;
@@ -94,21 +99,29 @@ static int bcast_scatter_allgather(void *buf, size_t count, co_dtype *dt, int ro
         if (rel + mask < n) {
             int dst = (rel + mask + root) % n;
             size_t lo = LO(rel + mask), hi = LO(CO_MIN(rel + 2 * mask, n));
-            int r = co_send(w + lo, SEND(lo, hi, dst), byte, dst, CO_TAG_BCAST, c, co_coll_ctx(c));
+            int r = co_send(w + lo, SEND(lo, hi, dst), byte, dst, co_coll_tag(c, CO_TAG_BCAST), c,
+                            co_coll_ctx(c));
             if (r && !rc) rc = r;
         }
         mask >>= 1;
     }
-    /* ring allgather over relative ranks: every rank holds piece `rel` */
+    /* ring allgather over relative ranks: every rank holds piece `rel`; the root gets its own
+     * pieces back, into scratch, so that pieces of another size (counts that differ) never
+     * overwrite what it broadcasts */
     int right = (me + 1) % n, left = (me - 1 + n) % n;
+    char *sink = me == root ? co_coll_alloc(bs ? bs : 1) : NULL;
+    if (me == root && !sink) co_fatal("out of memory in a broadcast");
     for (int k = 0; k < n - 1; k++) {
         int sb = (rel - k + n) % n, rb = (rel - k - 1 + n) % n;
-        int r = co_sendrecv(w + LO(sb), SEND(LO(sb), LO(sb + 1), right), byte, right, CO_TAG_BCAST,
-                            w + LO(rb), LO(rb + 1) - LO(rb), byte, left, CO_TAG_BCAST, c,
-                            co_coll_ctx(c), NULL);
+        int r =
+            co_sendrecv(w + LO(sb), SEND(LO(sb), LO(sb + 1), right), byte, right,
+                        co_coll_tag(c, CO_TAG_BCAST), sink ? sink : w + LO(rb), LO(rb + 1) - LO(rb),
+                        byte, left, co_coll_tag(c, CO_TAG_BCAST), c, co_coll_ctx(c), NULL);
         if (r && !rc) rc = r;
-        shortfall |= r == MPI_ERR_COUNT;
+        shortfall |= r == MPI_ERR_COUNT || r == MPI_ERR_TRUNCATE;
     }
+    co_st.coll_short = outer == 0 && rc ? 1 : outer;
+    co_coll_free(sink);
 #undef SEND
 #undef LO
     if (tmp) {

@@ -334,9 +334,15 @@ int co_cma_scatterv(const void *sbuf, const int *scounts, const int *displs, co_
 /* Gather writes instead of reads, so that the senders copy in parallel: the root publishes
  * where each block goes (its receive buffer, or scratch to unpack from when that is not
  * contiguous); a sender with a large block writes it there before publishing its entry.
+ * The root's header says ROOT_TABLE besides its share of a coop copy: ranks that name
+ * different roots then find a table where they expect an entry, or an entry where they
+ * expect a table, and report MPI_ERR_ROOT instead of taking one for the other (a root would
+ * take another root's table for a block that was written in place, and lose it).
  * With two ranks the root, once its own block is copied, reads the head of its peer's large
  * block while the peer writes the tail (coop_split, as in Scatter): the peer publishes its
  * entry first and posts g+2 when its part is written, then waits for the root's g+2. */
+#define ROOT_TABLE 2
+
 int co_cma_gatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, const int *rcounts,
                    const int *displs, co_dtype *rdt, int root, co_comm *c) {
     co_cshm *s = c->coll->shm;
@@ -357,6 +363,13 @@ int co_cma_gatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, c
         }
         uint64_t root_copies;
         const ent *dst = (const ent *)co_cshm_read(s, root, b, g + 1, &root_copies) + me;
+        if (!(root_copies & ROOT_TABLE)) { /* the root gathers elsewhere: nothing to write */
+            co_cshm_publish(s, b, g + 1, 0, g + 2);
+            finish(s, g);
+            scratch_free(&t);
+            return MPI_ERR_ROOT;
+        }
+        root_copies &= 1;
         size_t nb = CO_MIN(e.bytes, dst->bytes);
         const char *from = (const char *)(uintptr_t)e.addr;
         /* shared: the root reads [0, x) from here while I write the rest, so my entry goes
@@ -389,7 +402,7 @@ int co_cma_gatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, c
         off += tab[q].bytes;
     }
     int copies = sbuf != MPI_IN_PLACE; /* in the header: tells a coop peer my share */
-    co_cshm_publish(s, b, g + 1, (uint64_t)copies, g + 2);
+    co_cshm_publish(s, b, g + 1, (uint64_t)copies | ROOT_TABLE, g + 2);
     if (copies)
         rc =
             co_coll_copy(sbuf, scount, sdt, BLOCK(rbuf, displs[me], rdt), (size_t)rcounts[me], rdt);
@@ -399,6 +412,12 @@ int co_cma_gatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, c
         const char *qp = co_cshm_data(s, q, b);
         const ent *e = (const ent *)qp;
         size_t want = (size_t)rcounts[q] * rdt->size;
+        uint64_t qh;
+        co_cshm_read(s, q, b, g + 1, &qh);
+        if (qh & ROOT_TABLE) { /* q gathers too: its block is not coming here */
+            rc = MPI_ERR_ROOT;
+            continue;
+        }
         if (!rc) rc = co_coll_sizes(e->bytes, want);
         size_t x = coop_block(n, e) ? coop_split(e->bytes, want, copies) : 0;
         if (x) { /* my share of the peer's block, then wait for the peer's share */

@@ -247,7 +247,7 @@ static int choose(co_comm *c, int kind, size_t bytes, const co_op *op, const co_
  * carries: a reader that finds another tag knows the ranks chose differently. */
 int co_coll_pick(co_comm *c, int kind, size_t bytes, const co_op *op, const co_dtype *dt) {
     int alg = choose(c, kind, bytes, op, dt);
-    if (c->coll && c->coll->shm) c->coll->shm->tag = CO_CSHM_TAG(kind, alg);
+    if (c->coll && c->coll->shm) c->coll->shm->tag = CO_CSHM_TAG(kind, alg, c->coll->calls);
     return alg;
 }
 
@@ -369,6 +369,7 @@ static inline int enter(co_coll_call *k, co_comm *c, int kind, int root, uint64_
     k->c = c;
     k->setup = 0;
     k->published = 0;
+    co_st.coll_short = 0; /* armed for this call (p2p.c) */
     if (CO_UNLIKELY(!cc || cc->shm_state <= 0 || cc->broken)) {
         cc = co_coll_comm_of(c);
         if (cc->broken) return cc->broken;
@@ -388,12 +389,16 @@ static inline int enter(co_coll_call *k, co_comm *c, int kind, int root, uint64_
         }
     }
     co_coll_sig g = record(cc, kind, root, bytes);
+    const co_coll_sig *prev = &cc->hist[(g.call - 1) % CO_COLL_HIST];
     co_cshm_sig *me = &cc->shm->sig[cc->shm->me];
     atomic_store_explicit(&me->call, 0, memory_order_relaxed);
     atomic_thread_fence(memory_order_release);
     atomic_store_explicit(&me->what, g.what, memory_order_relaxed);
     atomic_store_explicit(&me->bytes, g.bytes, memory_order_relaxed);
     atomic_store_explicit(&me->chain, g.chain, memory_order_relaxed);
+    atomic_store_explicit(&me->prev_what, prev->call == g.call - 1 ? prev->what : 0,
+                          memory_order_relaxed);
+    atomic_store_explicit(&me->prev_bytes, prev->bytes, memory_order_relaxed);
     atomic_store_explicit(&me->call, g.call, memory_order_release);
     S->cur = k;
     return MPI_SUCCESS;
@@ -414,6 +419,7 @@ int co_coll_watched(co_comm *c, int kind, int root, uint64_t bytes, co_coll_body
     if (rc) return rc;
     rc = body(c, arg);
     S->cur = NULL;
+    co_st.coll_short = -1;
     if (CO_UNLIKELY(k.published)) unpublish(&k);
     if (rc == MPI_ERR_TRUNCATE || rc == MPI_ERR_COUNT) c->quarantined = 1; /* ranks disagree */
     return rc;
@@ -456,6 +462,7 @@ CO_NORETURN static void abandon(co_coll_call *k, int cls) {
     if (k->published) unpublish(k);
     k->cls = cls;
     S->cur = NULL;
+    co_st.coll_short = -1;
     __builtin_longjmp(k->escape, 1);
 }
 
@@ -469,14 +476,36 @@ void co_coll_fail(int cls, const char *fmt, ...) {
     abandon(k, cls);
 }
 
-/* A peer's published signature; 0 if it was being rewritten. */
-static int peer_sig(const co_cshm_sig *t, co_coll_sig *g) {
+void co_coll_part_failed(int rc, const char *part, co_comm *c, int next, size_t bytes,
+                         const co_dtype *dt) {
+    if (rc != MPI_ERR_TRUNCATE && rc != MPI_ERR_COUNT) return;
+    int alg = choose(c, next, bytes, NULL, dt);
+    if (!(registry[next].algs[alg].needs & (CO_ALG_SHM | CO_ALG_CMA))) {
+        if (co_st.coll_short >= 0) co_st.coll_short = 1;
+        return;
+    }
+    co_coll_fail(rc,
+                 "the %s part of this call found data of another size than this rank's count "
+                 "(counts or types differ between processes)",
+                 part);
+}
+
+/* A peer's published signature, and in *prev what it says of its call before (what 0: not
+ * known); 0 if it was being rewritten. */
+static int peer_sig2(const co_cshm_sig *t, co_coll_sig *g, co_coll_sig *prev) {
     g->call = atomic_load_explicit(&t->call, memory_order_acquire);
     g->what = atomic_load_explicit(&t->what, memory_order_relaxed);
     g->bytes = atomic_load_explicit(&t->bytes, memory_order_relaxed);
     g->chain = atomic_load_explicit(&t->chain, memory_order_relaxed);
+    *prev = (co_coll_sig){g->call - 1, atomic_load_explicit(&t->prev_what, memory_order_relaxed),
+                          atomic_load_explicit(&t->prev_bytes, memory_order_relaxed), 0};
     atomic_thread_fence(memory_order_acquire);
     return g->call && atomic_load_explicit(&t->call, memory_order_relaxed) == g->call;
+}
+
+static int peer_sig(const co_cshm_sig *t, co_coll_sig *g) {
+    co_coll_sig prev;
+    return peer_sig2(t, g, &prev);
 }
 
 /* Whether peer q has sat in call `call` for CO_COLL_LAG_NS since this rank first found it
@@ -649,8 +678,10 @@ static void check_elsewhere(co_coll_call *k, int q) {
 
 /* Installed as co_st.wait_check: run by a rank that has waited long. A peer in the same call
  * (or behind, in a call this rank remembers) with another signature means the calls
- * disagree; a peer that is ahead makes the comparison itself if it comes to wait. A peer
- * that has called MPI_Finalize instead will never come. */
+ * disagree; a peer one call ahead is compared by what it says of the call before (it left
+ * this call, with a count of 0 perhaps, and need not come to wait anywhere), one further
+ * ahead makes the comparison itself if it comes to wait. A peer that has called
+ * MPI_Finalize instead will never come. */
 static void wait_check(void) {
     co_coll_call *k = S ? S->cur : NULL;
     if (!k) return;
@@ -680,16 +711,18 @@ static void wait_check(void) {
             abandon(k, (int)(uint32_t)b);
         }
         if (k->setup) continue; /* no call numbers or signatures yet */
-        co_coll_sig g;
-        if (!peer_sig(&s->sig[q], &g) || g.call > cc->calls || cc->calls - g.call >= CO_COLL_HIST)
-            continue;
+        co_coll_sig g, before;
+        if (!peer_sig2(&s->sig[q], &g, &before)) continue;
+        int ahead = g.call == cc->calls + 1 && before.what;
+        if (ahead) g = before; /* (its chain is not known: what and bytes only) */
+        if (g.call > cc->calls || cc->calls - g.call >= CO_COLL_HIST) continue;
         const co_coll_sig *mine = &cc->hist[g.call % CO_COLL_HIST];
         if (mine->what == g.what && mine->bytes != g.bytes && !dl && !lagged_long(c, q, g.call)) {
             co_wait_timed(); /* waiting for time now: not quiet for the deadlock watch */
             continue;        /* sizes alone: the data path may still report it, see lagged_long */
         }
         if (mine->what == g.what && mine->bytes == g.bytes) {
-            if (mine->chain == g.chain) continue;
+            if (ahead || mine->chain == g.chain) continue;
             snprintf(cc->broken_msg, sizeof(cc->broken_msg),
                      "rank %d and this rank disagree on an earlier collective call on this "
                      "communicator (different collectives or counts, which went unnoticed then)",
@@ -703,6 +736,8 @@ static void wait_check(void) {
         abandon(k, MPI_ERR_OTHER);
     }
 }
+
+_Static_assert(CO_COLL_KINDS < 31, "collective numbers fit a call tag (CO_CSHM_TAG)");
 
 static void tag_name(char *out, size_t len, unsigned tag) {
     int kind = CO_CSHM_TAG_KIND(tag), alg = CO_CSHM_TAG_ALG(tag);
@@ -725,6 +760,17 @@ void co_coll_differ(int q, unsigned theirs, unsigned mine) {
     if (peer_sig(&cc->shm->sig[q], &g) && g.call == cc->calls &&
         (g.what != own->what || g.bytes != own->bytes)) /* say what differs, as wait_check */
         disagree(k, q, &g, own, "and the ranks chose different algorithms");
+    unsigned same = (1u << 9) - 1; /* the collective and algorithm bits of a tag */
+    if (theirs && (theirs & same) == (mine & same)) { /* the same call but for its number */
+        int d = (int)((CO_CSHM_TAG_CALL(theirs) - CO_CSHM_TAG_CALL(mine)) & 0x7f);
+        if (d >= 64) d -= 128;
+        snprintf(cc->broken_msg, sizeof(cc->broken_msg),
+                 "collective call %llu on this communicator: rank %d sent data of its call "
+                 "%lld, also %s (the two are at different calls: one has left a call the other "
+                 "is still in, or skipped it, as a count of 0 on some ranks only does)",
+                 (unsigned long long)cc->calls, q, (long long)cc->calls + d, m);
+        abandon(k, MPI_ERR_OTHER);
+    }
     snprintf(cc->broken_msg, sizeof(cc->broken_msg),
              "collective call %llu on this communicator: rank %d runs %s, this rank %s (the "
              "ranks' arguments or COHORT_*_ALGORITHM settings differ)",
@@ -949,6 +995,7 @@ int co_coll_init(void) {
     S = calloc(1, sizeof(*S));
     if (!S) return MPI_ERR_NO_MEM;
     co_st.coll_comm_free = co_coll_comm_free;
+    co_st.coll_short = -1; /* armed only inside collective calls (enter) */
     co_st.wait_check = wait_check;
     co_nbc_init();
     char err[512];

@@ -16,8 +16,9 @@
 #include <string.h>
 
 /* Tags of the collective context. Collectives on one communicator are called in the same
- * order everywhere and messages between two ranks are not overtaken, so fixed tags suffice
- * (no algorithm receives from MPI_ANY_SOURCE). */
+ * order everywhere and messages between two ranks are not overtaken, so these would suffice
+ * (no algorithm receives from MPI_ANY_SOURCE); the blocking collectives add the call's number
+ * to them all the same (co_coll_tag), for calls that some ranks skip. */
 enum {
     CO_TAG_BARRIER = 1,
     CO_TAG_BCAST,
@@ -30,7 +31,7 @@ enum {
     CO_TAG_SCAN,
     CO_TAG_COMM, /* communicator construction */
     CO_TAG_RSCATTER,
-    CO_TAG_NBC = 0x1000, /* and up: one per nonblocking collective call (nbc.c) */
+    CO_TAG_NBC = CO_COLL_TAG_NBC, /* and up: one per nonblocking collective call (nbc.c) */
 };
 
 static inline uint64_t co_coll_ctx(const co_comm *c) {
@@ -148,7 +149,8 @@ enum {
 
 /* In the file that defines an algorithm table: it lists every algorithm of the enum. */
 #define CO_ALG_TABLE_CHECK(table, n)                                                               \
-    _Static_assert(sizeof(table) / sizeof((table)[0]) == (n), #table " lists every algorithm")
+    _Static_assert(sizeof(table) / sizeof((table)[0]) == (n), #table " lists every algorithm");    \
+    _Static_assert((n) < 15, #table ": algorithm numbers fit a call tag (CO_CSHM_TAG)")
 extern const co_coll_alg co_barrier_algs[], co_bcast_algs[], co_reduce_algs[], co_allreduce_algs[],
     co_gather_algs[], co_gatherv_algs[], co_scatter_algs[], co_scatterv_algs[], co_allgather_algs[],
     co_allgatherv_algs[], co_alltoall_algs[], co_alltoallv_algs[], co_reduce_scatter_algs[],
@@ -188,6 +190,16 @@ typedef struct co_coll_comm {
     char broken_msg[400];
 } co_coll_comm;
 
+/* The tag of a blocking collective's point-to-point messages on c: its CO_TAG_* and the low 20
+ * bits of the call's number on c (co_coll_comm.calls). A rank that skipped a call the others
+ * made (a count of 0 where they pass more returns before any message) then waits for their
+ * messages of its next call under another tag instead of taking those of the skipped one for
+ * them, and what a failed call left unmatched stays out of the next 2^20 calls' way. */
+static inline int co_coll_tag(const co_comm *c, int base) {
+    return base | (int)((c->coll ? c->coll->calls : 0) & 0xfffff) << 4;
+}
+_Static_assert(CO_TAG_RSCATTER < 16 && (0xfffff << 4 | 15) < CO_TAG_NBC, "collective tags overlap");
+
 /* ---- Mismatched calls ------------------------------------------------------------------------
  * Every MPI collective call runs through co_coll_watched. Entering, a rank numbers the call on
  * its communicator and publishes the call's signature (collective, root, bytes per block,
@@ -214,6 +226,15 @@ int co_coll_watched(co_comm *c, int kind, int root, uint64_t bytes, co_coll_body
 /* Abandons the collective call in progress with error class `cls` (the ranks' calls were
  * found to disagree); returns only if no watched call is in progress. */
 void co_coll_fail(int cls, const char *fmt, ...) CO_PRINTF(2, 3);
+/* The first part of a composite algorithm (a reduction, then a broadcast or a scatter of its
+ * result) returned rc. If that is a size that differs, the result must not be passed on as
+ * one to ranks that may have seen nothing wrong: when the second part (collective `next`,
+ * `bytes` of datatype dt) goes by point-to-point messages, they carry nothing
+ * (co_st.coll_short) and the ranks after report it, leaving the communicator usable; through
+ * shared memory, which has no such signal, the call is abandoned (they learn it from this
+ * rank's broken word). */
+void co_coll_part_failed(int rc, const char *part, co_comm *c, int next, size_t bytes,
+                         const co_dtype *dt);
 
 /* A region of a rank's heap slice freed by its communicator but possibly still in use by
  * members that have not freed theirs yet. */
@@ -340,7 +361,10 @@ typedef struct co_cshm_ctl {
 typedef struct co_cshm_sig {
     _Atomic uint64_t call, what, bytes, chain;
     _Atomic uint64_t broken; /* call << 32 | class of a disagreement this rank found */
-    char pad[88];
+    /* what and bytes of call - 1: a peer still in that call compares them with its own (a
+     * rank that made it with a count of 0 has left it at once, and may wait nowhere) */
+    _Atomic uint64_t prev_what, prev_bytes;
+    char pad[72];
 } co_cshm_sig;
 
 typedef struct co_cshm_hdr {
@@ -376,13 +400,19 @@ typedef struct co_cshm {
     int cma;                        /* single copy works between all members */
     pid_t *pids;                    /* process of each rank */
     uint64_t *seen; /* a step each rank is known to have reached: spares reading its line */
-    unsigned tag;   /* the running algorithm: (collective + 1) << 8 | (algorithm + 1) */
+    unsigned tag;   /* the running call: CO_CSHM_TAG */
 } co_cshm;
-#define CO_CSHM_TAG_BITS       16
-#define CO_CSHM_TAG_MASK       ((1u << CO_CSHM_TAG_BITS) - 1)
-#define CO_CSHM_TAG(kind, alg) ((unsigned)((kind) + 1) << 8 | (unsigned)((alg) + 1))
-#define CO_CSHM_TAG_KIND(tag)  ((int)((tag) >> 8) - 1) /* -1 if none */
-#define CO_CSHM_TAG_ALG(tag)   ((int)((tag)&0xff) - 1)
+/* A call tag: the low 7 bits of the call's number on the communicator (co_coll_comm.calls),
+ * the collective + 1 and the algorithm + 1. The number makes a rank that skipped a call (count
+ * 0 where the others pass more, which returns before any step) meet the others' data of
+ * another call under another tag, instead of taking it for its own. */
+#define CO_CSHM_TAG_BITS 16
+#define CO_CSHM_TAG_MASK ((1u << CO_CSHM_TAG_BITS) - 1)
+#define CO_CSHM_TAG(kind, alg, call)                                                               \
+    ((unsigned)((call)&0x7f) << 9 | (unsigned)((kind) + 1) << 4 | (unsigned)((alg) + 1))
+#define CO_CSHM_TAG_KIND(tag) ((int)((tag) >> 4 & 0x1f) - 1) /* -1 if none */
+#define CO_CSHM_TAG_ALG(tag)  ((int)((tag)&0xf) - 1)
+#define CO_CSHM_TAG_CALL(tag) ((unsigned)(tag) >> 9 & 0x7f)
 
 /* Rank q published data tagged `theirs` where this rank, in the same step, expects its own
  * tag: the calls disagree (another collective, or counts or settings that chose another

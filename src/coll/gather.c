@@ -19,7 +19,8 @@ CO_ALG_TABLE_CHECK(co_gather_algs, CO_GATHER_NALGS);
 static int gather_linear(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size_t rcount,
                          co_dtype *rdt, int root, co_comm *c) {
     int n = c->size, me = c->rank, rc = MPI_SUCCESS;
-    if (me != root) return co_send(sbuf, scount, sdt, root, CO_TAG_GATHER, c, co_coll_ctx(c));
+    if (me != root)
+        return co_send(sbuf, scount, sdt, root, co_coll_tag(c, CO_TAG_GATHER), c, co_coll_ctx(c));
     co_req *stack[16];
     co_req **reqs = n <= 16 ? stack : co_coll_zalloc((size_t)n, sizeof(*reqs));
     if (!reqs) return MPI_ERR_NO_MEM;
@@ -27,8 +28,8 @@ static int gather_linear(const void *sbuf, size_t scount, co_dtype *sdt, void *r
     for (int i = 0; i < n; i++) {
         reqs[i] = NULL;
         if (i == me) continue;
-        int r = co_irecv((char *)rbuf + ext * (size_t)i, rcount, rdt, i, CO_TAG_GATHER, c,
-                         co_coll_ctx(c), &reqs[i]);
+        int r = co_irecv((char *)rbuf + ext * (size_t)i, rcount, rdt, i,
+                         co_coll_tag(c, CO_TAG_GATHER), c, co_coll_ctx(c), &reqs[i]);
         if (r && !rc) rc = r;
     }
     if (sbuf != MPI_IN_PLACE) {
@@ -61,8 +62,8 @@ static int gather_binomial(const void *sbuf, size_t scount, co_dtype *sdt, void 
     for (int mask = 1; mask < low && rel + mask < n; mask <<= 1) {
         int child = rel + mask;
         size_t cb = (size_t)CO_MIN(mask, n - child) * bb;
-        int r = co_irecv(tmp + (size_t)mask * bb, cb, byte, (child + root) % n, CO_TAG_GATHER, c,
-                         co_coll_ctx(c), &reqs[nr++]);
+        int r = co_irecv(tmp + (size_t)mask * bb, cb, byte, (child + root) % n,
+                         co_coll_tag(c, CO_TAG_GATHER), c, co_coll_ctx(c), &reqs[nr++]);
         if (r && !rc) rc = r;
     }
     int r = co_coll_waitall(nr, reqs);
@@ -71,7 +72,8 @@ static int gather_binomial(const void *sbuf, size_t scount, co_dtype *sdt, void 
         /* a child's short message (its count is smaller) goes on empty, so that the root
          * reports it too */
         size_t up = r == MPI_ERR_COUNT ? 0 : (size_t)sub * bb;
-        r = co_send(tmp, up, byte, (rel - low + root) % n, CO_TAG_GATHER, c, co_coll_ctx(c));
+        r = co_send(tmp, up, byte, (rel - low + root) % n, co_coll_tag(c, CO_TAG_GATHER), c,
+                    co_coll_ctx(c));
         if (r && !rc) rc = r;
     } else {
         for (int j = 0; j < n; j++) {

@@ -24,7 +24,7 @@ int co_gatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, const
         return co_cma_gatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, c);
     if (me != root) {
         if (scount * sdt->size == 0) return MPI_SUCCESS;
-        return co_send(sbuf, scount, sdt, root, CO_TAG_GATHER, c, co_coll_ctx(c));
+        return co_send(sbuf, scount, sdt, root, co_coll_tag(c, CO_TAG_GATHER), c, co_coll_ctx(c));
     }
     if (sbuf != MPI_IN_PLACE)
         rc = co_coll_copy(sbuf, scount, sdt, (char *)rbuf + (MPI_Aint)displs[me] * ext,
@@ -37,10 +37,11 @@ int co_gatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, const
         void *dst = (char *)rbuf + (MPI_Aint)displs[i] * ext;
         int r;
         if (alg == CO_GATHERV_SEQUENTIAL)
-            r = co_recv(dst, (size_t)rcounts[i], rdt, i, CO_TAG_GATHER, c, co_coll_ctx(c), NULL);
+            r = co_recv(dst, (size_t)rcounts[i], rdt, i, co_coll_tag(c, CO_TAG_GATHER), c,
+                        co_coll_ctx(c), NULL);
         else
-            r = co_irecv(dst, (size_t)rcounts[i], rdt, i, CO_TAG_GATHER, c, co_coll_ctx(c),
-                         &reqs[i]);
+            r = co_irecv(dst, (size_t)rcounts[i], rdt, i, co_coll_tag(c, CO_TAG_GATHER), c,
+                         co_coll_ctx(c), &reqs[i]);
         if (r && !rc) rc = r;
     }
     int r = co_coll_waitall(n, reqs);

@@ -43,7 +43,8 @@ static int reduce_binomial(const void *sbuf, void *rbuf, size_t count, co_dtype 
             if (!acc || !tmp) co_fatal("out of memory in a reduction");
             co_coll_copy_same(in, acc, count, dt);
         }
-        int r = co_recv(tmp, count, dt, (child + vroot) % n, CO_TAG_REDUCE, c, ctx, NULL);
+        int r = co_recv(tmp, count, dt, (child + vroot) % n, co_coll_tag(c, CO_TAG_REDUCE), c, ctx,
+                        NULL);
         if (r && !rc) rc = r;
         if (op->commute) {
             co_op_apply(op, dt, tmp, acc, count);
@@ -54,15 +55,16 @@ static int reduce_binomial(const void *sbuf, void *rbuf, size_t count, co_dtype 
     }
     const void *result = acc ? acc : in;
     if (rel != 0) {
-        int r = co_send(result, count, dt, (rel - mask + vroot) % n, CO_TAG_REDUCE, c, ctx);
+        int r = co_send(result, count, dt, (rel - mask + vroot) % n, co_coll_tag(c, CO_TAG_REDUCE),
+                        c, ctx);
         if (r && !rc) rc = r;
     }
     if (vroot != root) { /* non-commutative with root != 0: rank 0 forwards */
         if (me == 0) {
-            int r = co_send(result, count, dt, root, CO_TAG_REDUCE, c, ctx);
+            int r = co_send(result, count, dt, root, co_coll_tag(c, CO_TAG_REDUCE), c, ctx);
             if (r && !rc) rc = r;
         } else if (me == root) {
-            int r = co_recv(rbuf, count, dt, 0, CO_TAG_REDUCE, c, ctx, NULL);
+            int r = co_recv(rbuf, count, dt, 0, co_coll_tag(c, CO_TAG_REDUCE), c, ctx, NULL);
             if (r && !rc) rc = r;
         }
     } else if (me == root && result != rbuf) {
@@ -90,15 +92,15 @@ static int reduce_scatter_gather(const void *sbuf, void *rbuf, size_t count, co_
         if (!reqs) co_fatal("out of memory");
         for (int i = 0; i < n; i++) {
             if (i == me || !cnt[i]) continue;
-            int r = co_irecv(co_coll_elem(rbuf, dsp[i], dt), cnt[i], dt, i, CO_TAG_REDUCE, c,
-                             co_coll_ctx(c), &reqs[i]);
+            int r = co_irecv(co_coll_elem(rbuf, dsp[i], dt), cnt[i], dt, i,
+                             co_coll_tag(c, CO_TAG_REDUCE), c, co_coll_ctx(c), &reqs[i]);
             if (r && !rc) rc = r;
         }
         int r = co_coll_waitall(n, reqs);
         if (r && !rc) rc = r;
         co_coll_free(reqs);
     } else if (cnt[me]) {
-        int r = co_send(out, cnt[me], dt, root, CO_TAG_REDUCE, c, co_coll_ctx(c));
+        int r = co_send(out, cnt[me], dt, root, co_coll_tag(c, CO_TAG_REDUCE), c, co_coll_ctx(c));
         if (r && !rc) rc = r;
     }
     co_coll_free(outb);

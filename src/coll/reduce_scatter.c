@@ -42,10 +42,11 @@ int co_rs_ring(const void *in, void *out, const size_t *cnt, const size_t *dsp, 
          * own operand still lies (in-place) */
         void *dst = last && out != mine ? out : buf[curbuf == 0 ? 1 : 0];
         co_req *reqs[2] = {NULL, NULL};
-        int r = co_irecv(dst, cnt[br], dt, left, CO_TAG_RSCATTER, c, co_coll_ctx(c), &reqs[0]);
+        int r = co_irecv(dst, cnt[br], dt, left, co_coll_tag(c, CO_TAG_RSCATTER), c, co_coll_ctx(c),
+                         &reqs[0]);
         if (!r)
-            r = co_isend(cur, cnt[bs], dt, right, CO_TAG_RSCATTER, c, co_coll_ctx(c), CO_MODE_STD,
-                         &reqs[1]);
+            r = co_isend(cur, cnt[bs], dt, right, co_coll_tag(c, CO_TAG_RSCATTER), c,
+                         co_coll_ctx(c), CO_MODE_STD, &reqs[1]);
         int r2 = co_coll_waitall(2, reqs);
         if (r && !rc) rc = r;
         if (r2 && !rc) rc = r2;
@@ -114,6 +115,7 @@ int co_rs_run(const void *sbuf, void *rbuf, const size_t *cnt, const size_t *dsp
         void *full = me == 0 ? co_coll_tmpbuf(dt, count, &tb) : NULL;
         if (me == 0 && !full) return MPI_ERR_NO_MEM;
         rc = co_reduce(in, full, count, dt, op, 0, c);
+        co_coll_part_failed(rc, "reduction", c, CO_COLL_SCATTERV, 0, NULL);
         int *ic = co_coll_alloc(2 * (size_t)n * sizeof(int));
         if (!ic) co_fatal("out of memory");
         for (int i = 0; i < n; i++) {

@@ -44,10 +44,22 @@ int co_cshm_fold(co_cshm *s, uint64_t g, uint64_t step, const void *in, size_t r
     return rc;
 }
 
+/* The size of the piece that rank q published at `step` in its buffer b (which it has
+ * posted a later step since), or UINT64_MAX if the buffer holds an older one: q counted
+ * fewer pieces in this round. */
+static uint64_t piece_bytes(const co_cshm *s, int q, unsigned b, uint64_t step) {
+    const co_cshm_bufhdr *hd = (const co_cshm_bufhdr *)co_cshm_buf(s, q, b);
+    uint64_t v = atomic_load_explicit(&hd->seq, memory_order_acquire);
+    return v >> CO_CSHM_TAG_BITS >= step ? hd->bytes : UINT64_MAX;
+}
+
 /* Rounds as wide as all NBUF buffers: every rank copies up to NBUF pieces of its operand
  * (step h+1); rank r combines part r of the round from all N copies and writes it over its
  * own copy of that part, which no other rank reads (h+2); the ranks that need the result
- * copy every part out (h+3). */
+ * copy every part out (h+3). Each rank divides the round by its own count: before a rank
+ * copies part q out, it checks that q's last piece of the round is as large as its own,
+ * so that counts that differ (by as little as one element) never pass parts that q combined
+ * over other bounds, or not at all, for a result. */
 static int reduce_wide(co_cshm *s, const void *in, void *rbuf, size_t count, co_dtype *dt,
                        co_op *op, int collect, const void **src) {
     int n = s->n, me = s->me, rc = MPI_SUCCESS;
@@ -65,7 +77,16 @@ static int reduce_wide(co_cshm *s, const void *in, void *rbuf, size_t count, co_
             for (int q = 0; q < n; q++) {
                 size_t qlo = r0 + rm * (size_t)q / (size_t)n;
                 size_t qhi = r0 + rm * (size_t)(q + 1) / (size_t)n;
-                if (q != me) co_cshm_wait(s, q, h + 2);
+                if (q != me) {
+                    co_cshm_wait(s, q, h + 2);
+                    unsigned bl = (unsigned)((g + pieces - 1) % CO_CSHM_NBUF);
+                    int r = co_coll_sizes(piece_bytes(s, q, bl, h + 1),
+                                          co_coll_span(dt, rm - (pieces - 1) * per));
+                    if (r) {
+                        if (!rc) rc = r;
+                        continue;
+                    }
+                }
                 for (size_t k = 0; k < pieces; k++) {
                     size_t e0 = r0 + k * per, m = CO_MIN(per, rm - k * per);
                     size_t a = CO_MAX(qlo, e0), b = CO_MIN(qhi, e0 + m);

@@ -27,17 +27,17 @@ static int scan_linear(const void *in, void *rbuf, size_t count, co_dtype *dt, c
     uint64_t ctx = co_coll_ctx(c);
     if (me == 0) {
         if (!excl && in != rbuf) co_coll_copy_same(in, rbuf, count, dt);
-        return co_send(in, count, dt, 1, CO_TAG_SCAN, c, ctx);
+        return co_send(in, count, dt, 1, co_coll_tag(c, CO_TAG_SCAN), c, ctx);
     }
     void *pb;
     void *prefix = co_coll_tmpbuf(dt, count, &pb);
     if (!prefix) return MPI_ERR_NO_MEM;
-    rc = co_recv(prefix, count, dt, me - 1, CO_TAG_SCAN, c, ctx, NULL);
+    rc = co_recv(prefix, count, dt, me - 1, co_coll_tag(c, CO_TAG_SCAN), c, ctx, NULL);
     if (!excl) {
         if (in != rbuf) co_coll_copy_same(in, rbuf, count, dt);
         co_op_apply(op, dt, prefix, rbuf, count);
         if (me < n - 1) {
-            int r = co_send(rbuf, count, dt, me + 1, CO_TAG_SCAN, c, ctx);
+            int r = co_send(rbuf, count, dt, me + 1, co_coll_tag(c, CO_TAG_SCAN), c, ctx);
             if (r && !rc) rc = r;
         }
     } else {
@@ -47,7 +47,7 @@ static int scan_linear(const void *in, void *rbuf, size_t count, co_dtype *dt, c
             if (!next) return MPI_ERR_NO_MEM;
             co_coll_copy_same(in, next, count, dt);
             co_op_apply(op, dt, prefix, next, count);
-            int r = co_send(next, count, dt, me + 1, CO_TAG_SCAN, c, ctx);
+            int r = co_send(next, count, dt, me + 1, co_coll_tag(c, CO_TAG_SCAN), c, ctx);
             if (r && !rc) rc = r;
             co_coll_free(nb);
         }
@@ -69,8 +69,8 @@ static int scan_rd(const void *in, void *rbuf, size_t count, co_dtype *dt, co_op
     for (int mask = 1; mask < n; mask <<= 1) {
         int dst = me ^ mask;
         if (dst >= n) continue;
-        int r = co_sendrecv(partial, count, dt, dst, CO_TAG_SCAN, tmp, count, dt, dst, CO_TAG_SCAN,
-                            c, co_coll_ctx(c), NULL);
+        int r = co_sendrecv(partial, count, dt, dst, co_coll_tag(c, CO_TAG_SCAN), tmp, count, dt,
+                            dst, co_coll_tag(c, CO_TAG_SCAN), c, co_coll_ctx(c), NULL);
         if (r && !rc) rc = r;
         if (dst < me) { /* tmp covers the ranks just below mine */
             co_op_apply(op, dt, tmp, partial, count);

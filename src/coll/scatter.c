@@ -21,7 +21,8 @@ static int scatter_linear(const void *sbuf, size_t scount, co_dtype *sdt, void *
                           co_dtype *rdt, int root, co_comm *c) {
     int n = c->size, me = c->rank, rc = MPI_SUCCESS;
     if (me != root)
-        return co_recv(rbuf, rcount, rdt, root, CO_TAG_SCATTER, c, co_coll_ctx(c), NULL);
+        return co_recv(rbuf, rcount, rdt, root, co_coll_tag(c, CO_TAG_SCATTER), c, co_coll_ctx(c),
+                       NULL);
     co_req *stack[16];
     co_req **reqs = n <= 16 ? stack : co_coll_zalloc((size_t)n, sizeof(*reqs));
     if (!reqs) return MPI_ERR_NO_MEM;
@@ -30,8 +31,8 @@ static int scatter_linear(const void *sbuf, size_t scount, co_dtype *sdt, void *
         int i = (me + k) % n;
         reqs[i] = NULL;
         if (i == me) continue;
-        int r = co_isend((const char *)sbuf + ext * (size_t)i, scount, sdt, i, CO_TAG_SCATTER, c,
-                         co_coll_ctx(c), CO_MODE_STD, &reqs[i]);
+        int r = co_isend((const char *)sbuf + ext * (size_t)i, scount, sdt, i,
+                         co_coll_tag(c, CO_TAG_SCATTER), c, co_coll_ctx(c), CO_MODE_STD, &reqs[i]);
         if (r && !rc) rc = r;
     }
     if (rbuf != MPI_IN_PLACE) {
@@ -60,8 +61,8 @@ static int scatter_binomial(const void *sbuf, size_t scount, co_dtype *sdt, void
             co_dt_pack(sdt, scount, (const char *)sbuf + sext * (size_t)((j + root) % n), 0,
                        tmp + (size_t)j * bb, bb);
     } else {
-        rc = co_recv(tmp, (size_t)sub * bb, byte, (rel - low + root) % n, CO_TAG_SCATTER, c,
-                     co_coll_ctx(c), NULL);
+        rc = co_recv(tmp, (size_t)sub * bb, byte, (rel - low + root) % n,
+                     co_coll_tag(c, CO_TAG_SCATTER), c, co_coll_ctx(c), NULL);
     }
     co_req *reqs[32];
     int nr = 0;
@@ -71,8 +72,9 @@ static int scatter_binomial(const void *sbuf, size_t scount, co_dtype *sdt, void
     for (int mask = 1; mask < low && rel + mask < n; mask <<= 1) {
         int child = rel + mask;
         size_t cb = shortfall ? 0 : (size_t)CO_MIN(mask, n - child) * bb;
-        int r = co_isend(tmp + (size_t)mask * bb, cb, byte, (child + root) % n, CO_TAG_SCATTER, c,
-                         co_coll_ctx(c), CO_MODE_STD, &reqs[nr++]);
+        int r =
+            co_isend(tmp + (size_t)mask * bb, cb, byte, (child + root) % n,
+                     co_coll_tag(c, CO_TAG_SCATTER), c, co_coll_ctx(c), CO_MODE_STD, &reqs[nr++]);
         if (r && !rc) rc = r;
     }
     if (!(rel == 0 && rbuf == MPI_IN_PLACE)) {

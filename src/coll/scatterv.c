@@ -22,7 +22,8 @@ int co_scatterv(const void *sbuf, const int *scounts, const int *displs, co_dtyp
         return co_cma_scatterv(sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, c);
     if (me != root) {
         if (rcount * rdt->size == 0) return MPI_SUCCESS;
-        return co_recv(rbuf, rcount, rdt, root, CO_TAG_SCATTER, c, co_coll_ctx(c), NULL);
+        return co_recv(rbuf, rcount, rdt, root, co_coll_tag(c, CO_TAG_SCATTER), c, co_coll_ctx(c),
+                       NULL);
     }
     co_req **reqs = co_coll_zalloc((size_t)n, sizeof(*reqs));
     if (!reqs) return MPI_ERR_NO_MEM;
@@ -32,10 +33,11 @@ int co_scatterv(const void *sbuf, const int *scounts, const int *displs, co_dtyp
         const void *src = (const char *)sbuf + (MPI_Aint)displs[i] * ext;
         int r;
         if (alg == CO_SCATTERV_SEQUENTIAL)
-            r = co_send(src, (size_t)scounts[i], sdt, i, CO_TAG_SCATTER, c, co_coll_ctx(c));
+            r = co_send(src, (size_t)scounts[i], sdt, i, co_coll_tag(c, CO_TAG_SCATTER), c,
+                        co_coll_ctx(c));
         else
-            r = co_isend(src, (size_t)scounts[i], sdt, i, CO_TAG_SCATTER, c, co_coll_ctx(c),
-                         CO_MODE_STD, &reqs[i]);
+            r = co_isend(src, (size_t)scounts[i], sdt, i, co_coll_tag(c, CO_TAG_SCATTER), c,
+                         co_coll_ctx(c), CO_MODE_STD, &reqs[i]);
         if (r && !rc) rc = r;
     }
     if (rbuf != MPI_IN_PLACE) {

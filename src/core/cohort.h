@@ -22,6 +22,9 @@
 #define CO_MIN(a, b)    ((a) < (b) ? (a) : (b))
 #define CO_MAX(a, b)    ((a) > (b) ? (a) : (b))
 #define CO_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+/* Tags of the collective context (src/coll/coll.h): those of the blocking collectives lie
+ * below this one, the nonblocking ones' from it up */
+#define CO_COLL_TAG_NBC (1 << 24)
 
 /* ---- Handles --------------------------------------------------------------------------------
  * A handle is kind(5 bits) << 26 | generation(6 bits) << 20 | slot(20 bits). The generation
@@ -370,6 +373,13 @@ struct cohort_state {
      * may be one the program has freed since it started a nonblocking or persistent call,
      * and the type queries still answer for it */
     int in_user_op;
+    /* a receive of a blocking collective (collective context, tag below CO_COLL_TAG_NBC) got
+     * another size than its count: this rank's later sends in the call carry nothing, so that
+     * the ranks after it report the mismatch too instead of taking what it could not get for
+     * data (p2p.c). 0: armed, src/coll sets it at every collective call's start; -1: off,
+     * outside collective calls (communicator construction expects its own sizes) and while an
+     * algorithm that passes a shortfall on in its own way runs (bcast.c) */
+    int coll_short;
     const char *api_fn; /* the MPI function this rank is in (CO_ENTER), for deadlock reports */
     uint64_t api_calls; /* MPI calls made so far (CO_ENTER) */
     /* the deadlock watch (progress.c): this rank's stretch and check counts; the deadlock

@@ -207,6 +207,9 @@ static void recv_set_status(co_req *r, int src, int tag, size_t bytes) {
     r->status.error = bytes > cap                   ? MPI_ERR_TRUNCATE
                       : bytes < cap && (r->ctx & 1) ? MPI_ERR_COUNT
                                                     : MPI_SUCCESS;
+    if (CO_UNLIKELY(r->status.error) && (r->ctx & 1) && r->tag < CO_COLL_TAG_NBC &&
+        co_st.coll_short == 0)
+        co_st.coll_short = 1; /* a blocking collective's: see co_isend */
 }
 
 static void deliver_eager(co_req *r, int src, int tag, const void *data, size_t bytes) {
@@ -774,6 +777,9 @@ co_req *co_req_prepare(int kind, const void *buf, size_t count, co_dtype *dt, in
 int co_isend(const void *buf, size_t count, co_dtype *dt, int dest, int tag, co_comm *comm,
              uint64_t ctx, int mode, co_req **out) {
     *out = NULL;
+    /* In a blocking collective, after a receive of the wrong size, what this rank passes on
+     * may be wrong: it sends nothing, and the receiver reports MPI_ERR_COUNT in turn. */
+    if (CO_UNLIKELY(co_st.coll_short > 0) && (ctx & 1) && tag < CO_COLL_TAG_NBC) count = 0;
     co_req *r = co_req_prepare(CO_REQ_SEND, buf, count, dt, dest, tag, comm, ctx);
     if (!r) return MPI_ERR_NO_MEM;
     r->mode = (uint8_t)mode;

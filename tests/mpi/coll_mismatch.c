@@ -83,6 +83,75 @@ static void run_case(int kind, int n, int odd, int odd_kind, int odd_n, int shor
     CHECK_RC(MPI_Comm_free(&d));
 }
 
+/* Element i of rank r's send buffer in call `salt` (data_case). */
+static int val(int r, long i, int salt) {
+    return salt * 100000 + r * 1000 + (int)(i % 997);
+}
+
+/* What element i of this rank's receive buffer holds after a correct call of `kind` with
+ * count c in which every rank sent val(rank, ., salt) (roots are rank 0); 0 where nothing is
+ * defined (Exscan at rank 0). */
+static long expect(int kind, long i, int c, int salt) {
+    long sum = 0;
+    switch (kind) {
+    case BCAST: return val(0, i, salt);
+    case GATHER:
+    case ALLGATHER: return val((int)(i / c), i % c, salt);
+    case SCATTER: return val(0, (long)me * c + i, salt);
+    case ALLTOALL: return val((int)(i / c), (long)me * c + i % c, salt);
+    case RSB:
+        for (int r = 0; r < np; r++) sum += val(r, (long)me * c + i, salt);
+        return sum;
+    case SCAN:
+    case EXSCAN:
+        for (int r = 0; r < me + (kind == SCAN); r++) sum += val(r, i, salt);
+        return sum;
+    default:
+        for (int r = 0; r < np; r++) sum += val(r, i, salt);
+        return sum;
+    }
+}
+
+/* How many elements of this rank's receive buffer a call of `kind` with count c fills. */
+static long filled(int kind, int c) {
+    switch (kind) {
+    case BCAST: return me == 0 ? 0 : c; /* (the root's buffer is its send buffer) */
+    case REDUCE:
+    case GATHER: return me == 0 ? (long)c * (kind == GATHER ? np : 1) : 0;
+    case ALLGATHER:
+    case ALLTOALL: return (long)c * np;
+    case EXSCAN: return me == 0 ? 0 : c;
+    default: return c;
+    }
+}
+
+/* Everyone calls `kind` with count n, except rank `odd` with odd_n (0: it skips the call
+ * altogether, as a count of 0 does); then everyone calls it again with count n and new data.
+ * In both calls a rank that reports success must hold the right result for its own count:
+ * neither another call's data (a rank that skipped one call meeting the others' data of the
+ * next) nor a part combined over other bounds (counts one element apart). */
+static void data_case(int kind, int n, int odd, int odd_n) {
+    char what[128];
+    snprintf(what, sizeof(what), "%s count %d, rank %d: count %d", names[kind], n, odd, odd_n);
+    MPI_Comm d;
+    CHECK_RC(MPI_Comm_dup(MPI_COMM_WORLD, &d));
+    for (int salt = 1; salt <= 2; salt++) {
+        int mine = salt == 1 && me == odd ? odd_n : n;
+        for (long i = 0; i < (long)mine * np; i++) sb[i] = val(me, i, salt), rb[i] = -1;
+        if (kind == BCAST && me != 0)
+            for (long i = 0; i < mine; i++) sb[i] = -1;
+        int rc = call(kind, d, mine);
+        CHECK(allowed(class_of(rc)), "%s: call %d: error class %d", what, salt, class_of(rc));
+        if (rc != MPI_SUCCESS) continue;
+        const int *got = kind == BCAST ? sb : rb;
+        for (long i = 0; i < filled(kind, mine); i++)
+            CHECK(got[i] == expect(kind, i, mine, salt),
+                  "%s: call %d succeeded with element %ld = %d, not %ld", what, salt, i, got[i],
+                  expect(kind, i, mine, salt));
+    }
+    CHECK_RC(MPI_Comm_free(&d));
+}
+
 /* Whether this rank receives fewer bytes than its count says when every rank calls `kind`
  * with count a except rank odd, with b (roots are rank 0; the reductions are left out: what
  * they combine is not a receive). */
@@ -149,6 +218,13 @@ int main(int argc, char **argv) {
         /* another collective */
         run_case(k, 4, last, (k + 1) % NKIND, 4, -1, 0, 0);
     }
+    /* a count of 0 on one rank only; counts one element apart (parts of a divided vector) */
+    for (int k = 0; k < NKIND; k++)
+        for (int odd = 0; odd < np; odd += last) {
+            data_case(k, 4, odd, 0);
+            data_case(k, 3000, odd, 0);
+            data_case(k, BIG / 2, odd, BIG / 2 - 1);
+        }
     random_cases(40);
     int one = 1, sum = 0;
     CHECK_RC(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
