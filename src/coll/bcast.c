@@ -191,7 +191,10 @@ static void check_pub(const co_cshm *s, int q, uint64_t pub) {
 }
 
 /* Step g+1: addresses published. Step g+2: a reader has finished reading (and, with two
- * ranks, the root has finished writing into its peer). */
+ * ranks, the root has finished writing into its peer). The root's published size carries
+ * AS_ROOT: a rank that names another root than its peers finds a reader's buffer where it
+ * expects the root's and reports MPI_ERR_ROOT instead of copying it. */
+#define AS_ROOT (1ull << 63)
 static int bcast_cma(void *buf, size_t count, co_dtype *dt, int root, co_comm *c) {
     co_cshm *s = c->coll->shm;
     int me = s->me, n = s->n, rc = MPI_SUCCESS;
@@ -204,7 +207,7 @@ static int bcast_cma(void *buf, size_t count, co_dtype *dt, int root, co_comm *c
     co_cshm_ctl *mine = &s->ctl[me];
     uint64_t pub = (g + 1) << CO_CSHM_TAG_BITS | s->tag;
     atomic_store_explicit(&mine->addr, (uint64_t)(uintptr_t)w, memory_order_relaxed);
-    atomic_store_explicit(&mine->bytes, bytes, memory_order_relaxed);
+    atomic_store_explicit(&mine->bytes, me == root ? bytes | AS_ROOT : bytes, memory_order_relaxed);
     atomic_store_explicit(&mine->pub, pub, memory_order_relaxed);
     co_cshm_post(s, g + 1);
     /* with two ranks the root writes the head, the peer reads the tail; up to 32 KiB the
@@ -216,8 +219,9 @@ static int bcast_cma(void *buf, size_t count, co_dtype *dt, int root, co_comm *c
             int p = 1 - me;
             co_cshm_wait(s, p, g + 1);
             check_pub(s, p, pub);
-            size_t pb = atomic_load_explicit(&s->ctl[p].bytes, memory_order_relaxed);
-            split = CO_MIN(bytes / 2, pb);
+            uint64_t pb = atomic_load_explicit(&s->ctl[p].bytes, memory_order_relaxed);
+            if (pb & AS_ROOT) rc = MPI_ERR_ROOT; /* (so is the peer: neither reads) */
+            split = pb & AS_ROOT ? 0 : CO_MIN(bytes / 2, pb);
             char *remote =
                 (char *)(uintptr_t)atomic_load_explicit(&s->ctl[p].addr, memory_order_relaxed);
             if (split) co_cma_write(s->pids[p], w, remote, split);
@@ -227,10 +231,11 @@ static int bcast_cma(void *buf, size_t count, co_dtype *dt, int root, co_comm *c
     } else {
         co_cshm_wait(s, root, g + 1);
         check_pub(s, root, pub);
-        size_t total = atomic_load_explicit(&s->ctl[root].bytes, memory_order_relaxed);
+        uint64_t total = atomic_load_explicit(&s->ctl[root].bytes, memory_order_relaxed);
         const char *remote =
             (const char *)(uintptr_t)atomic_load_explicit(&s->ctl[root].addr, memory_order_relaxed);
-        rc = co_coll_sizes(total, bytes);
+        rc = total & AS_ROOT ? co_coll_sizes(total & ~AS_ROOT, bytes) : MPI_ERR_ROOT;
+        total = total & AS_ROOT ? total & ~AS_ROOT : 0; /* not a root: nothing to read */
         size_t n_in = CO_MIN(total, bytes);
         if (n == 2 && total > CO_CMA_SPLIT_MIN) split = CO_MIN(total / 2, bytes);
         if (n_in > split)

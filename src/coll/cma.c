@@ -337,11 +337,14 @@ int co_cma_scatterv(const void *sbuf, const int *scounts, const int *displs, co_
  * The root's header says ROOT_TABLE besides its share of a coop copy: ranks that name
  * different roots then find a table where they expect an entry, or an entry where they
  * expect a table, and report MPI_ERR_ROOT instead of taking one for the other (a root would
- * take another root's table for a block that was written in place, and lose it).
+ * take another root's table for a block that was written in place, and lose it). A sender
+ * whose root turned out not to be one says NOT_WRITTEN, so that the real root does not take
+ * its entry for a block written in place either.
  * With two ranks the root, once its own block is copied, reads the head of its peer's large
  * block while the peer writes the tail (coop_split, as in Scatter): the peer publishes its
  * entry first and posts g+2 when its part is written, then waits for the root's g+2. */
-#define ROOT_TABLE 2
+#define ROOT_TABLE  2
+#define NOT_WRITTEN 4
 
 int co_cma_gatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, const int *rcounts,
                    const int *displs, co_dtype *rdt, int root, co_comm *c) {
@@ -364,7 +367,7 @@ int co_cma_gatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, c
         uint64_t root_copies;
         const ent *dst = (const ent *)co_cshm_read(s, root, b, g + 1, &root_copies) + me;
         if (!(root_copies & ROOT_TABLE)) { /* the root gathers elsewhere: nothing to write */
-            co_cshm_publish(s, b, g + 1, 0, g + 2);
+            co_cshm_publish(s, b, g + 1, NOT_WRITTEN, g + 2);
             finish(s, g);
             scratch_free(&t);
             return MPI_ERR_ROOT;
@@ -414,7 +417,7 @@ int co_cma_gatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, c
         size_t want = (size_t)rcounts[q] * rdt->size;
         uint64_t qh;
         co_cshm_read(s, q, b, g + 1, &qh);
-        if (qh & ROOT_TABLE) { /* q gathers too: its block is not coming here */
+        if (qh & (ROOT_TABLE | NOT_WRITTEN)) { /* q gathers too, or wrote for another root */
             rc = MPI_ERR_ROOT;
             continue;
         }

@@ -288,9 +288,9 @@ static void sweep_zombies(void) {
     }
 }
 
-void co_coll_comm_free(co_comm *c) {
-    co_coll_comm *cc = c->coll;
-    if (!cc) return;
+/* Gives c's shared-memory segment back (the master's slice reuses the region once every
+ * member has). */
+static void release_segment(co_comm *c, co_coll_comm *cc) {
     co_cshm *s = cc->shm;
     if (s && S) {
         /* The master's slice holds the region: it is reused only after every member has
@@ -314,6 +314,26 @@ void co_coll_comm_free(co_comm *c) {
         free(s->seen);
         free(s);
     }
+    cc->shm = NULL;
+}
+
+/* The program has freed c while requests still use it: comm.c keeps the object until they
+ * are gone, which for a send of an abandoned call that its receiver will never take is
+ * never. No collective can be called on c any more, so its segment goes back now, unless a
+ * call in flight uses it (a counter MPI_Ibarrier, nbc.c); without that, every abandoned call
+ * with large messages kept a segment, and after some dozens a new communicator found no room
+ * for one. */
+static void coll_comm_freed(co_comm *c) {
+    co_coll_comm *cc = c->coll;
+    if (!cc || !cc->shm || co_nbc_uses_segment(c)) return;
+    release_segment(c, cc);
+    cc->shm_state = -1;
+}
+
+void co_coll_comm_free(co_comm *c) {
+    co_coll_comm *cc = c->coll;
+    if (!cc) return;
+    release_segment(c, cc);
     free(cc->lag);
     free(cc);
     c->coll = NULL;
@@ -369,7 +389,6 @@ static inline int enter(co_coll_call *k, co_comm *c, int kind, int root, uint64_
     k->c = c;
     k->setup = 0;
     k->published = 0;
-    co_st.coll_short = 0; /* armed for this call (p2p.c) */
     if (CO_UNLIKELY(!cc || cc->shm_state <= 0 || cc->broken)) {
         cc = co_coll_comm_of(c);
         if (cc->broken) return cc->broken;
@@ -417,6 +436,7 @@ int co_coll_watched(co_comm *c, int kind, int root, uint64_t bytes, co_coll_body
     int rc = enter(&k, c, kind, root, bytes);
     *failed = rc ? CO_CALL_BROKEN : CO_CALL_RAN;
     if (rc) return rc;
+    co_st.coll_short = 0; /* armed for the call's own transfers (p2p.c) */
     rc = body(c, arg);
     S->cur = NULL;
     co_st.coll_short = -1;
@@ -995,6 +1015,7 @@ int co_coll_init(void) {
     S = calloc(1, sizeof(*S));
     if (!S) return MPI_ERR_NO_MEM;
     co_st.coll_comm_free = co_coll_comm_free;
+    co_st.coll_comm_freed = coll_comm_freed;
     co_st.coll_short = -1; /* armed only inside collective calls (enter) */
     co_st.wait_check = wait_check;
     co_nbc_init();

@@ -615,6 +615,9 @@ int co_nbc_sendrecv(co_comm *c, const void *sbuf, size_t scount, co_dtype *sdt, 
  * nonblocking calls do; co_nbc_restart runs it once more (r inactive). */
 int co_nbc_persistent(co_comm *c, const co_coll_args *a, co_req **out);
 void co_nbc_restart(co_req *r);
+/* Whether a nonblocking call in flight on c uses c's shared-memory segment (a counter
+ * MPI_Ibarrier). */
+int co_nbc_uses_segment(const co_comm *c);
 /* Installs the progress hook that advances the schedules; drops the schedules the program
  * never completed (MPI_Finalize). */
 void co_nbc_init(void);

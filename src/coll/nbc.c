@@ -1145,6 +1145,12 @@ int co_nbc_persistent(co_comm *c, const co_coll_args *a, co_req **out) {
     return MPI_SUCCESS;
 }
 
+int co_nbc_uses_segment(const co_comm *c) {
+    for (const nb_sched *s = active; s; s = s->next)
+        if (s->cshm && s->c == c) return 1;
+    return 0;
+}
+
 void co_nbc_restart(co_req *r) {
     nb_persist *p = r->cb_arg;
     launch(sched_new(r->comm, &p->a, r, p->tag));

@@ -380,6 +380,7 @@ int co_comm_free(co_comm *c, const char *fn) {
      * object's unreceived ones are purged. */
     co_htab_remove(&co_st.comms, c->handle);
     c->handle = 0;
+    if (co_st.coll_comm_freed) co_st.coll_comm_freed(c); /* its collective segment */
     if (CM->nzombies == CM->capzombies) {
         int cap = CM->capzombies ? 2 * CM->capzombies : 16;
         co_comm **z = realloc(CM->zombies, (size_t)cap * sizeof(*z));

@@ -399,6 +399,9 @@ struct cohort_state {
     /* installed by src/coll: releases a communicator's collective state; the communicator
      * layer calls it (if set) when it destroys a communicator */
     void (*coll_comm_free)(co_comm *c);
+    /* installed by src/coll: the program has freed a communicator that requests still use
+     * (it is destroyed later); what no later call can need goes now */
+    void (*coll_comm_freed)(co_comm *c);
     /* installed by src/coll: called now and then (every CO_WAIT_CHECK_PASSES idle passes) by a
      * rank that has waited long, to find ranks whose collective calls disagree */
     void (*wait_check)(void);

@@ -949,6 +949,20 @@ void co_p2p_abandon(uint64_t ctx, int below_tag) {
         }
         r = next;
     }
+    /* The call's other requests: nothing will wait for them any more, and each holds its
+     * communicator, which would then never be destroyed (nor its shared-memory segment
+     * given back). Those done go now, those still moving data once they are done. */
+    co_htab *t = &co_st.reqs;
+    for (uint32_t i = 1; i < t->next; i++) {
+        co_req *q = co_htab_at(t, i);
+        if (!q || q->ctx != ctx || q->tag >= below_tag || q->shared || q->persistent ||
+            q->user_freed)
+            continue;
+        if (q->complete)
+            co_req_free(q);
+        else
+            q->user_freed = 1;
+    }
 }
 
 /* ---- Receives that nothing can match ---------------------------------------------------- */

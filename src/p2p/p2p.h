@@ -130,8 +130,9 @@ int co_req_cancel(co_req *r);
  * has matched it, else waited for, so that nothing lands in its buffer after the call. */
 void co_recv_withdraw(co_req *r);
 /* Cancels and frees every posted receive on `ctx` with a tag below `below_tag` not yet
- * matched: what a collective that was abandoned (its ranks' calls disagreed) leaves behind,
- * and not what nonblocking collectives in flight on the same context still wait for. */
+ * matched, and releases the other requests on it with such tags (now, or when they complete):
+ * what a collective that was abandoned (its ranks' calls disagreed) leaves behind, and not
+ * what nonblocking collectives in flight on the same context still wait for. */
 void co_p2p_abandon(uint64_t ctx, int below_tag);
 /* Drops the messages that arrived on contexts ctx and ctx|1 and were never received: the
  * communicator is gone (its context may be given to a new one, which must not see them). */
