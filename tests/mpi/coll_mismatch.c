@@ -152,6 +152,32 @@ static void data_case(int kind, int n, int odd, int odd_n) {
     CHECK_RC(MPI_Comm_free(&d));
 }
 
+/* Gather and Bcast of n ints whose roots differ: the last rank names root 1, the others root
+ * 0. A rank that reports success must hold what its own root sent (Gather: at a root in its
+ * own view, every rank's block; two single-copy roots used to return MPI_SUCCESS with a
+ * block missing, or a reader copied another reader's buffer). */
+static void roots_case(int kind, int n) {
+    if (np < 3) return;
+    int root = me == np - 1 ? 1 : 0;
+    char what[96];
+    snprintf(what, sizeof(what), "%s of %d ints, rank %d naming root 1", names[kind], n, np - 1);
+    MPI_Comm d;
+    CHECK_RC(MPI_Comm_dup(MPI_COMM_WORLD, &d));
+    for (long i = 0; i < (long)n * np; i++) sb[i] = val(me, i, 3), rb[i] = -1;
+    int rc = kind == GATHER ? MPI_Gather(sb, n, MPI_INT, rb, n, MPI_INT, root, d)
+                            : MPI_Bcast(sb, n, MPI_INT, root, d);
+    CHECK(allowed(class_of(rc)) || class_of(rc) == MPI_ERR_ROOT, "%s: error class %d", what,
+          class_of(rc));
+    if (rc == MPI_SUCCESS && kind == GATHER && me == root)
+        for (long i = 0; i < (long)n * np; i++)
+            CHECK(rb[i] == val((int)(i / n), i % n, 3), "%s: success with element %ld = %d", what,
+                  i, rb[i]);
+    if (rc == MPI_SUCCESS && kind == BCAST && me != root)
+        for (long i = 0; i < n; i++)
+            CHECK(sb[i] == val(root, i, 3), "%s: success with element %ld = %d", what, i, sb[i]);
+    CHECK_RC(MPI_Comm_free(&d));
+}
+
 /* Whether this rank receives fewer bytes than its count says when every rank calls `kind`
  * with count a except rank odd, with b (roots are rank 0; the reductions are left out: what
  * they combine is not a receive). */
@@ -225,6 +251,8 @@ int main(int argc, char **argv) {
             data_case(k, 3000, odd, 0);
             data_case(k, BIG / 2, odd, BIG / 2 - 1);
         }
+    roots_case(GATHER, 5000);
+    roots_case(BCAST, 70000);
     random_cases(40);
     int one = 1, sum = 0;
     CHECK_RC(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
