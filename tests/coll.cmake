@@ -96,7 +96,7 @@ cohort_mpi_test(coll_move NP 1 2 3 4 8 ENV COLL_MOVE=huge COHORT_CMA_HUGEPAGES=1
 cohort_mpi_test(coll_move NP 2 4 ENV COLL_MOVE=huge COHORT_CMA_HUGEPAGES=1 ${COLL_CMA}
   SUFFIX .huge.on.cma)
 cohort_mpi_test(coll_move NP 2 4 ENV COLL_MOVE=huge COHORT_CMA=0 SUFFIX .huge.nocma)
-cohort_mpi_test(coll_ops NP 1 2 4)
+cohort_mpi_test(coll_ops NP ${COLL_NP})
 # a Gatherv block too large for 4 KiB buffers, with the root late and rank 1 reusing its
 # buffers for a broadcast meanwhile
 cohort_mpi_test(coll_overrun NP 2 ENV COHORT_COLL_SHM_CHUNK=4K COHORT_BCAST_ALGORITHM=shm

@@ -187,7 +187,8 @@ static long double get_im(MPI_Datatype t, const void *b, int i) {
 }
 
 static long long rank_value(int r, int i, int op) {
-    if (op == PROD) return i ? 2 : 1 + (r % 2); /* keeps products small at 8 ranks */
+    if (op == PROD) /* products fit a signed char at up to 12 ranks (2^3 and 2^6) */
+        return i ? 1 + (r < 3) : 1 + (r % 2 && r < 12);
     if (op == LAND || op == LOR || op == LXOR) return (r + i) % 3 != 0;
     return i ? 2 * r + 3 : r + 1;
 }
