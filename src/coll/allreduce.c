@@ -102,7 +102,7 @@ int co_allreduce(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_op
     switch (co_coll_pick(c, CO_COLL_ALLREDUCE, count * dt->size, op, dt)) {
     case CO_ALLREDUCE_REDUCE_BCAST: {
         int rc = co_reduce(sbuf, rbuf, count, dt, op, 0, c);
-        co_coll_part_failed(rc, "reduction", c, CO_COLL_BCAST, count * dt->size, NULL);
+        co_coll_part_failed(rc, "reduction", c, CO_COLL_BCAST, count * dt->size);
         int r = co_bcast(rbuf, count, dt, 0, c);
         return rc ? rc : r;
     }

@@ -496,10 +496,9 @@ void co_coll_fail(int cls, const char *fmt, ...) {
     abandon(k, cls);
 }
 
-void co_coll_part_failed(int rc, const char *part, co_comm *c, int next, size_t bytes,
-                         const co_dtype *dt) {
+void co_coll_part_failed(int rc, const char *part, co_comm *c, int next, size_t bytes) {
     if (rc != MPI_ERR_TRUNCATE && rc != MPI_ERR_COUNT) return;
-    int alg = choose(c, next, bytes, NULL, dt);
+    int alg = choose(c, next, bytes, NULL, NULL); /* (as co_bcast and co_scatterv choose) */
     if (!(registry[next].algs[alg].needs & (CO_ALG_SHM | CO_ALG_CMA))) {
         if (co_st.coll_short >= 0) co_st.coll_short = 1;
         return;
@@ -510,22 +509,19 @@ void co_coll_part_failed(int rc, const char *part, co_comm *c, int next, size_t 
                  part);
 }
 
-/* A peer's published signature, and in *prev what it says of its call before (what 0: not
- * known); 0 if it was being rewritten. */
-static int peer_sig2(const co_cshm_sig *t, co_coll_sig *g, co_coll_sig *prev) {
+/* A peer's published signature, and in *prev (if not NULL) what it says of its call before
+ * (what 0: not known); 0 if it was being rewritten. */
+static int peer_sig(const co_cshm_sig *t, co_coll_sig *g, co_coll_sig *prev) {
     g->call = atomic_load_explicit(&t->call, memory_order_acquire);
     g->what = atomic_load_explicit(&t->what, memory_order_relaxed);
     g->bytes = atomic_load_explicit(&t->bytes, memory_order_relaxed);
     g->chain = atomic_load_explicit(&t->chain, memory_order_relaxed);
-    *prev = (co_coll_sig){g->call - 1, atomic_load_explicit(&t->prev_what, memory_order_relaxed),
+    if (prev)
+        *prev =
+            (co_coll_sig){g->call - 1, atomic_load_explicit(&t->prev_what, memory_order_relaxed),
                           atomic_load_explicit(&t->prev_bytes, memory_order_relaxed), 0};
     atomic_thread_fence(memory_order_acquire);
     return g->call && atomic_load_explicit(&t->call, memory_order_relaxed) == g->call;
-}
-
-static int peer_sig(const co_cshm_sig *t, co_coll_sig *g) {
-    co_coll_sig prev;
-    return peer_sig2(t, g, &prev);
 }
 
 /* Whether peer q has sat in call `call` for CO_COLL_LAG_NS since this rank first found it
@@ -732,7 +728,7 @@ static void wait_check(void) {
         }
         if (k->setup) continue; /* no call numbers or signatures yet */
         co_coll_sig g, before;
-        if (!peer_sig2(&s->sig[q], &g, &before)) continue;
+        if (!peer_sig(&s->sig[q], &g, &before)) continue;
         int ahead = g.call == cc->calls + 1 && before.what;
         if (ahead) g = before; /* (its chain is not known: what and bytes only) */
         if (g.call > cc->calls || cc->calls - g.call >= CO_COLL_HIST) continue;
@@ -777,13 +773,13 @@ void co_coll_differ(int q, unsigned theirs, unsigned mine) {
     tag_name(m, sizeof(m), mine);
     co_coll_sig g;
     const co_coll_sig *own = &cc->hist[cc->calls % CO_COLL_HIST];
-    if (peer_sig(&cc->shm->sig[q], &g) && g.call == cc->calls &&
+    if (peer_sig(&cc->shm->sig[q], &g, NULL) && g.call == cc->calls &&
         (g.what != own->what || g.bytes != own->bytes)) /* say what differs, as wait_check */
         disagree(k, q, &g, own, "and the ranks chose different algorithms");
-    unsigned same = (1u << 9) - 1; /* the collective and algorithm bits of a tag */
-    if (theirs && (theirs & same) == (mine & same)) { /* the same call but for its number */
-        int d = (int)((CO_CSHM_TAG_CALL(theirs) - CO_CSHM_TAG_CALL(mine)) & 0x7f);
-        if (d >= 64) d -= 128;
+    if (theirs && CO_CSHM_TAG_KIND(theirs) == CO_CSHM_TAG_KIND(mine) &&
+        CO_CSHM_TAG_ALG(theirs) == CO_CSHM_TAG_ALG(mine)) { /* the same call but its number */
+        int d = (int)((CO_CSHM_TAG_CALL(theirs) - CO_CSHM_TAG_CALL(mine)) & CO_CSHM_TAG_CALLS);
+        if (d > (int)CO_CSHM_TAG_CALLS / 2) d -= (int)CO_CSHM_TAG_CALLS + 1;
         snprintf(cc->broken_msg, sizeof(cc->broken_msg),
                  "collective call %llu on this communicator: rank %d sent data of its call "
                  "%lld, also %s (the two are at different calls: one has left a call the other "
@@ -1016,7 +1012,7 @@ int co_coll_init(void) {
     if (!S) return MPI_ERR_NO_MEM;
     co_st.coll_comm_free = co_coll_comm_free;
     co_st.coll_comm_freed = coll_comm_freed;
-    co_st.coll_short = -1; /* armed only inside collective calls (enter) */
+    co_st.coll_short = -1; /* armed only inside collective calls (co_coll_watched) */
     co_st.wait_check = wait_check;
     co_nbc_init();
     char err[512];

@@ -228,13 +228,13 @@ int co_coll_watched(co_comm *c, int kind, int root, uint64_t bytes, co_coll_body
 void co_coll_fail(int cls, const char *fmt, ...) CO_PRINTF(2, 3);
 /* The first part of a composite algorithm (a reduction, then a broadcast or a scatter of its
  * result) returned rc. If that is a size that differs, the result must not be passed on as
- * one to ranks that may have seen nothing wrong: when the second part (collective `next`,
- * `bytes` of datatype dt) goes by point-to-point messages, they carry nothing
+ * one to ranks that may have seen nothing wrong: when the second part (collective `next` of
+ * `bytes`, as that collective picks its algorithm) goes by point-to-point messages, they
+ * carry nothing
  * (co_st.coll_short) and the ranks after report it, leaving the communicator usable; through
  * shared memory, which has no such signal, the call is abandoned (they learn it from this
  * rank's broken word). */
-void co_coll_part_failed(int rc, const char *part, co_comm *c, int next, size_t bytes,
-                         const co_dtype *dt);
+void co_coll_part_failed(int rc, const char *part, co_comm *c, int next, size_t bytes);
 
 /* A region of a rank's heap slice freed by its communicator but possibly still in use by
  * members that have not freed theirs yet. */
@@ -406,13 +406,15 @@ typedef struct co_cshm {
  * the collective + 1 and the algorithm + 1. The number makes a rank that skipped a call (count
  * 0 where the others pass more, which returns before any step) meet the others' data of
  * another call under another tag, instead of taking it for its own. */
-#define CO_CSHM_TAG_BITS 16
-#define CO_CSHM_TAG_MASK ((1u << CO_CSHM_TAG_BITS) - 1)
+#define CO_CSHM_TAG_BITS  16
+#define CO_CSHM_TAG_MASK  ((1u << CO_CSHM_TAG_BITS) - 1)
+#define CO_CSHM_TAG_CALLS 0x7fu /* the call number's bits */
 #define CO_CSHM_TAG(kind, alg, call)                                                               \
-    ((unsigned)((call)&0x7f) << 9 | (unsigned)((kind) + 1) << 4 | (unsigned)((alg) + 1))
+    ((unsigned)((call)&CO_CSHM_TAG_CALLS) << 9 | (unsigned)((kind) + 1) << 4 |                     \
+     (unsigned)((alg) + 1))
 #define CO_CSHM_TAG_KIND(tag) ((int)((tag) >> 4 & 0x1f) - 1) /* -1 if none */
 #define CO_CSHM_TAG_ALG(tag)  ((int)((tag)&0xf) - 1)
-#define CO_CSHM_TAG_CALL(tag) ((unsigned)(tag) >> 9 & 0x7f)
+#define CO_CSHM_TAG_CALL(tag) ((unsigned)(tag) >> 9 & CO_CSHM_TAG_CALLS)
 
 /* Rank q published data tagged `theirs` where this rank, in the same step, expects its own
  * tag: the calls disagree (another collective, or counts or settings that chose another
@@ -472,6 +474,9 @@ void co_cshm_publish(co_cshm *s, unsigned b, uint64_t step, uint64_t bytes, uint
  * published under another tag than mine abandons the call (co_coll_differ), as does
  * co_cshm_next's. */
 const char *co_cshm_read(const co_cshm *s, int q, unsigned b, uint64_t step, uint64_t *bytes);
+/* The same without waiting: 1 and *bytes if buffer b of rank q holds step `step` (or later),
+ * 0 if it holds an earlier one. */
+int co_cshm_peek(const co_cshm *s, int q, unsigned b, uint64_t step, uint64_t *bytes);
 
 /* The next rank (not marked in done[], which it then marks) whose buffer b holds step
  * `step`, waiting if none does yet. Readers take peers in the order they become ready: when

@@ -121,6 +121,14 @@ const char *co_cshm_read(const co_cshm *s, int q, unsigned b, uint64_t step, uin
     return (const char *)h + CO_CSHM_HDR;
 }
 
+int co_cshm_peek(const co_cshm *s, int q, unsigned b, uint64_t step, uint64_t *bytes) {
+    const co_cshm_bufhdr *h = (const co_cshm_bufhdr *)co_cshm_buf(s, q, b);
+    if (header_step(s, q, atomic_load_explicit(&h->seq, memory_order_acquire), step) < step)
+        return 0;
+    *bytes = h->bytes;
+    return 1;
+}
+
 static void cma_fail(const char *what, pid_t pid, int err) {
     if (err == ESRCH) { /* the peer is gone (crashed or killed): say so, not "disagree" */
         char msg[128];

@@ -115,7 +115,7 @@ int co_rs_run(const void *sbuf, void *rbuf, const size_t *cnt, const size_t *dsp
         void *full = me == 0 ? co_coll_tmpbuf(dt, count, &tb) : NULL;
         if (me == 0 && !full) return MPI_ERR_NO_MEM;
         rc = co_reduce(in, full, count, dt, op, 0, c);
-        co_coll_part_failed(rc, "reduction", c, CO_COLL_SCATTERV, 0, NULL);
+        co_coll_part_failed(rc, "reduction", c, CO_COLL_SCATTERV, 0);
         int *ic = co_coll_alloc(2 * (size_t)n * sizeof(int));
         if (!ic) co_fatal("out of memory");
         for (int i = 0; i < n; i++) {

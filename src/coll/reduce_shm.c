@@ -44,15 +44,6 @@ int co_cshm_fold(co_cshm *s, uint64_t g, uint64_t step, const void *in, size_t r
     return rc;
 }
 
-/* The size of the piece that rank q published at `step` in its buffer b (which it has
- * posted a later step since), or UINT64_MAX if the buffer holds an older one: q counted
- * fewer pieces in this round. */
-static uint64_t piece_bytes(const co_cshm *s, int q, unsigned b, uint64_t step) {
-    const co_cshm_bufhdr *hd = (const co_cshm_bufhdr *)co_cshm_buf(s, q, b);
-    uint64_t v = atomic_load_explicit(&hd->seq, memory_order_acquire);
-    return v >> CO_CSHM_TAG_BITS >= step ? hd->bytes : UINT64_MAX;
-}
-
 /* Rounds as wide as all NBUF buffers: every rank copies up to NBUF pieces of its operand
  * (step h+1); rank r combines part r of the round from all N copies and writes it over its
  * own copy of that part, which no other rank reads (h+2); the ranks that need the result
@@ -79,9 +70,11 @@ static int reduce_wide(co_cshm *s, const void *in, void *rbuf, size_t count, co_
                 size_t qhi = r0 + rm * (size_t)(q + 1) / (size_t)n;
                 if (q != me) {
                     co_cshm_wait(s, q, h + 2);
+                    /* (a buffer still holding an older step: q counted fewer pieces) */
                     unsigned bl = (unsigned)((g + pieces - 1) % CO_CSHM_NBUF);
-                    int r = co_coll_sizes(piece_bytes(s, q, bl, h + 1),
-                                          co_coll_span(dt, rm - (pieces - 1) * per));
+                    uint64_t qb = UINT64_MAX;
+                    co_cshm_peek(s, q, bl, h + 1, &qb);
+                    int r = co_coll_sizes(qb, co_coll_span(dt, rm - (pieces - 1) * per));
                     if (r) {
                         if (!rc) rc = r;
                         continue;
