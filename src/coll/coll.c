@@ -707,17 +707,21 @@ static void wait_check(void) {
      * name the cause (sizes alone, too, without waiting longer); else the deadlock does. */
     int dl = co_deadlock_due();
     if (CO_UNLIKELY(dl)) {
+        /* This wait ends now. Its published word goes first, before the claim lets any rank
+         * on: a peer must not find it still there and take it for a wait that goes on
+         * (check_elsewhere). */
+        if (k->published) unpublish(k);
         char what[96];
         describe(what, sizeof(what), call_sig(k));
         co_deadlock_claim("collective call %llu on %s: %s", (unsigned long long)call_sig(k)->call,
                           co_comm_label(c), what);
     }
-    if (!k->published) publish(k);
+    if (!dl && !k->published) publish(k);
     const co_cshm *s = cc->shm; /* during the set-up, NULL until the segment is known */
     for (int q = 0; q < c->size; q++) {
         if (q == c->rank) continue;
         check_finalizing(k, q);
-        check_elsewhere(k, q);
+        if (!dl) check_elsewhere(k, q); /* (after a deadlock, q may wait in its next call) */
         uint64_t b = s ? atomic_load_explicit(&s->sig[q].broken, memory_order_acquire) : 0;
         if (b && !dl) { /* (in a deadlock, q may have broken it for that: say the deadlock) */
             snprintf(cc->broken_msg, sizeof(cc->broken_msg),
