@@ -21,7 +21,10 @@ static co_op *api_op(co_comm *c, const char *fn, MPI_Op h, int *rc) {
     return op;
 }
 
-static co_op *check_op(co_comm *c, const char *fn, MPI_Op h, const co_dtype *dt, int *rc) {
+/* The operator of a reduction over datatype handle t (dt: its type). MPI_DATATYPE_NULL, taken
+ * with a count of 0 only (co_api_dtype), has nothing to combine: any operator will do. */
+static co_op *check_op(co_comm *c, const char *fn, MPI_Op h, MPI_Datatype t, const co_dtype *dt,
+                       int *rc) {
     co_op *op = api_op(c, fn, h, rc);
     if (!op) return NULL;
     if (op->predefined == (MPI_REPLACE & 0xfffff) || op->predefined == (MPI_NO_OP & 0xfffff)) {
@@ -29,7 +32,7 @@ static co_op *check_op(co_comm *c, const char *fn, MPI_Op h, const co_dtype *dt,
                        "MPI_REPLACE and MPI_NO_OP are for one-sided accumulates only");
         return NULL;
     }
-    if (co_op_check(op, dt)) {
+    if (t != MPI_DATATYPE_NULL && co_op_check(op, dt)) {
         *rc = co_error(c, fn, MPI_ERR_OP, "operator is not defined on datatype %s",
                        dt->name[0] ? dt->name : "(derived)");
         return NULL;
@@ -386,7 +389,7 @@ static int reduce_common(const char *fn, const void *sendbuf, void *recvbuf, int
     if ((rc = co_api_count(c, fn, count))) return rc;
     co_dtype *dt = co_api_dtype(c, fn, datatype, count, &rc);
     if (!dt) return rc;
-    co_op *o = check_op(c, fn, op, dt, &rc);
+    co_op *o = check_op(c, fn, op, datatype, dt, &rc);
     if (!o) return rc;
     if (which == R_REDUCE && (rc = check_root(c, fn, root))) return rc;
     int receives = which != R_REDUCE || c->rank == root;
@@ -903,7 +906,7 @@ static int reduce_scatter_common(const char *fn, const void *sendbuf, void *recv
         return co_error(c, fn, MPI_ERR_COUNT, "recvcounts add up to %lld elements", total);
     co_dtype *dt = co_api_dtype(c, fn, datatype, (int)total, &rc);
     if (!dt) return rc;
-    co_op *o = check_op(c, fn, op, dt, &rc);
+    co_op *o = check_op(c, fn, op, datatype, dt, &rc);
     if (!o) return rc;
     if ((rc = not_in_place(c, fn, recvbuf, "receive buffer"))) return rc;
     if (sendbuf != MPI_IN_PLACE && (rc = co_api_buf(c, fn, sendbuf, (int)total, dt))) return rc;
@@ -951,7 +954,7 @@ static int reduce_scatter_block_common(const char *fn, const void *sendbuf, void
     int total = recvcount * c->size;
     co_dtype *dt = co_api_dtype(c, fn, datatype, total, &rc);
     if (!dt) return rc;
-    co_op *o = check_op(c, fn, op, dt, &rc);
+    co_op *o = check_op(c, fn, op, datatype, dt, &rc);
     if (!o) return rc;
     if ((rc = not_in_place(c, fn, recvbuf, "receive buffer"))) return rc;
     if (sendbuf != MPI_IN_PLACE && (rc = co_api_buf(c, fn, sendbuf, total, dt))) return rc;
@@ -994,7 +997,7 @@ int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype
     if ((rc = co_api_count(NULL, fn, count))) return rc;
     co_dtype *dt = co_api_dtype(NULL, fn, datatype, count, &rc);
     if (!dt) return rc;
-    co_op *o = check_op(NULL, fn, op, dt, &rc);
+    co_op *o = check_op(NULL, fn, op, datatype, dt, &rc);
     if (!o) return rc;
     if ((rc = not_in_place(NULL, fn, inbuf, "input buffer")) ||
         (rc = not_in_place(NULL, fn, inoutbuf, "input/output buffer")) ||
@@ -1493,7 +1496,7 @@ static int inter_reduce(co_comm *c, const char *fn, const void *sbuf, void *rbuf
     if ((rc = co_api_count(c, fn, count))) return rc;
     co_dtype *dt = co_api_dtype(c, fn, type, count, &rc);
     if (!dt) return rc;
-    co_op *o = check_op(c, fn, op, dt, &rc);
+    co_op *o = check_op(c, fn, op, type, dt, &rc);
     if (!o) return rc;
     int sends = all || root != MPI_ROOT, receives = all || root == MPI_ROOT;
     if ((sends && (rc = co_api_buf(c, fn, sbuf, count, dt))) ||

@@ -92,6 +92,31 @@ int main(int argc, char **argv) {
     CHECK_ERR(MPI_Allreduce(sb, rb, 1, MPI_DATATYPE_NULL, MPI_SUM, w), MPI_ERR_TYPE);
     CHECK_ERR(MPI_Allgather(sb, 1, MPI_DATATYPE_NULL, rb, 1, MPI_INT, w), MPI_ERR_TYPE);
     CHECK_ERR(MPI_Alltoall(sb, 1, MPI_INT, rb, 1, (MPI_Datatype)0x1234567, w), MPI_ERR_TYPE);
+    /* with a count of 0, MPI_DATATYPE_NULL is a correct argument: there is nothing to move or
+     * combine, so no operator is refused for it either */
+    {
+        MPI_Datatype dn = MPI_DATATYPE_NULL;
+        int z0[64] = {0};
+        MPI_Request zr;
+        CHECK_RC(MPI_Bcast(sb, 0, dn, 0, w));
+        CHECK_RC(MPI_Allreduce(sb, rb, 0, dn, MPI_SUM, w));
+        CHECK_RC(MPI_Reduce(sb, rb, 0, dn, MPI_PROD, 0, w));
+        CHECK_RC(MPI_Scan(sb, rb, 0, dn, MPI_MAX, w));
+        CHECK_RC(MPI_Exscan(sb, rb, 0, dn, MPI_BAND, w));
+        CHECK_RC(MPI_Reduce_scatter_block(sb, rb, 0, dn, MPI_SUM, w));
+        CHECK_RC(MPI_Reduce_scatter(sb, rb, z0, dn, MPI_MAXLOC, w));
+        CHECK_RC(MPI_Reduce_local(sb, rb, 0, dn, MPI_LOR));
+        CHECK_RC(MPI_Iallreduce(sb, rb, 0, dn, MPI_SUM, w, &zr));
+        CHECK_RC(MPI_Wait(&zr, MPI_STATUS_IGNORE));
+        CHECK_RC(MPI_Ireduce(sb, rb, 0, dn, MPI_SUM, np - 1, w, &zr));
+        CHECK_RC(MPI_Wait(&zr, MPI_STATUS_IGNORE));
+        CHECK_RC(MPI_Allreduce_init(sb, rb, 0, dn, MPI_MIN, w, MPI_INFO_NULL, &zr));
+        for (int i = 0; i < 2; i++) {
+            CHECK_RC(MPI_Start(&zr));
+            CHECK_RC(MPI_Wait(&zr, MPI_STATUS_IGNORE));
+        }
+        CHECK_RC(MPI_Request_free(&zr));
+    }
 
     /* operators */
     CHECK_ERR(MPI_Allreduce(sb, rb, 1, MPI_INT, MPI_OP_NULL, w), MPI_ERR_OP);
