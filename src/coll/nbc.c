@@ -170,12 +170,12 @@ static void build_barrier(nb_sched *s, int counter) {
     }
 }
 
-/* Up to this many ranks the root sends to every rank itself (docs/collectives.md,
- * "Nonblocking collectives", has the measurements). */
 #define NB_BCAST_FLAT_MAX 8
 
-/* Up to NB_BCAST_FLAT_MAX ranks a flat tree: the root sends to every rank at once. Beyond, a
- * binomial tree from root: receive from the parent, then send to every child at once. */
+/* Up to NB_BCAST_FLAT_MAX ranks a flat tree: the root sends to every rank at once (with more
+ * ranks than cores, inner ranks of a tree forward only once scheduled; docs/collectives.md,
+ * "Nonblocking collectives", has the measurements). Beyond, a binomial tree from root:
+ * receive from the parent, then send to every child at once. */
 static void build_bcast(nb_sched *s, void *buf, size_t count, co_dtype *dt, int root) {
     int n = s->on->size, rel = (s->on->rank - root + n) % n, mask = 1;
     if (n <= NB_BCAST_FLAT_MAX) {
