@@ -254,7 +254,7 @@ static int body(co_comm *c, const void *arg) {
  * calls"); `bytes` is what every rank must agree on (0 for the v-variants). */
 static int run(co_comm *c, const char *fn, uint64_t bytes, const call_args *a) {
     int failed;
-    int rc = co_coll_watched(c, a->kind, a->root, bytes, body, a, &failed);
+    int rc = co_coll_watched(c, a->kind, a->root, a->op, bytes, body, a, &failed);
     if (failed == CO_CALL_BROKEN)
         return co_error(c, fn, rc, "an earlier collective on this communicator failed: %s",
                         c->coll->broken_msg);

@@ -354,17 +354,27 @@ typedef struct co_coll_call {
 
 static void unpublish(co_coll_call *k);
 
-/* A signature's `what`: the collective and its root, and back. */
-static inline uint64_t sig_what(int kind, int root) {
-    return (uint64_t)kind << 32 | (uint32_t)root;
+/* A signature's `what`: the collective, its root and a reduction's operator (co_coll_sig),
+ * and back. User-defined operators are not told apart: their handles may differ between
+ * ranks that pass the same operator. */
+#define SIG_USER_OP 255
+static inline uint64_t sig_what(int kind, int root, const co_op *op) {
+    uint64_t o = !op ? 0 : op->predefined ? (uint64_t)op->predefined : SIG_USER_OP;
+    return o << 48 | (uint64_t)kind << 32 | (uint32_t)root;
 }
 static inline int sig_kind(const co_coll_sig *g) {
-    return (int)(g->what >> 32);
+    return (int)(g->what >> 32 & 0xffff);
+}
+static inline int sig_root(const co_coll_sig *g) {
+    return (int)(uint32_t)g->what;
+}
+static inline int sig_op(const co_coll_sig *g) {
+    return (int)(g->what >> 48);
 }
 
 /* Numbers the call on its communicator and remembers its signature; returns it. */
-static inline co_coll_sig record(co_coll_comm *cc, int kind, int root, uint64_t bytes) {
-    uint64_t n = ++cc->calls, what = sig_what(kind, root);
+static inline co_coll_sig record(co_coll_comm *cc, uint64_t what, uint64_t bytes) {
+    uint64_t n = ++cc->calls;
     /* The chain leaves the sizes out: a call whose sizes differed and that the data path
      * reported (TRUNCATE, COUNT) leaves the communicator usable. It takes in the segment's
      * step count instead, the same on every rank unless such a call made the ranks' shared-
@@ -384,7 +394,7 @@ static inline co_coll_sig record(co_coll_comm *cc, int kind, int root, uint64_t 
  * sets up its segment (every rank reaches it at the same call, so collectively); without a
  * segment there is nowhere to publish and the call is not watched. MPI_SUCCESS, or the class
  * of the disagreement that broke c earlier. */
-static inline int enter(co_coll_call *k, co_comm *c, int kind, int root, uint64_t bytes) {
+static inline int enter(co_coll_call *k, co_comm *c, uint64_t what, uint64_t bytes) {
     co_coll_comm *cc = c->coll;
     k->c = c;
     k->setup = 0;
@@ -395,7 +405,7 @@ static inline int enter(co_coll_call *k, co_comm *c, int kind, int root, uint64_
         int ready = c->size > 1 && cc->shm_state > 0;
         if (c->size > 1 && cc->shm_state == 0) { /* the set-up waits for every rank: watch it */
             k->setup = 1;
-            k->pend = (co_coll_sig){cc->calls + 1, sig_what(kind, root), bytes, 0};
+            k->pend = (co_coll_sig){cc->calls + 1, what, bytes, 0};
             S->cur = k;
             ready = co_cshm_get(c) != NULL;
             S->cur = NULL;
@@ -403,11 +413,11 @@ static inline int enter(co_coll_call *k, co_comm *c, int kind, int root, uint64_
             k->setup = 0;
         }
         if (!ready) {
-            record(cc, kind, root, bytes);
+            record(cc, what, bytes);
             return MPI_SUCCESS;
         }
     }
-    co_coll_sig g = record(cc, kind, root, bytes);
+    co_coll_sig g = record(cc, what, bytes);
     const co_coll_sig *prev = &cc->hist[(g.call - 1) % CO_COLL_HIST];
     co_cshm_sig *me = &cc->shm->sig[cc->shm->me];
     atomic_store_explicit(&me->call, 0, memory_order_relaxed);
@@ -423,8 +433,8 @@ static inline int enter(co_coll_call *k, co_comm *c, int kind, int root, uint64_
     return MPI_SUCCESS;
 }
 
-int co_coll_watched(co_comm *c, int kind, int root, uint64_t bytes, co_coll_body body,
-                    const void *arg, int *failed) {
+int co_coll_watched(co_comm *c, int kind, int root, const co_op *op, uint64_t bytes,
+                    co_coll_body body, const void *arg, int *failed) {
     co_coll_call k;
     /* The compiler's own setjmp (GCC and clang) saves only what the jump needs, where libc's
      * saves every register and mangles pointers; abandon() jumps back (from the segment's
@@ -433,7 +443,7 @@ int co_coll_watched(co_comm *c, int kind, int root, uint64_t bytes, co_coll_body
         *failed = CO_CALL_ABANDONED;
         return k.cls;
     }
-    int rc = enter(&k, c, kind, root, bytes);
+    int rc = enter(&k, c, sig_what(kind, root, op), bytes);
     *failed = rc ? CO_CALL_BROKEN : CO_CALL_RAN;
     if (rc) return rc;
     co_st.coll_short = 0; /* armed for the call's own transfers (p2p.c) */
@@ -452,19 +462,25 @@ static int barrier_body(co_comm *c, const void *arg) {
 
 int co_coll_final_barrier(co_comm *world) {
     int failed;
-    int rc = co_coll_watched(world, CO_COLL_BARRIER, -1, 0, barrier_body, NULL, &failed);
+    int rc = co_coll_watched(world, CO_COLL_BARRIER, -1, NULL, 0, barrier_body, NULL, &failed);
     return failed ? MPI_SUCCESS : rc; /* a world whose collectives broke down has no barrier */
 }
 
 static void free_blocks(void);
 
 static void describe(char *out, size_t len, const co_coll_sig *g) {
-    int kind = sig_kind(g), root = (int)(uint32_t)g->what;
+    static const char *const ops[] = {"",         "MPI_MAX",    "MPI_MIN",   "MPI_SUM", "MPI_PROD",
+                                      "MPI_LAND", "MPI_BAND",   "MPI_LOR",   "MPI_BOR", "MPI_LXOR",
+                                      "MPI_BXOR", "MPI_MINLOC", "MPI_MAXLOC"};
+    int kind = sig_kind(g), root = sig_root(g), op = sig_op(g);
     const char *name = kind < CO_COLL_KINDS ? registry[kind].name : "?";
-    if (root >= 0)
-        snprintf(out, len, "%s (root %d, %llu bytes)", name, root, (unsigned long long)g->bytes);
-    else
-        snprintf(out, len, "%s (%llu bytes)", name, (unsigned long long)g->bytes);
+    char at[32] = "", with[32] = "";
+    if (root >= 0) snprintf(at, sizeof(at), "root %d, ", root);
+    if (op == SIG_USER_OP)
+        snprintf(with, sizeof(with), "a user's operator, ");
+    else if (op > 0 && op < (int)(sizeof(ops) / sizeof(ops[0])))
+        snprintf(with, sizeof(with), "%s, ", ops[op]);
+    snprintf(out, len, "%s (%s%s%llu bytes)", name, at, with, (unsigned long long)g->bytes);
 }
 
 /* Abandons the call in progress: the communicator is broken from now on (here and, through
@@ -553,10 +569,11 @@ CO_NORETURN static void disagree(co_coll_call *k, int q, const co_coll_sig *g,
     snprintf(cc->broken_msg, sizeof(cc->broken_msg),
              "collective call %llu on this communicator: rank %d called %s, this rank %s%s%s",
              (unsigned long long)g->call, q, theirs, ours, why ? ", " : "", why ? why : "");
-    abandon(k, sig_kind(g) != sig_kind(mine) ? MPI_ERR_OTHER
-               : g->what != mine->what       ? MPI_ERR_ROOT
-               : g->bytes > mine->bytes      ? MPI_ERR_TRUNCATE
-                                             : MPI_ERR_COUNT);
+    abandon(k, sig_kind(g) != sig_kind(mine)   ? MPI_ERR_OTHER
+               : sig_root(g) != sig_root(mine) ? MPI_ERR_ROOT
+               : sig_op(g) != sig_op(mine)     ? MPI_ERR_OP
+               : g->bytes > mine->bytes        ? MPI_ERR_TRUNCATE
+                                               : MPI_ERR_COUNT);
 }
 
 /* Whether peer q has entered call k; during the set-up, whether it has posted the set-up's

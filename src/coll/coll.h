@@ -162,7 +162,8 @@ struct co_cshm;
 /* What a collective call's ranks must agree on (see "Mismatched calls" below). */
 typedef struct co_coll_sig {
     uint64_t call;  /* number of the call on its communicator, from 1 */
-    uint64_t what;  /* kind << 32 | (uint32_t)root (root -1 for unrooted collectives) */
+    uint64_t what;  /* op << 48 | kind << 32 | (uint32_t)root (root -1 for unrooted
+                     * collectives; op: 0 none, a predefined operator's slot, 255 a user's) */
     uint64_t bytes; /* bytes per block (the vector for reductions; 0 for the v-variants) */
     uint64_t chain; /* hash of every signature so far: differs once any call disagreed */
 } co_coll_sig;
@@ -202,9 +203,9 @@ _Static_assert(CO_TAG_RSCATTER < 16 && (0xfffff << 4 | 15) < CO_TAG_NBC, "collec
 
 /* ---- Mismatched calls ------------------------------------------------------------------------
  * Every MPI collective call runs through co_coll_watched. Entering, a rank numbers the call on
- * its communicator and publishes the call's signature (collective, root, bytes per block,
- * running hash) in its slot of the segment (co_cshm_sig). A rank that has waited long inside
- * the call (every CO_WAIT_CHECK_PASSES idle passes) compares its signatures with what its
+ * its communicator and publishes the call's signature (collective, root, operator, bytes
+ * per block, running hash) in its slot of the segment (co_cshm_sig). A rank that has waited long
+ * inside the call (every CO_WAIT_CHECK_PASSES idle passes) compares its signatures with what its
  * peers published: ranks whose arguments disagree (counts, roots, or different collectives)
  * may have chosen different algorithms and would wait for each other forever. When it finds a
  * disagreement, or a peer that found one, it abandons the call (a jump back into
@@ -215,14 +216,15 @@ struct co_coll_call;
 /* How a watched call ended without running to its end (co_coll_watched's *failed). */
 enum { CO_CALL_RAN = 0, CO_CALL_BROKEN, CO_CALL_ABANDONED };
 typedef int (*co_coll_body)(co_comm *c, const void *arg);
-/* Runs body(c, arg) as collective call (kind, root, bytes) on c, watched for disagreements
- * between ranks; `bytes` is what every rank must agree on (0 for the v-variants). Returns
+/* Runs body(c, arg) as collective call (kind, root, op, bytes) on c, watched for disagreements
+ * between ranks; `bytes` is what every rank must agree on (0 for the v-variants), `op` the
+ * reduction's operator (NULL for the other collectives). Returns
  * body's result, or the error class of a disagreement: *failed says which (CO_CALL_BROKEN: c
  * broke in an earlier call; CO_CALL_ABANDONED: in this one), the message is in
  * c->coll->broken_msg. A call that reports MPI_ERR_TRUNCATE or MPI_ERR_COUNT (the ranks'
  * counts disagree) quarantines c's ID. */
-int co_coll_watched(co_comm *c, int kind, int root, uint64_t bytes, co_coll_body body,
-                    const void *arg, int *failed);
+int co_coll_watched(co_comm *c, int kind, int root, const co_op *op, uint64_t bytes,
+                    co_coll_body body, const void *arg, int *failed);
 /* Abandons the collective call in progress with error class `cls` (the ranks' calls were
  * found to disagree); returns only if no watched call is in progress. */
 void co_coll_fail(int cls, const char *fmt, ...) CO_PRINTF(2, 3);

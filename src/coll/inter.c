@@ -53,7 +53,7 @@ static int local_body(co_comm *l, const void *arg) {
 /* Runs it watched, as every collective call is (the group's ranks must agree on `bytes`). */
 static int local_run(co_comm *ic, const local_call *a, uint64_t bytes) {
     int failed;
-    return co_coll_watched(ic->local_comm, a->kind, a->root, bytes, local_body, a, &failed);
+    return co_coll_watched(ic->local_comm, a->kind, a->root, a->op, bytes, local_body, a, &failed);
 }
 
 static int local_barrier(co_comm *ic) {

@@ -178,6 +178,34 @@ static void roots_case(int kind, int n) {
     CHECK_RC(MPI_Comm_free(&d));
 }
 
+/* A reduction whose operator differs: rank 0 (the root) passes MPI_PROD, the others MPI_SUM
+ * (MPICH's errors/coll/reduceop). The call itself may end everywhere without a wait, so the
+ * error can come one call late: rank 0 then stays away for 300 ms with its signature of the
+ * reduction still published, and the others, waiting for it in an Allreduce, find the
+ * operators apart. Every other rank must get an error in one of the two calls (MPI_ERR_OP, or
+ * MPI_ERR_OTHER when the difference turned up in the running hash of earlier calls); rank 0
+ * may find their operands of the Allreduce published and finish it with success. Before
+ * signatures carried the operator, both calls succeeded everywhere. */
+static void ops_case(int kind) {
+    MPI_Comm d;
+    CHECK_RC(MPI_Comm_dup(MPI_COMM_WORLD, &d));
+    MPI_Comm_set_errhandler(d, MPI_ERRORS_RETURN);
+    MPI_Op op = me == 0 ? MPI_PROD : MPI_SUM;
+    for (int i = 0; i < 10; i++) sb[i] = me + 1;
+    int rc = kind == REDUCE ? MPI_Reduce(sb, rb, 10, MPI_INT, op, 0, d)
+                            : MPI_Allreduce(sb, rb, 10, MPI_INT, op, d);
+    int cls = class_of(rc);
+    if (cls == MPI_SUCCESS) {
+        if (me == 0) tu_sleep_ms(300);
+        int one = 1, sum = 0;
+        cls = class_of(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, d));
+    }
+    CHECK(cls == MPI_ERR_OP || cls == MPI_ERR_OTHER || (me == 0 && cls == MPI_SUCCESS),
+          "%s with MPI_PROD at rank 0 and MPI_SUM elsewhere, then an Allreduce: class %d",
+          names[kind], cls);
+    CHECK_RC(MPI_Comm_free(&d));
+}
+
 /* Whether this rank receives fewer bytes than its count says when every rank calls `kind`
  * with count a except rank odd, with b (roots are rank 0; the reductions are left out: what
  * they combine is not a receive). */
@@ -253,6 +281,8 @@ int main(int argc, char **argv) {
         }
     roots_case(GATHER, 5000);
     roots_case(BCAST, 70000);
+    ops_case(REDUCE);
+    ops_case(ALLREDUCE);
     random_cases(40);
     int one = 1, sum = 0;
     CHECK_RC(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));

@@ -91,7 +91,7 @@ int main(int argc, char **argv) {
                            "receive from rank 0 (tag 8)");
         } else {
             check_deadlock(MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, d), MPI_ERR_OTHER,
-                           "allreduce (4 bytes)");
+                           "allreduce (MPI_SUM, 4 bytes)");
         }
         recover(me, np);
         CHECK_RC(MPI_Comm_free(&d));
