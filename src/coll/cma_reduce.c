@@ -155,9 +155,10 @@ int co_rs_cma(const void *in, void *out, const size_t *cnt, const size_t *dsp, s
 /* Blocks for Reduce and Allreduce. For Reduce the others also write their block into the
  * root's buffer (three passes over it against the root's two), so the root takes a block
  * one and a half times as large and everyone finishes together. With two ranks that would
- * be 60% of the vector; 65% was faster from 32 KiB to 4 MiB but at 1 MiB (2 ranks, µs,
- * 60% / 65%: 32 KiB 3.0 / 2.6, 64 KiB 4.3-4.7 / 4.0-4.2, 2 MiB 124-131 / 92-96, 4 MiB
- * 273-283 / 235-250, 1 MiB 43-46 / 44-47), so two ranks take 65%. */
+ * be 60% of the vector; 65% was faster from 32 KiB to 4 MiB, level at 256 KiB and 2-3%
+ * slower at 1 MiB (2 ranks, µs, 60% / 65%: 32 KiB 3.0 / 2.6, 64 KiB 4.3-4.7 / 4.0-4.2,
+ * 2 MiB 124-131 / 92-96, 4 MiB 273-283 / 235-250, 1 MiB 43-46 / 44-47), so two ranks take
+ * 65%. */
 static void blocks(size_t count, int n, int root, size_t *cnt, size_t *dsp) {
     if (root < 0) {
         co_coll_blocks(count, n, cnt, dsp);

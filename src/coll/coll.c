@@ -478,7 +478,7 @@ static void describe(char *out, size_t len, const co_coll_sig *g) {
     if (root >= 0) snprintf(at, sizeof(at), "root %d, ", root);
     if (op == SIG_USER_OP)
         snprintf(with, sizeof(with), "a user's operator, ");
-    else if (op > 0 && op < (int)(sizeof(ops) / sizeof(ops[0])))
+    else if (op > 0 && op < (int)CO_ARRAY_LEN(ops))
         snprintf(with, sizeof(with), "%s, ", ops[op]);
     snprintf(out, len, "%s (%s%s%llu bytes)", name, at, with, (unsigned long long)g->bytes);
 }

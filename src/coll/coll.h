@@ -204,13 +204,13 @@ _Static_assert(CO_TAG_RSCATTER < 16 && (0xfffff << 4 | 15) < CO_TAG_NBC, "collec
 /* ---- Mismatched calls ------------------------------------------------------------------------
  * Every MPI collective call runs through co_coll_watched. Entering, a rank numbers the call on
  * its communicator and publishes the call's signature (collective, root, operator, bytes
- * per block, running hash) in its slot of the segment (co_cshm_sig). A rank that has waited long
- * inside the call (every CO_WAIT_CHECK_PASSES idle passes) compares its signatures with what its
- * peers published: ranks whose arguments disagree (counts, roots, or different collectives)
- * may have chosen different algorithms and would wait for each other forever. When it finds a
- * disagreement, or a peer that found one, it abandons the call (a jump back into
- * co_coll_watched, which returns the error), and the communicator is broken: later
- * collectives on it fail at once. */
+ * per block, running hash) in its slot of the segment (co_cshm_sig). A rank that has waited
+ * long inside the call (every CO_WAIT_CHECK_PASSES idle passes) compares its signatures with
+ * what its peers published: ranks whose arguments disagree (counts, roots, operators, or
+ * different collectives) may have chosen different algorithms and would wait for each other
+ * forever. When it finds a disagreement, or a peer that found one, it abandons the call (a
+ * jump back into co_coll_watched, which returns the error), and the communicator is broken:
+ * later collectives on it fail at once. */
 struct co_coll_call;
 
 /* How a watched call ended without running to its end (co_coll_watched's *failed). */
