@@ -310,7 +310,9 @@ void co_wait_timed(void);
 CO_NORETURN void co_deadlock_end(void);
 
 typedef struct co_backoff {
-    unsigned idle;
+    unsigned idle;     /* idle passes since the wait last found something to do */
+    unsigned checks;   /* periodic checks run since then */
+    uint64_t check_ns; /* a yielding wait's next check by the clock (0: not set yet) */
 } co_backoff;
 void co_backoff_idle(co_backoff *b); /* called after a pass that found nothing to do */
 /* An idle pass that yields at once (ranks outnumber cores), with the same periodic check. */
@@ -321,8 +323,11 @@ void co_backoff_yield(co_backoff *b);
  * wait's idle pass does (docs/runtime.md, "Waiting"). */
 void co_poll_missed(void);
 #define CO_WAIT_CHECK_PASSES 1024u
+/* A wait that yields also checks this often, whatever its pass count: on a loaded machine
+ * 1024 yields can take seconds (each may hand the core over for a whole time slice). */
+#define CO_WAIT_CHECK_NS 10000000ull
 static inline void co_backoff_reset(co_backoff *b) {
-    b->idle = 0;
+    *b = (co_backoff){0};
 }
 /* Whether a wait has reached its periodic check (every CO_WAIT_CHECK_PASSES idle passes). */
 static inline int co_backoff_check_due(const co_backoff *b) {

@@ -10,7 +10,8 @@
 #include <time.h>
 
 /* ---- Deadlocks --------------------------------------------------------------------------------
- * A wait's periodic check (every CO_WAIT_CHECK_PASSES idle passes) stores this rank's `quiet`
+ * A wait's periodic check (every CO_WAIT_CHECK_PASSES idle passes, and for a wait that yields
+ * every CO_WAIT_CHECK_NS too) stores this rank's `quiet`
  * word: the stretch number changes when this is the wait's first check since it last did
  * something (a new wait, or one that found work since its last check), the check count
  * always. mpiexec reads the words: when every rank's stretch has stayed the same while its
@@ -63,7 +64,7 @@ static void self_watch(co_seg *seg) {
 static void quiet_check(const co_backoff *b) {
     co_seg *seg = co_st.seg;
     if (!seg) return;
-    if (b->idle == CO_WAIT_CHECK_PASSES) co_st.quiet_stretch++;
+    if (b->checks == 1) co_st.quiet_stretch++; /* the wait's first check */
     co_st.quiet_checks++;
     if (!co_st.launched && co_st.cfg.deadlock_ms > 0) self_watch(seg);
     atomic_store_explicit(&seg->ranks[co_st.world_rank].quiet,
@@ -115,15 +116,29 @@ void co_deadlock_claim(const char *fmt, ...) {
 
 /* A wait's periodic check: the deadlock watch, then the collective layer's look for ranks
  * whose calls disagree. */
-static void check_pass(const co_backoff *b) {
+static void check_pass(co_backoff *b) {
+    b->checks++;
+    b->check_ns = co_now_ns() + CO_WAIT_CHECK_NS;
     quiet_check(b);
     if (co_st.wait_check) co_st.wait_check();
 }
 
+/* Whether the check is due on this pass: every CO_WAIT_CHECK_PASSES passes, and on a pass
+ * that yields also once CO_WAIT_CHECK_NS have gone by since the last check (or since the
+ * wait first yielded). The clock is read on every 8th yielding pass only. */
+static inline int check_due(co_backoff *b, int yields) {
+    if (co_backoff_check_due(b)) return 1;
+    if (!yields || b->idle % 8) return 0;
+    uint64_t now = co_now_ns();
+    if (!b->check_ns) b->check_ns = now + CO_WAIT_CHECK_NS;
+    return now >= b->check_ns;
+}
+
 void co_backoff_idle(co_backoff *b) {
     ++b->idle;
-    if (CO_UNLIKELY(co_backoff_check_due(b))) check_pass(b);
-    if (b->idle < (unsigned)co_st.cfg.spin_count)
+    int yields = b->idle >= (unsigned)co_st.cfg.spin_count;
+    if (CO_UNLIKELY(check_due(b, yields))) check_pass(b);
+    if (!yields)
         co_cpu_relax();
     else
         sched_yield();
@@ -152,7 +167,7 @@ void co_poll_missed(void) {
 
 void co_backoff_yield(co_backoff *b) {
     ++b->idle;
-    if (CO_UNLIKELY(co_backoff_check_due(b))) check_pass(b);
+    if (CO_UNLIKELY(check_due(b, 1))) check_pass(b);
     sched_yield();
 }
 
