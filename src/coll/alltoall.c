@@ -16,7 +16,7 @@ const co_coll_alg co_alltoall_algs[] = {
      "each rank copies its outgoing blocks into its shared buffer; each copies its own out"},
     {"cma", CO_ALG_CMA | CO_ALG_TABLE,
      "large blocks copied straight between the processes (process_vm_readv/writev), small ones "
-     "through the shared buffers"},
+     "through the shared buffers; with more than two ranks, blocks from 512 KiB as messages"},
 };
 CO_ALG_TABLE_CHECK(co_alltoall_algs, CO_ALLTOALL_NALGS);
 

@@ -10,7 +10,7 @@ const co_coll_alg co_alltoallv_algs[] = {
     {"linear", 0, "every send and receive posted at once"},
     {"cma", CO_ALG_CMA | CO_ALG_TABLE,
      "large blocks copied straight between the processes (process_vm_readv/writev), small ones "
-     "through the shared buffers"},
+     "through the shared buffers; with more than two ranks, blocks from 512 KiB as messages"},
 };
 CO_ALG_TABLE_CHECK(co_alltoallv_algs, CO_ALLTOALLV_NALGS);
 

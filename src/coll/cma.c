@@ -5,7 +5,8 @@
  * for gather, into) the owner's memory with one process_vm_readv/writev. Readers follow the
  * entries, so the ranks need not agree on sizes in advance: this is what lets the
  * v-variants use shared memory at all, and a rank whose blocks are all small never waits
- * for its readers.
+ * for its readers. Alltoall(v) with more than two ranks sends its largest blocks as
+ * point-to-point messages instead (ALLTOALLV_P2P).
  *
  * Steps: g+1, the entries (and inline data, or for gather the writes) are in place; g+2, a
  * rank has finished taking what it needed. A rank that offered a block in place waits for
@@ -35,6 +36,13 @@ static size_t gather_inline(int n) {
  * KiB inline stays ahead (4 ranks, 4 KiB: 2.6-3.3 against 4.6-5.3 by single copy). */
 #define ALLTOALL_INLINE (32768 + 1)
 #define SCATTER_INLINE  (4096 + 1)
+/* With more than two ranks, Alltoallv sends blocks from this size as point-to-point
+ * messages, whose copy sender and receiver share (whichever of them is on a core copies,
+ * docs/runtime.md), instead of leaving each receiver to read them alone. The sender decides
+ * from its own count and says so in its entry (ENT_P2P), and the receiver follows the
+ * entry: the ranks need not agree in advance. */
+#define ALLTOALLV_P2P (512 * 1024)
+#define ENT_P2P       UINT64_MAX /* an entry's inl: the block comes as a message */
 
 typedef struct co_cma_ent_ {
     uint64_t addr;  /* where the block lies in its owner's memory (remote entries) */
@@ -183,6 +191,43 @@ int co_cma_allgatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf
     return rc;
 }
 
+/* Alltoallv's blocks that go point to point (ALLTOALLV_P2P): their requests, and the
+ * first error in starting them. */
+typedef struct co_p2p_blocks {
+    co_comm *c;
+    co_req **reqs;
+    int n, rc;
+} co_p2p_blocks;
+
+static void p2p_post(co_p2p_blocks *m, int send, void *buf, size_t count, co_dtype *dt, int peer) {
+    co_comm *c = m->c;
+    if (!m->reqs) { /* at most one send and one receive per peer */
+        m->reqs = co_coll_zalloc(2 * (size_t)c->size, sizeof(*m->reqs));
+        if (!m->reqs) co_fatal("out of memory");
+    }
+    int tag = co_coll_tag(c, CO_TAG_ALLTOALL), r;
+    if (send)
+        r = co_isend(buf, count, dt, peer, tag, c, co_coll_ctx(c), CO_MODE_STD, &m->reqs[m->n]);
+    else
+        r = co_irecv(buf, count, dt, peer, tag, c, co_coll_ctx(c), &m->reqs[m->n]);
+    if (r) {
+        if (!m->rc) m->rc = r;
+        return;
+    }
+    m->n++;
+}
+
+/* Waits for every message of m; the first error, of starting one or of one's completion. */
+static int p2p_finish(co_p2p_blocks *m) {
+    int rc = m->rc;
+    if (m->n) {
+        int r = co_coll_waitall(m->n, m->reqs);
+        if (r && !rc) rc = r;
+    }
+    co_coll_free(m->reqs);
+    return rc;
+}
+
 /* Offer my blocks for every peer (the farthest peers' last: they read last) in the table of
  * n-1 entries at the start of my buffer g % NBUF, inline data after it. Inline blocks that do
  * not fit spill into my other buffers, not to single copy (readers find them by the offset,
@@ -191,7 +236,8 @@ int co_cma_allgatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf
  * ones are the least likely to be wanted next. A spare stays mine until every rank is past
  * g+2. Returns 1 if any block is remote. */
 static int offer_blocks(co_cshm *s, uint64_t g, ent *tab, const void *sbuf, const int *counts,
-                        const int *displs, co_dtype *dt, scratch *t, size_t inl_max, ent *first) {
+                        const int *displs, co_dtype *dt, scratch *t, size_t inl_max, ent *first,
+                        co_p2p_blocks *m) {
     static const unsigned spare[CO_CSHM_NBUF] = {0, 1, 3, 2};
     int n = s->n, me = s->me, remote = 0, k = 0;
     unsigned b = (unsigned)(g % CO_CSHM_NBUF);
@@ -207,8 +253,13 @@ static int offer_blocks(co_cshm *s, uint64_t g, ent *tab, const void *sbuf, cons
             used = 0;
         }
         ent v;
-        remote |= offer(s, room, &used, &v, BLOCK(sbuf, displs[d], dt), (size_t)counts[d], dt, t,
-                        inl_max, spare[k] * cap);
+        if (m && bytes >= ALLTOALLV_P2P) {
+            v = (ent){.bytes = bytes, .inl = ENT_P2P};
+            p2p_post(m, 1, (void *)BLOCK(sbuf, displs[d], dt), (size_t)counts[d], dt, d);
+        } else {
+            remote |= offer(s, room, &used, &v, BLOCK(sbuf, displs[d], dt), (size_t)counts[d], dt,
+                            t, inl_max, spare[k] * cap);
+        }
         tab[slot(me, d, n)] = v;
         if (j == 1 && first) *first = v;
     }
@@ -228,21 +279,30 @@ int co_cma_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, c
      * of 16 KiB blocks, 4 ranks: 9.7 µs against 14.6 by system call; 8 ranks: 55 against 63).
      * With two, a rank's one system call is cheaper than the second copy (16 KiB: 4.0
      * against 2.4). Scatterv inlines less (SCATTER_INLINE). */
+    co_p2p_blocks m = {.c = c};
     int remote = offer_blocks(s, g, tab, sbuf, scounts, sdispls, sdt, &t,
-                              n > 2 ? ALLTOALL_INLINE : cma_min(n), NULL);
+                              n > 2 ? ALLTOALL_INLINE : cma_min(n), NULL, n > 2 ? &m : NULL);
     co_cshm_publish(s, b, g + 1, 0, g + 2);
     co_cshm_iter it;
     co_cshm_iter_init(&it, s);
     CO_CSHM_EACH_READY(s, &it, b, g + 1, q) {
-        const char *qp = co_cshm_data(s, q, b);
-        int r = take(s, q, b, (const ent *)qp + slot(q, me, n), BLOCK(rbuf, rdispls[q], rdt),
-                     (size_t)rcounts[q], rdt);
+        const ent *e = (const ent *)co_cshm_data(s, q, b) + slot(q, me, n);
+        void *to = BLOCK(rbuf, rdispls[q], rdt);
+        int r;
+        if (e->inl == ENT_P2P) { /* a size that disagrees is the receive's error */
+            p2p_post(&m, 0, to, (size_t)rcounts[q], rdt, q);
+            r = co_coll_sizes(e->bytes, (size_t)rcounts[q] * rdt->size);
+        } else {
+            r = take(s, q, b, e, to, (size_t)rcounts[q], rdt);
+        }
         if (r && !rc) rc = r;
     }
     co_cshm_iter_fini(&it);
     co_cshm_post(s, g + 2);
     int r = co_coll_copy(BLOCK(sbuf, sdispls[me], sdt), (size_t)scounts[me], sdt,
                          BLOCK(rbuf, rdispls[me], rdt), (size_t)rcounts[me], rdt);
+    if (r && !rc) rc = r;
+    r = p2p_finish(&m);
     if (r && !rc) rc = r;
     leave(s, g, remote);
     scratch_free(&t);
@@ -311,7 +371,7 @@ int co_cma_scatterv(const void *sbuf, const int *scounts, const int *displs, co_
     ent *tab = (ent *)co_cshm_acquire(s, b);
     ent e0; /* my entry for the next rank, kept here: readers poll the line it is in */
     int remote = offer_blocks(s, g, tab, sbuf, scounts, displs, sdt, &t,
-                              n > 2 ? SCATTER_INLINE : cma_min(n), &e0);
+                              n > 2 ? SCATTER_INLINE : cma_min(n), &e0, NULL);
     int copies = rbuf != MPI_IN_PLACE; /* in the header: tells a coop peer my share */
     co_cshm_publish(s, b, g + 1, (uint64_t)copies, g + 2);
     if (coop_block(n, &e0)) {
