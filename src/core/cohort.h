@@ -310,9 +310,10 @@ void co_wait_timed(void);
 CO_NORETURN void co_deadlock_end(void);
 
 typedef struct co_backoff {
-    unsigned idle;     /* idle passes since the wait last found something to do */
-    unsigned checks;   /* periodic checks run since then */
-    uint64_t check_ns; /* a yielding wait's next check by the clock (0: not set yet) */
+    unsigned idle;       /* idle passes since the wait last found something to do */
+    unsigned checks;     /* periodic checks run since then */
+    unsigned checked_at; /* the pass that ran the last one */
+    uint64_t check_ns;   /* a yielding wait's next check by the clock (0: not set yet) */
 } co_backoff;
 void co_backoff_idle(co_backoff *b); /* called after a pass that found nothing to do */
 /* An idle pass that yields at once (ranks outnumber cores), with the same periodic check. */
@@ -329,9 +330,11 @@ void co_poll_missed(void);
 static inline void co_backoff_reset(co_backoff *b) {
     *b = (co_backoff){0};
 }
-/* Whether a wait has reached its periodic check (every CO_WAIT_CHECK_PASSES idle passes). */
+/* Whether the idle pass just made (co_backoff_idle or _yield) ran the wait's periodic check:
+ * the caller's own check of what it waits for must run on the same pass, since the deadlock
+ * watch takes a second check without an answer for a wait that has none. */
 static inline int co_backoff_check_due(const co_backoff *b) {
-    return b->idle % CO_WAIT_CHECK_PASSES == 0;
+    return b->checks && b->checked_at == b->idle;
 }
 static inline void co_cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)

@@ -118,6 +118,7 @@ void co_deadlock_claim(const char *fmt, ...) {
  * whose calls disagree. */
 static void check_pass(co_backoff *b) {
     b->checks++;
+    b->checked_at = b->idle;
     b->check_ns = co_now_ns() + CO_WAIT_CHECK_NS;
     quiet_check(b);
     if (co_st.wait_check) co_st.wait_check();
@@ -127,7 +128,7 @@ static void check_pass(co_backoff *b) {
  * that yields also once CO_WAIT_CHECK_NS have gone by since the last check (or since the
  * wait first yielded). The clock is read on every 8th yielding pass only. */
 static inline int check_due(co_backoff *b, int yields) {
-    if (co_backoff_check_due(b)) return 1;
+    if (b->idle % CO_WAIT_CHECK_PASSES == 0) return 1;
     if (!yields || b->idle % 8) return 0;
     uint64_t now = co_now_ns();
     if (!b->check_ns) b->check_ns = now + CO_WAIT_CHECK_NS;
