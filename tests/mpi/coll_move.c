@@ -304,7 +304,7 @@ static void t_huge(void) {
  * copy), in bytes: mode 0 contiguous; 1 received into every other byte (a resized MPI_CHAR);
  * 2 in place, with the sizes symmetric as in place needs. Every byte is checked, and the gaps
  * of mode 1 must stay untouched. Then rank 0 expects one byte less of a large block than
- * rank 1 sends: MPI_ERR_TRUNCATE there, and the communicator still works. */
+ * rank 1 sends: an error there (see below which), and the communicator still works. */
 static size_t huge_block(int from, int to, int mode) {
     if ((from + to) % 2 == 0) return 100 + (size_t)(from + to);
     if (mode == 2) return (512u << 10) + 1000u * (size_t)(from + to);
