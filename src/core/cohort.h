@@ -311,8 +311,7 @@ CO_NORETURN void co_deadlock_end(void);
 
 typedef struct co_backoff {
     unsigned idle;       /* idle passes since the wait last found something to do */
-    unsigned checks;     /* periodic checks run since then */
-    unsigned checked_at; /* the pass that ran the last one */
+    unsigned checked_at; /* the pass that ran the last periodic check (0: none since then) */
     uint64_t check_ns;   /* a yielding wait's next check by the clock (0: not set yet) */
 } co_backoff;
 void co_backoff_idle(co_backoff *b); /* called after a pass that found nothing to do */
@@ -334,7 +333,7 @@ static inline void co_backoff_reset(co_backoff *b) {
  * the caller's own check of what it waits for must run on the same pass, since the deadlock
  * watch takes a second check without an answer for a wait that has none. */
 static inline int co_backoff_check_due(const co_backoff *b) {
-    return b->checks && b->checked_at == b->idle;
+    return b->checked_at && b->checked_at == b->idle;
 }
 static inline void co_cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)

@@ -61,10 +61,10 @@ static void self_watch(co_seg *seg) {
     atomic_store_explicit(&seg->hdr->dl_gen, g + 1, memory_order_release);
 }
 
-static void quiet_check(const co_backoff *b) {
+static void quiet_check(int first) {
     co_seg *seg = co_st.seg;
     if (!seg) return;
-    if (b->checks == 1) co_st.quiet_stretch++; /* the wait's first check */
+    if (first) co_st.quiet_stretch++; /* the wait's first check */
     co_st.quiet_checks++;
     if (!co_st.launched && co_st.cfg.deadlock_ms > 0) self_watch(seg);
     atomic_store_explicit(&seg->ranks[co_st.world_rank].quiet,
@@ -117,10 +117,10 @@ void co_deadlock_claim(const char *fmt, ...) {
 /* A wait's periodic check: the deadlock watch, then the collective layer's look for ranks
  * whose calls disagree. */
 static void check_pass(co_backoff *b) {
-    b->checks++;
+    int first = !b->checked_at; /* (a check runs on a pass past the first: idle >= 1) */
     b->checked_at = b->idle;
     b->check_ns = co_now_ns() + CO_WAIT_CHECK_NS;
-    quiet_check(b);
+    quiet_check(first);
     if (co_st.wait_check) co_st.wait_check();
 }
 
