@@ -175,7 +175,7 @@ static void cma_from_ended_process(void **state) {
 
 /* The cost of a single-copy read is measured (mpiexec passes it to the ranks) and moves the
  * limit between the shared buffers and single copy of Bcast (not at three ranks), and of
- * Allgather(v) and Alltoall at two ranks; nothing else. */
+ * Allgather(v), Alltoall, Reduce, Allreduce, Scan and Exscan at two ranks; nothing else. */
 static void cma_cost_selection(void **state) {
     (void)state;
     long ns = co_shm_cma_probe_ns();
@@ -211,6 +211,18 @@ static void cma_cost_selection(void **state) {
         {CO_COLL_ALLGATHERV, 2, 16384, 1, costly, CO_ALLGATHERV_SHM},
         {CO_COLL_ALLTOALL, 2, 16384, 1, costly, CO_ALLTOALL_SHM},
         {CO_COLL_ALLTOALL, 2, 32768, 1, costly, CO_ALLTOALL_CMA},
+        /* two-rank reductions: the reader folds from 8 KiB where reads are cheap */
+        {CO_COLL_REDUCE, 2, 4096, 1, cheap, CO_REDUCE_SHM},
+        {CO_COLL_REDUCE, 2, 8192, 1, cheap, CO_REDUCE_CMA},
+        {CO_COLL_REDUCE, 2, 8192, 1, costly, CO_REDUCE_SHM},
+        {CO_COLL_ALLREDUCE, 2, 8192, 1, cheap, CO_ALLREDUCE_CMA},
+        {CO_COLL_ALLREDUCE, 2, 4u << 20, 1, cheap, CO_ALLREDUCE_CMA},
+        {CO_COLL_ALLREDUCE, 2, 16384, 1, costly, CO_ALLREDUCE_SHM},
+        {CO_COLL_ALLREDUCE, 2, 65536, 1, costly, CO_ALLREDUCE_CMA},
+        {CO_COLL_SCAN, 2, 8192, 1, cheap, CO_SCAN_CHAIN},
+        {CO_COLL_SCAN, 2, 8192, 1, costly, CO_SCAN_SHM},
+        {CO_COLL_EXSCAN, 2, 8192, 1, cheap, CO_SCAN_CMA},
+        {CO_COLL_EXSCAN, 2, 16384, 1, costly, CO_SCAN_SHM},
     };
     for (size_t i = 0; i < sizeof(picks) / sizeof(picks[0]); i++)
         assert_int_equal(co_coll_table_pick(picks[i].kind, picks[i].np, picks[i].bytes,
@@ -220,8 +232,10 @@ static void cma_cost_selection(void **state) {
     for (size_t b = 1; b <= ((size_t)4 << 20); b *= 2)
         for (int np = 2; np <= 8; np++)
             for (int k = 0; k < CO_COLL_KINDS; k++) {
-                int two = np == 2 && (k == CO_COLL_ALLGATHER || k == CO_COLL_ALLGATHERV ||
-                                      k == CO_COLL_ALLTOALL);
+                int two =
+                    np == 2 && (k == CO_COLL_ALLGATHER || k == CO_COLL_ALLGATHERV ||
+                                k == CO_COLL_ALLTOALL || k == CO_COLL_REDUCE ||
+                                k == CO_COLL_ALLREDUCE || k == CO_COLL_SCAN || k == CO_COLL_EXSCAN);
                 int bcast = k == CO_COLL_BCAST && np != 3;
                 if (!bcast && !two)
                     assert_int_equal(co_coll_table_pick(k, np, b, 1, cheap),
