@@ -17,16 +17,29 @@
 #include <string.h>
 
 /* Blocks at least this large go by single copy (a system call cost about what copying 16
- * KiB twice does on the machine this was first measured on; docs/collectives.md). Where
- * single copy is costly (CO_CMA_COSTLY_NS), blocks of 16 KiB go inline too between two
- * ranks, and a gather's senders, who copy only their own block, inline theirs up to 32 KiB
- * when there are more (a Scatter root copying every block inline was slower at 4 ranks). */
-#define CMA_MIN 16384
+ * KiB twice does on the machine this was first measured on; docs/collectives.md). Between
+ * two ranks, one per core, from 8 KiB: a block copied inline is read from the other core's
+ * cache, which costs more than the system call from there (µs, 8 KiB blocks inline against
+ * single copy: Gather 1.48-1.59 / 0.97-0.99, Scatter 1.61-1.67 / 0.97-0.99, Allgather
+ * 2.08-2.13 / 1.67-1.74, Alltoall 2.15-2.23 / 1.71-1.93; at 4 KiB inline stays ahead for
+ * Allgather and Alltoall, 1.28-1.34 against 1.50-1.57, and at 2 KiB for all). With more
+ * ranks than cores inline stays ahead to 16 KiB (Gatherv of 8 KiB blocks at 4 ranks
+ * 1.83-1.95 against 2.68-2.84). Where single copy is costly (CO_CMA_COSTLY_NS), blocks of
+ * 16 KiB go inline too between two ranks, and a gather's senders, who copy only their own
+ * block, inline theirs up to 32 KiB when there are more (a Scatter root copying every block
+ * inline was slower at 4 ranks). */
+#define CMA_MIN      16384
+#define CMA_MIN_PAIR 8192
 static size_t cma_min(int n) {
-    return n == 2 && co_coll_cma_costly() ? CMA_MIN + 1 : CMA_MIN;
+    if (n == 2) return co_coll_cma_costly() ? CMA_MIN + 1 : CMA_MIN_PAIR;
+    return CMA_MIN;
 }
-static size_t gather_inline(int n) {
-    return n > 2 && co_coll_cma_costly() ? 32768 + 1 : cma_min(n);
+/* Gather(v) and Scatter(v) between two ranks take single copy from 4 KiB: one block each
+ * way, no block of the reader's own to copy meanwhile (4 KiB blocks, µs: Gather 0.85-0.89
+ * against 0.90-0.92 inline, Scatter 0.86 against 1.01-1.05). */
+static size_t rooted_min(int n) {
+    if (n == 2) return co_coll_cma_costly() ? CMA_MIN + 1 : 4096;
+    return co_coll_cma_costly() ? 32768 + 1 : CMA_MIN;
 }
 /* With more than two ranks, Alltoallv inlines blocks below this (see co_cma_alltoallv) and
  * Scatterv below SCATTER_INLINE: its root alone copies every inline block while the readers
@@ -371,7 +384,7 @@ int co_cma_scatterv(const void *sbuf, const int *scounts, const int *displs, co_
     ent *tab = (ent *)co_cshm_acquire(s, b);
     ent e0; /* my entry for the next rank, kept here: readers poll the line it is in */
     int remote = offer_blocks(s, g, tab, sbuf, scounts, displs, sdt, &t,
-                              n > 2 ? SCATTER_INLINE : cma_min(n), &e0, NULL);
+                              n > 2 ? SCATTER_INLINE : rooted_min(n), &e0, NULL);
     int copies = rbuf != MPI_IN_PLACE; /* in the header: tells a coop peer my share */
     co_cshm_publish(s, b, g + 1, (uint64_t)copies, g + 2);
     if (coop_block(n, &e0)) {
@@ -417,7 +430,7 @@ int co_cma_gatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, c
         size_t used = sizeof(ent);
         scratch t = {0};
         ent e;
-        int remote = offer(s, pay, &used, &e, sbuf, scount, sdt, &t, gather_inline(n), 0);
+        int remote = offer(s, pay, &used, &e, sbuf, scount, sdt, &t, rooted_min(n), 0);
         *(ent *)pay = e;
         if (!remote) {
             co_cshm_publish(s, b, g + 1, 0, g + 2);
