@@ -152,20 +152,16 @@ int co_rs_cma(const void *in, void *out, const size_t *cnt, const size_t *dsp, s
     return rc;
 }
 
-/* Blocks for Reduce and Allreduce. For Reduce the others also write their block into the
- * root's buffer (three passes over it against the root's two), so the root takes a block
- * one and a half times as large and everyone finishes together. With two ranks that would
- * be 60% of the vector; 65% was faster from 32 KiB to 4 MiB, level at 256 KiB and 2-3%
- * slower at 1 MiB (2 ranks, µs, 60% / 65%: 32 KiB 3.0 / 2.6, 64 KiB 4.3-4.7 / 4.0-4.2,
- * 2 MiB 124-131 / 92-96, 4 MiB 273-283 / 235-250, 1 MiB 43-46 / 44-47), so two ranks take
- * 65%. */
+/* Blocks for Reduce and Allreduce (more than two ranks). For Reduce the others also write
+ * their block into the root's buffer (three passes over it against the root's two), so the
+ * root takes a block one and a half times as large and everyone finishes together. */
 static void blocks(size_t count, int n, int root, size_t *cnt, size_t *dsp) {
     if (root < 0) {
         co_coll_blocks(count, n, cnt, dsp);
         return;
     }
     size_t off = 0;
-    size_t big = n == 2 ? count * 13 / 20 : count * 3 / (size_t)(2 * n + 1), rest = count - big;
+    size_t big = count * 3 / (size_t)(2 * n + 1), rest = count - big;
     for (int i = 0, k = 0; i < n; i++) {
         if (i == root) {
             cnt[i] = big;
@@ -181,30 +177,55 @@ static void blocks(size_t count, int n, int root, size_t *cnt, size_t *dsp) {
 /* ---- Reduce and Allreduce on two ranks ------------------------------------------------------
  * A rank that gets the result (the root; with Allreduce both) reads its peer's operand piece
  * by piece and folds it into its own. Nothing that one rank wrote during the call is read by
- * the other, which on these machines costs more than the copy itself: the blocks above
- * (each rank folds part and the root gathers) took 4.9 µs for 64 KiB against 4.4, and
- * letting the peer write its operand's tail into the root's buffer for the root to fold made
- * 16 KiB take 4.3 µs instead of 1.7. Every rank folds rank 0's operand first, and with a
+ * the other, which on these machines costs more than the copy itself: letting the peer
+ * write its operand's tail into the root's buffer for the root to fold made 16 KiB take
+ * 4.3 µs instead of 1.7. Above PAIR_SPLIT_MIN bytes a Reduce's peer takes part: it reads the
+ * tail of the root's operand, folds its own into it and writes the result into the root's
+ * receive buffer, which the root does not read. The root says where the tail starts (its
+ * published `done`); the peer follows. Every rank folds rank 0's operand first, and with a
  * user-defined operator in that order even if it commutes, so both results of an Allreduce
- * are the same bits.
- * Steps as above: g+1, addresses published; g+2, I have read the peer's operand. */
+ * are the same bits (the peer's part is for predefined operators, or for a peer that is
+ * rank 0).
+ * Steps as above: g+1, addresses published; g+2, I have read (and written) my part. */
 /* bytes fetched and folded at a time: Allreduce of 1 MiB took 81 µs in pieces of 128 KiB,
  * 89 in 64 KiB and 90 in 256 KiB (16 KiB pieces, which stay in the first-level cache, cost
  * more in system calls than they save: 64 KiB 5.3 µs against 4.1) */
 #define PAIR_PIECE (128u << 10)
-/* Reduce takes the pair up to here; from 128 KiB the blocks above were level or ahead, at
- * 256 KiB 14.2-15.0 µs against 16.4-17.2. Allreduce takes it at every size (1 MiB 81-88 µs
- * against 115 by reduce_bcast, 4 MiB 434 against 621). */
-#define PAIR_REDUCE_MAX (64u << 10)
+/* A Reduce's root leaves the last 35% of a vector above this to its peer. Interleaved, µs,
+ * root alone / 35% to the peer / 40%: 128 KiB 7.68 / 7.75 / 7.88, 256 KiB 14.3 / 13.5 /
+ * 13.9, 1 MiB 54.0 / 41.0 / 43.8; 4 MiB 335-375 alone, 216-229 shared. The earlier blocks
+ * (the root a 65% block, the peer folding the rest in a scratch vector) took 59-70 µs at
+ * 1 MiB and 310-325 at 4 MiB. */
+#define PAIR_SPLIT_MIN (128u << 10)
 
 static int reduce_pair(const void *in, void *rbuf, size_t count, co_dtype *dt, co_op *op, int root,
                        co_cshm *s) {
     uint64_t g = s->seq;
     int me = s->me, p = 1 - me;
     uint64_t mine = sig(OP_REDUCE, root, count * dt->size);
-    publish_addrs(s, g, in, NULL, dt, mine, 0);
+    size_t h = count;
+    if (root >= 0 && me == root && count * dt->size > PAIR_SPLIT_MIN &&
+        (root == 1 || (op->commute && op->predefined)))
+        h = count - count / 20 * 7;
+    publish_addrs(s, g, in, me == root ? rbuf : NULL, dt, mine, h);
     int rc = same_sizes(s, g, p, p, mine);
     void *lb = NULL, *out = rbuf;
+    if (!rc && root >= 0 && me != root) {
+        const published *rp = peer_published(s, root, g);
+        size_t rh = (size_t)atomic_load_explicit(&rp->done, memory_order_relaxed);
+        size_t ext = (size_t)co_dt_extent(dt), piece = ext < PAIR_PIECE ? PAIR_PIECE / ext : 1;
+        void *tb = NULL, *tmp = NULL;
+        if (rh < count && !(tmp = co_coll_tmpbuf(dt, CO_MIN(piece, count - rh), &tb)))
+            co_fatal("out of memory in a reduction");
+        for (size_t e0 = rh; e0 < count; e0 += piece) {
+            size_t m = CO_MIN(piece, count - e0);
+            fetch(s, root, rp->a.in, e0, tmp, m, dt);
+            co_op_apply(op, dt, co_coll_elem(in, e0, dt), tmp, m);
+            co_cma_write(s->pids[root], (char *)tmp + dt->true_lb,
+                         (void *)(uintptr_t)(rp->a.out + e0 * ext), m * dt->size);
+        }
+        co_coll_free(tb);
+    }
     if (!rc && (root < 0 || me == root)) {
         /* Allreduce in place: the peer reads my operand in rbuf until it posts g+2 */
         if (root < 0 && in == rbuf && !(out = co_coll_tmpbuf(dt, count, &lb)))
@@ -217,8 +238,8 @@ static int reduce_pair(const void *in, void *rbuf, size_t count, co_dtype *dt, c
         void *tb = NULL, *tmp = NULL;
         if (!direct && !(tmp = co_coll_tmpbuf(dt, CO_MIN(piece, count), &tb)))
             co_fatal("out of memory in a reduction");
-        for (size_t e0 = 0; e0 < count; e0 += piece) {
-            size_t m = CO_MIN(piece, count - e0);
+        for (size_t e0 = 0; e0 < h; e0 += piece) {
+            size_t m = CO_MIN(piece, h - e0);
             const void *x = co_coll_elem(in, e0, dt);
             void *r = co_coll_elem(out, e0, dt);
             if (direct) { /* r = mine op theirs */
@@ -252,8 +273,7 @@ int co_reduce_cma(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_o
     co_cshm *s = c->coll->shm;
     int n = s->n, me = s->me, rc;
     const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-    if (n == 2 && (root < 0 || count * dt->size <= PAIR_REDUCE_MAX))
-        return reduce_pair(in, rbuf, count, dt, op, root, s);
+    if (n == 2) return reduce_pair(in, rbuf, count, dt, op, root, s);
     size_t stack[64];
     size_t *cnt = n <= 32 ? stack : co_coll_alloc(2 * (size_t)n * sizeof(size_t));
     if (!cnt) co_fatal("out of memory");
