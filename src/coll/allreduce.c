@@ -17,9 +17,9 @@ const co_coll_alg co_allreduce_algs[] = {
      "operands copied into shared buffers; small: every rank combines all, large: each rank "
      "combines a part and everyone copies the parts out"},
     {"cma", CO_ALG_CMA | CO_ALG_DENSE,
-     "rank r reads block r of every vector (process_vm_readv) and combines it, then everyone "
-     "reads the combined blocks; with 2 ranks each reads its peer's whole vector and combines "
-     "(contiguous types, else as shm)"},
+     "rank r reads block r of every vector (process_vm_readv), combines it and writes it into "
+     "every peer's buffer; with 2 ranks each combines half (small vectors: all) of its peer's "
+     "vector with its own (contiguous types, else as shm)"},
 };
 CO_ALG_TABLE_CHECK(co_allreduce_algs, CO_ALLREDUCE_NALGS);
 

@@ -2,14 +2,14 @@
  * and the ranks read each other's operands with process_vm_readv instead of copying them
  * through shared buffers. Reduce-scatter: rank r reads block r of every peer and folds the N
  * operands in rank order (from the right, acc = d_q op acc, so non-commutative operators
- * work too). Allreduce adds an allgather of the reduced blocks straight from the peers'
- * receive buffers; Reduce has the peers write their blocks into the root's. Scan and Exscan:
+ * work too). Allreduce has every rank write its reduced block into every peer's receive
+ * buffer, Reduce into the root's; two ranks have their own way (reduce_pair). Scan and Exscan:
  * rank r folds operands 0..r (0..r-1) itself. Operands are raw memory images, so these take
  * dense types; writes into user buffers (Allreduce's and Reduce's block transfers) need
  * contiguous ones.
  *
  * Steps: g+1, addresses published; g+2, my part is combined (and written) and I have read
- * all I need of the others' operands; Allreduce: g+3, I have copied every reduced block. */
+ * all I need of the others' operands. */
 #include "coll.h"
 
 #include <stdlib.h>
@@ -313,22 +313,20 @@ int co_reduce_cma(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_o
         co_cma_write(s->pids[root], (char *)out + dt->true_lb, (void *)(uintptr_t)dst,
                      cnt[me] * dt->size);
     }
-    co_cshm_post(s, g + 2);
-    if (all) { /* everyone copies every other reduced block */
-        for (int j = 1; j < n && !rc; j++) {
+    /* Allreduce: my reduced block into every peer's receive buffer, where only I read that
+     * peer's operand (in place) and have done so. Writing it from my cache beats each peer
+     * reading it from there (4 ranks, µs, write / read: 1 MiB 297 / 404, 4 MiB 1162 /
+     * 1376; 3 ranks 1 MiB 250 / 334). */
+    if (all && !rc && cnt[me])
+        for (int j = 1; j < n; j++) {
             int q = (me + j) % n;
-            if (!cnt[q]) continue;
-            co_cshm_wait(s, q, g + 2);
-            fetch(s, q, peer_addrs(s, q, g).out, dsp[q], co_coll_elem(rbuf, dsp[q], dt), cnt[q],
-                  dt);
+            uint64_t dst = peer_addrs(s, q, g).out + dsp[me] * (uint64_t)co_dt_extent(dt);
+            co_cma_write(s->pids[q], (char *)out + dt->true_lb, (void *)(uintptr_t)dst,
+                         cnt[me] * dt->size);
         }
-        co_cshm_post(s, g + 3);
-        co_cshm_wait_all(s, g + 3);
-        s->seq = g + 3;
-    } else {
-        co_cshm_wait_all(s, g + 2);
-        s->seq = g + 2;
-    }
+    co_cshm_post(s, g + 2);
+    co_cshm_wait_all(s, g + 2);
+    s->seq = g + 2;
     co_coll_free(ob);
     if (cnt != stack) co_coll_free(cnt);
     return rc;
