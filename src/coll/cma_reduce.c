@@ -266,7 +266,7 @@ static int reduce_pair(const void *in, void *rbuf, size_t count, co_dtype *dt, c
                 fetch(s, p, theirs, e0, tmp, m, dt);
                 if (x != r) co_coll_copy_same(x, r, m, dt);
                 co_op_apply(op, dt, tmp, r, m);
-            } else { /* rank 0, Reduce in place: r = mine op theirs */
+            } else { /* rank 0 in place, not direct: r = mine op theirs */
                 fetch(s, p, theirs, e0, tmp, m, dt);
                 co_op_apply(op, dt, x, tmp, m);
                 co_coll_copy_same(tmp, r, m, dt);

@@ -20,8 +20,8 @@ const co_coll_alg co_reduce_algs[] = {
      "combines a part"},
     {"cma", CO_ALG_CMA | CO_ALG_DENSE,
      "rank r reads block r of every vector (process_vm_readv), combines it and writes it into "
-     "the root's buffer; with 2 ranks up to 64 KiB the root reads its peer's whole vector "
-     "(contiguous types, else as shm)"},
+     "the root's buffer; with 2 ranks the root reads its peer's vector and combines it (above "
+     "128 KiB the peer combines the last 35% and writes it) (contiguous types, else as shm)"},
 };
 CO_ALG_TABLE_CHECK(co_reduce_algs, CO_REDUCE_NALGS);
 
