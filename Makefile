@@ -43,7 +43,8 @@ check:
 SANITIZE_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 check-sanitize:
 	@scripts/deps.sh check
-	cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DCOHORT_REQUIRE_CMOCKA=ON -DCMAKE_C_FLAGS="$(SANITIZE_FLAGS)" \
+	cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DCOHORT_REQUIRE_CMOCKA=ON -DCOHORT_TEST_TIME_LIMIT=600 \
+	  -DCMAKE_C_FLAGS="$(SANITIZE_FLAGS)" \
 	  -DCMAKE_EXE_LINKER_FLAGS="$(SANITIZE_FLAGS)" -DCMAKE_SHARED_LINKER_FLAGS="$(SANITIZE_FLAGS)" > /dev/null
 	cmake --build build-sanitize -j $(JOBS)
 	cd build-sanitize && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure --timeout 900 \

@@ -357,6 +357,7 @@ typedef struct co_coll_call {
 } co_coll_call;
 
 static void unpublish(co_coll_call *k);
+CO_NORETURN static void abandon(co_coll_call *k, int cls);
 
 /* A signature's `what`: the collective, its root and a reduction's operator (co_coll_sig),
  * and back. User-defined operators are not told apart: their handles may differ between
@@ -437,6 +438,34 @@ static inline int enter(co_coll_call *k, co_comm *c, uint64_t what, uint64_t byt
     return MPI_SUCCESS;
 }
 
+/* A call that copied from or into a peer's buffers by single copy reports success only if
+ * none of those peers abandoned the call meanwhile. A peer that abandons it (its arguments
+ * disagree with a third rank's, say) leaves at once, without waiting for its readers, and
+ * its user may then change the buffer a copy of this rank is still reading: the data this
+ * rank holds may not be that call's. The peer publishes its broken word before it leaves
+ * (abandon, with a full fence); a copy finished before this rank's load that finds no such
+ * word read the buffer before the peer left. */
+static void copied_from(co_coll_call *k) {
+    co_coll_comm *cc = k->c->coll;
+    const co_cshm *s = cc ? cc->shm : NULL;
+    if (!s) return;
+    atomic_thread_fence(memory_order_seq_cst);
+    for (int q = 0; q < s->n; q++) {
+        if (q == s->me) continue;
+        int copied = S->cma_n < 0;
+        for (int i = 0; i < S->cma_n && !copied; i++) copied = S->cma_pids[i] == s->pids[q];
+        if (!copied) continue;
+        uint64_t b = atomic_load_explicit(&s->sig[q].broken, memory_order_acquire);
+        if (!b || b >> 32 != cc->calls) continue; /* (one that left it normally waited) */
+        snprintf(cc->broken_msg, sizeof(cc->broken_msg),
+                 "rank %d abandoned collective call %llu on this communicator while this rank "
+                 "copied its data (their calls disagree with another rank's): what this rank "
+                 "received may not be that call's data",
+                 q, (unsigned long long)cc->calls);
+        abandon(k, MPI_ERR_OTHER);
+    }
+}
+
 int co_coll_watched(co_comm *c, int kind, int root, const co_op *op, uint64_t bytes,
                     co_coll_body body, const void *arg, int *failed) {
     co_coll_call k;
@@ -451,7 +480,9 @@ int co_coll_watched(co_comm *c, int kind, int root, const co_op *op, uint64_t by
     *failed = rc ? CO_CALL_BROKEN : CO_CALL_RAN;
     if (rc) return rc;
     co_st.coll_short = 0; /* armed for the call's own transfers (p2p.c) */
+    S->cma_n = 0;
     rc = body(c, arg);
+    if (S->cma_n && rc == MPI_SUCCESS) copied_from(&k);
     S->cur = NULL;
     co_st.coll_short = -1;
     if (CO_UNLIKELY(k.published)) unpublish(&k);
@@ -494,9 +525,12 @@ CO_NORETURN static void abandon(co_coll_call *k, int cls) {
     co_coll_comm *cc = c->coll;
     cc->broken = cls;
     c->quarantined = 1;
-    if (cc->shm) /* (none yet if the set-up was abandoned before the segment was known) */
+    if (cc->shm) { /* (none yet if the set-up was abandoned before the segment was known) */
         atomic_store_explicit(&cc->shm->sig[c->rank].broken, cc->calls << 32 | (uint32_t)cls,
                               memory_order_release);
+        /* before the user may change a buffer that a peer still copies: see copied_from */
+        atomic_thread_fence(memory_order_seq_cst);
+    }
     co_p2p_abandon(co_coll_ctx(c), CO_TAG_NBC);
     free_blocks(); /* the abandoned call's scratch memory */
     if (k->published) unpublish(k);

@@ -261,6 +261,8 @@ typedef struct co_coll_state {
     co_cshm_zombie *zombies;
     co_coll_block cache[CO_COLL_CACHE]; /* large scratch blocks kept for reuse */
     struct co_coll_call *cur;           /* the call in progress (watched for mismatches), or NULL */
+    pid_t cma_pids[8]; /* processes the call in progress copied from or into (co_cma_note) */
+    int cma_n;         /* how many; -1: more than fit */
 } co_coll_state;
 
 co_coll_comm *co_coll_comm_of(co_comm *c);
@@ -524,6 +526,11 @@ void co_cshm_unpack_each(const co_cshm *s, unsigned b, uint64_t step, size_t slo
 /* Single copy between processes. A failure inside a collective call means the ranks' calls
  * disagree (a peer's address is not what this rank expects) and abandons the call
  * (co_coll_fail); elsewhere it is fatal. */
+/* Single-copy transfers from and into the user buffers of another process. A watched call
+ * that made any (co_cma_note) checks, before it reports success, that none of the processes it
+ * copied from or into abandoned the call meanwhile: such a process may have returned and its
+ * user changed the buffer while the copy ran (co_coll_watched). */
+void co_cma_note(pid_t pid);
 void co_cma_read(pid_t pid, void *local, const void *remote, size_t n);
 void co_cma_write(pid_t pid, const void *local, void *remote, size_t n);
 /* Called by the owner of a buffer before it publishes its address for peers' single-copy

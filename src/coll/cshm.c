@@ -147,7 +147,19 @@ static void cma_fail(const char *what, pid_t pid, int err) {
              (int)pid, strerror(err));
 }
 
+void co_cma_note(pid_t pid) {
+    co_coll_state *S = co_st.coll;
+    if (!S || S->cma_n < 0) return;
+    for (int i = 0; i < S->cma_n; i++)
+        if (S->cma_pids[i] == pid) return;
+    if (S->cma_n == (int)CO_ARRAY_LEN(S->cma_pids))
+        S->cma_n = -1;
+    else
+        S->cma_pids[S->cma_n++] = pid;
+}
+
 void co_cma_read(pid_t pid, void *local, const void *remote, size_t n) {
+    co_cma_note(pid);
     struct iovec l = {local, n}, r = {(void *)remote, n};
     int e = n ? co_shm_cma_read(pid, &l, 1, &r, 1) : 0;
     if (e) cma_fail("process_vm_readv", pid, -e);
@@ -196,6 +208,7 @@ void co_cma_read_spread(pid_t pid, void *local, const void *remote, size_t n, in
 }
 
 void co_cma_write(pid_t pid, const void *local, void *remote, size_t n) {
+    co_cma_note(pid);
     while (n) {
         struct iovec l = {(void *)local, n}, r = {remote, n};
         ssize_t put = process_vm_writev(pid, &l, 1, &r, 1, 0);

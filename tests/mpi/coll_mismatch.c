@@ -6,8 +6,36 @@
  * success. Each case runs on a fresh duplicate of MPI_COMM_WORLD (a disagreement may leave
  * it unusable), whose next collectives must end too. Another collective on one rank is
  * reported only if some rank comes to wait for it (there or in a later call), so that case
- * only has to end. Runs under every algorithm variant (tests/coll.cmake). */
+ * only has to end. Runs under every algorithm variant (tests/coll.cmake).
+ *
+ * With MISMATCH_SLOW_READER=r it runs one case only, in which rank r is slow to copy: a
+ * broadcast's root (rank 0) leaves the call with an error (another rank skipped it) and
+ * overwrites its buffer while rank r has yet to read it by single copy. Rank r must then
+ * report an error, not success with the next call's data. The delay comes from this
+ * program's own process_vm_readv, which the library calls in place of the C library's. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include "coll_util.h"
+
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+static int slow_once; /* delay this rank's next large single-copy read by 300 ms */
+
+ssize_t process_vm_readv(pid_t pid, const struct iovec *local, unsigned long nlocal,
+                         const struct iovec *remote, unsigned long nremote, unsigned long flags) {
+    size_t len = 0;
+    for (unsigned long i = 0; i < nlocal; i++) len += local[i].iov_len;
+    if (slow_once && len >= 4096) { /* (not the set-up's probe of a few bytes) */
+        slow_once = 0;
+        struct timespec t = {0, 300 * 1000 * 1000};
+        nanosleep(&t, NULL);
+    }
+    return syscall(SYS_process_vm_readv, pid, local, nlocal, remote, nremote, flags);
+}
 
 #define BIG (1 << 17) /* ints: 512 KiB, above every size threshold of the selection table */
 
@@ -130,6 +158,8 @@ static long filled(int kind, int c) {
  * In both calls a rank that reports success must hold the right result for its own count:
  * neither another call's data (a rank that skipped one call meeting the others' data of the
  * next) nor a part combined over other bounds (counts one element apart). */
+static int slow_reader = -1; /* MISMATCH_SLOW_READER */
+
 static void data_case(int kind, int n, int odd, int odd_n) {
     char what[128];
     snprintf(what, sizeof(what), "%s count %d, rank %d: count %d", names[kind], n, odd, odd_n);
@@ -140,7 +170,9 @@ static void data_case(int kind, int n, int odd, int odd_n) {
         for (long i = 0; i < (long)mine * np; i++) sb[i] = val(me, i, salt), rb[i] = -1;
         if (kind == BCAST && me != 0)
             for (long i = 0; i < mine; i++) sb[i] = -1;
+        slow_once = salt == 1 && me == slow_reader;
         int rc = call(kind, d, mine);
+        slow_once = 0;
         CHECK(allowed(class_of(rc)), "%s: call %d: error class %d", what, salt, class_of(rc));
         if (rc != MPI_SUCCESS) continue;
         const int *got = kind == BCAST ? sb : rb;
@@ -254,6 +286,13 @@ int main(int argc, char **argv) {
     rb = calloc(cap, sizeof(int));
     CHECK(sb && rb, "out of memory");
     int last = np - 1;
+    const char *slow = getenv("MISMATCH_SLOW_READER");
+    if (slow && np >= 3) {
+        slow_reader = atoi(slow);
+        data_case(BCAST, 3000, last, 0);
+        MPI_Finalize();
+        return 0;
+    }
     for (int k = 0; k < NKIND; k++) {
         /* a non-root rank gives more, then less (small counts: same algorithm everywhere) */
         int sc = k == BCAST || k == SCATTER;

@@ -30,7 +30,12 @@ static int tu_rank(void) {
 #define CHECK_RC(call)                                                                             \
     do {                                                                                           \
         int rc_ = (call);                                                                          \
-        CHECK(rc_ == MPI_SUCCESS, "%s returned %d", #call, rc_);                                   \
+        if (rc_ != MPI_SUCCESS) {                                                                  \
+            char es_[MPI_MAX_ERROR_STRING] = "";                                                   \
+            int el_ = 0;                                                                           \
+            MPI_Error_string(rc_, es_, &el_);                                                      \
+            CHECK(0, "%s returned %d (%s)", #call, rc_, es_);                                      \
+        }                                                                                          \
     } while (0)
 
 /* The error class an erroneous call returned under MPI_ERRORS_RETURN. */
