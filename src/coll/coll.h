@@ -12,6 +12,7 @@
 #include "../p2p/p2p.h"
 #include "../xport/shm_heap.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -364,12 +365,18 @@ typedef struct co_cshm_ctl {
  * prefetcher drags along with a hot neighbour would cost its owner a miss on every call). */
 typedef struct co_cshm_sig {
     _Atomic uint64_t call, what, bytes, chain;
-    _Atomic uint64_t broken; /* call << 32 | class of a disagreement this rank found */
     /* what and bytes of call - 1: a peer still in that call compares them with its own (a
      * rank that made it with a count of 0 has left it at once, and may wait nowhere) */
     _Atomic uint64_t prev_what, prev_bytes;
-    char pad[72];
+    char pad[16];
+    /* call << 32 | class of a disagreement this rank found. In a line of its own: written
+     * once, read by every peer after each call that copied from this rank (copied_from in
+     * coll.c), where the line above changes with every call. */
+    _Atomic uint64_t broken;
+    char pad2[56];
 } co_cshm_sig;
+_Static_assert(sizeof(co_cshm_sig) == 128 && offsetof(co_cshm_sig, broken) == 64,
+               "a signature is two cache lines, the broken word alone in the second");
 
 typedef struct co_cshm_hdr {
     _Atomic int32_t released; /* members that freed the communicator */
