@@ -532,11 +532,10 @@ void co_cshm_unpack_each(const co_cshm *s, unsigned b, uint64_t step, size_t slo
 
 /* Single copy between processes. A failure inside a collective call means the ranks' calls
  * disagree (a peer's address is not what this rank expects) and abandons the call
- * (co_coll_fail); elsewhere it is fatal. */
-/* Single-copy transfers from and into the user buffers of another process. A watched call
- * that made any (co_cma_note) checks, before it reports success, that none of the processes it
- * copied from or into abandoned the call meanwhile: such a process may have returned and its
- * user changed the buffer while the copy ran (co_coll_watched). */
+ * (co_coll_fail); elsewhere it is fatal. Each transfer notes the process (co_cma_note): a
+ * watched call that made any checks, before it reports success, that none of those processes
+ * abandoned the call meanwhile, since such a process may have returned and its user changed
+ * the buffer while the copy ran (co_coll_watched). */
 void co_cma_note(pid_t pid);
 void co_cma_read(pid_t pid, void *local, const void *remote, size_t n);
 void co_cma_write(pid_t pid, const void *local, void *remote, size_t n);
