@@ -70,6 +70,9 @@ cohort_mpi_test(coll_mismatch NP 2 3 4 8)
 # a broadcast reader slowed down (300 ms) while the root leaves the call with an error
 cohort_mpi_test(coll_mismatch NP 4 ENV COHORT_BCAST_ALGORITHM=cma MISMATCH_SLOW_READER=1
   SUFFIX .slow)
+# a gather's writer slowed down (300 ms) while the root leaves the call with an error
+cohort_mpi_test(coll_mismatch NP 4 ENV COHORT_GATHER_ALGORITHM=cma MISMATCH_SLOW_WRITER=1
+  SUFFIX .slow_writer)
 # a rank that refuses a call for its own arguments and then calls MPI_Finalize: on the
 # communicator's first call (its segment's set-up) and after others, by point-to-point and by
 # shared-memory algorithms; and a root that finalizes while its readers are still to come

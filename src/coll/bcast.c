@@ -224,7 +224,7 @@ static int bcast_cma(void *buf, size_t count, co_dtype *dt, int root, co_comm *c
             split = pb & AS_ROOT ? 0 : CO_MIN(bytes / 2, pb);
             char *remote =
                 (char *)(uintptr_t)atomic_load_explicit(&s->ctl[p].addr, memory_order_relaxed);
-            if (split) co_cma_write(s->pids[p], w, remote, split);
+            if (split) co_cma_write(s, p, w, remote, split);
         }
         co_cshm_post(s, g + 2);
         co_cshm_wait_all(s, g + 2);

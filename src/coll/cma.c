@@ -391,9 +391,7 @@ int co_cma_scatterv(const void *sbuf, const int *scounts, const int *displs, co_
         int p = 1 - me;
         const ent *pe = (const ent *)co_cshm_read(s, p, b, g + 1, NULL);
         size_t x = coop_split(e0.bytes, pe->bytes, copies);
-        if (x)
-            co_cma_write(s->pids[p], (const char *)(uintptr_t)e0.addr, (char *)(uintptr_t)pe->addr,
-                         x);
+        if (x) co_cma_write(s, p, (const char *)(uintptr_t)e0.addr, (char *)(uintptr_t)pe->addr, x);
     }
     co_cshm_post(s, g + 2); /* my part of the copying into others is done */
     if (rbuf != MPI_IN_PLACE)
@@ -452,7 +450,7 @@ int co_cma_gatherv(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, c
          * first; otherwise it tells the root that my block is in place */
         size_t x = coop_block(n, &e) ? coop_split(e.bytes, dst->bytes, (int)root_copies) : 0;
         if (x) co_cshm_publish(s, b, g + 1, 0, g + 2);
-        if (nb > x) co_cma_write(s->pids[root], from + x, (char *)(uintptr_t)dst->addr + x, nb - x);
+        if (nb > x) co_cma_write(s, root, from + x, (char *)(uintptr_t)dst->addr + x, nb - x);
         if (!x) co_cshm_publish(s, b, g + 1, 0, g + 2);
         finish(s, g);
         if (x) co_cshm_wait(s, root, g + 2); /* the root has read its share */

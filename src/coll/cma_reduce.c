@@ -236,7 +236,7 @@ static int reduce_pair(const void *in, void *rbuf, size_t count, co_dtype *dt, c
             size_t m = CO_MIN(piece, count - e0);
             fetch(s, root, rp->a.in, e0, tmp, m, dt);
             co_op_apply(op, dt, co_coll_elem(in, e0, dt), tmp, m);
-            co_cma_write(s->pids[root], (char *)tmp + dt->true_lb,
+            co_cma_write(s, root, (char *)tmp + dt->true_lb,
                          (void *)(uintptr_t)(rp->a.out + e0 * ext), m * dt->size);
         }
         co_coll_free(tb);
@@ -271,8 +271,8 @@ static int reduce_pair(const void *in, void *rbuf, size_t count, co_dtype *dt, c
                 co_coll_copy_same(tmp, r, m, dt);
             }
             if (split) /* after reading the peer's operand there, which may be that buffer */
-                co_cma_write(s->pids[p], (char *)r + dt->true_lb,
-                             (void *)(uintptr_t)(pa.out + e0 * ext), m * dt->size);
+                co_cma_write(s, p, (char *)r + dt->true_lb, (void *)(uintptr_t)(pa.out + e0 * ext),
+                             m * dt->size);
         }
         co_coll_free(tb);
     }
@@ -316,7 +316,7 @@ int co_reduce_cma(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_o
             int q = (me + j) % n;
             if (!all && q != root) continue;
             uint64_t dst = peer_addrs(s, q, g).out + dsp[me] * (uint64_t)co_dt_extent(dt);
-            co_cma_write(s->pids[q], (char *)out + dt->true_lb, (void *)(uintptr_t)dst,
+            co_cma_write(s, q, (char *)out + dt->true_lb, (void *)(uintptr_t)dst,
                          cnt[me] * dt->size);
         }
     co_cshm_post(s, g + 2);
@@ -340,8 +340,7 @@ static int exscan_pair(const void *in, void *rbuf, size_t count, co_dtype *dt, c
     size_t ext = (size_t)co_dt_extent(dt);
     int rc = same_sizes(s, g, p, p, mine);
     if (!rc && me == 0 && h)
-        co_cma_write(s->pids[p], (const char *)in + dt->true_lb, (void *)(uintptr_t)a.out,
-                     h * dt->size);
+        co_cma_write(s, p, (const char *)in + dt->true_lb, (void *)(uintptr_t)a.out, h * dt->size);
     else if (!rc && me == 1 && count > h)
         co_cma_read(s->pids[p], (char *)rbuf + dt->true_lb + h * ext,
                     (const void *)(uintptr_t)(a.in + h * ext), (count - h) * dt->size);

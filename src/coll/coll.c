@@ -4,6 +4,9 @@
  * and combine helpers the per-collective files share. */
 #include "coll.h"
 
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -466,6 +469,45 @@ static void copied_from(co_coll_call *k) {
     }
 }
 
+/* A write into a peer's buffer is the other way round: the peer, if it abandons the call,
+ * must not leave while the write may still land there (its user would find the buffer
+ * changed after the call returned). The writer says in its writing word that it writes in
+ * this call, then, after a full fence, reads the peer's broken word; the peer stores that
+ * word, fences, then waits while any peer's writing word names the call (abandon). Either
+ * the writer finds the word and writes nothing, or the peer finds the write announced and
+ * waits for it. Returns the call number announced, 0 outside a watched call. */
+uint64_t co_coll_write_begin(co_cshm *s, int q) {
+    co_coll_call *k = S ? S->cur : NULL;
+    if (!k || k->c->coll->shm != s) return 0;
+    co_coll_comm *cc = k->c->coll;
+    uint64_t call = cc->calls;
+    atomic_store_explicit(&s->sig[s->me].writing, call, memory_order_relaxed);
+    atomic_thread_fence(memory_order_seq_cst);
+    uint64_t b = atomic_load_explicit(&s->sig[q].broken, memory_order_acquire);
+    if (CO_UNLIKELY(b && b >> 32 == call)) {
+        snprintf(cc->broken_msg, sizeof(cc->broken_msg),
+                 "rank %d abandoned collective call %llu on this communicator before this rank "
+                 "wrote its data there (their calls disagree with another rank's)",
+                 q, (unsigned long long)call);
+        abandon(k, MPI_ERR_OTHER); /* (clears the writing word) */
+    }
+    return call;
+}
+
+/* In abandon: waits until no peer writes into this rank's buffers in the call abandoned (see
+ * co_coll_write_begin). A write is one system call, so the wait is short; a writer that has
+ * ended meanwhile (crashed or killed) does not hold it up. */
+static void await_writers(const co_cshm *s, uint64_t call) {
+    for (int q = 0; q < s->n && call; q++) {
+        if (q == s->me) continue;
+        for (unsigned i = 1; atomic_load_explicit(&s->sig[q].writing, memory_order_acquire) == call;
+             i++) {
+            if (i % 1024 == 0 && kill(s->pids[q], 0) != 0 && errno == ESRCH) break;
+            sched_yield();
+        }
+    }
+}
+
 int co_coll_watched(co_comm *c, int kind, int root, const co_op *op, uint64_t bytes,
                     co_coll_body body, const void *arg, int *failed) {
     co_coll_call k;
@@ -526,10 +568,14 @@ CO_NORETURN static void abandon(co_coll_call *k, int cls) {
     cc->broken = cls;
     c->quarantined = 1;
     if (cc->shm) { /* (none yet if the set-up was abandoned before the segment was known) */
-        atomic_store_explicit(&cc->shm->sig[c->rank].broken, cc->calls << 32 | (uint32_t)cls,
+        co_cshm *s = cc->shm;
+        atomic_store_explicit(&s->sig[c->rank].writing, 0, memory_order_relaxed);
+        atomic_store_explicit(&s->sig[c->rank].broken, cc->calls << 32 | (uint32_t)cls,
                               memory_order_release);
-        /* before the user may change a buffer that a peer still copies: see copied_from */
+        /* before the user may change a buffer that a peer still copies (see copied_from), and
+         * before the writing words are read (co_coll_write_begin) */
         atomic_thread_fence(memory_order_seq_cst);
+        if (!k->setup) await_writers(s, cc->calls); /* (the set-up writes nowhere) */
     }
     co_p2p_abandon(co_coll_ctx(c), CO_TAG_NBC);
     free_blocks(); /* the abandoned call's scratch memory */

@@ -360,8 +360,8 @@ typedef struct co_cshm_ctl {
 } co_cshm_ctl;
 
 /* The signature of a rank's latest collective call (co_coll_watched): `call` is 0 while the
- * others are written; peers read it only after a long wait. Each rank's sits alone in an
- * aligned pair of cache lines, away from the lines peers poll and add to (a line that a
+ * others are written; peers read it only after a long wait. Each rank's sits alone in
+ * aligned pairs of cache lines, away from the lines peers poll and add to (a line that a
  * prefetcher drags along with a hot neighbour would cost its owner a miss on every call). */
 typedef struct co_cshm_sig {
     _Atomic uint64_t call, what, bytes, chain;
@@ -374,9 +374,17 @@ typedef struct co_cshm_sig {
      * coll.c), where the line above changes with every call. */
     _Atomic uint64_t broken;
     char pad2[56];
+    /* The call (cc->calls) in which this rank is writing into a peer's buffer by single copy
+     * (co_cma_write), 0 otherwise. A rank that abandons that call waits until its peers'
+     * words say otherwise before it leaves (coll.c, abandon). In a line of its own: written
+     * around every single-copy write, read only by a rank that abandons a call. */
+    _Atomic uint64_t writing;
+    char pad3[120]; /* (to the end of an aligned pair of lines, see above) */
 } co_cshm_sig;
-_Static_assert(sizeof(co_cshm_sig) == 128 && offsetof(co_cshm_sig, broken) == 64,
-               "a signature is two cache lines, the broken word alone in the second");
+_Static_assert(sizeof(co_cshm_sig) == 256 && offsetof(co_cshm_sig, broken) == 64 &&
+                   offsetof(co_cshm_sig, writing) == 128,
+               "a signature is two aligned pairs of cache lines, the broken and writing words "
+               "alone in theirs");
 
 typedef struct co_cshm_hdr {
     _Atomic int32_t released; /* members that freed the communicator */
@@ -538,7 +546,11 @@ void co_cshm_unpack_each(const co_cshm *s, unsigned b, uint64_t step, size_t slo
  * the buffer while the copy ran (co_coll_watched). */
 void co_cma_note(pid_t pid);
 void co_cma_read(pid_t pid, void *local, const void *remote, size_t n);
-void co_cma_write(pid_t pid, const void *local, void *remote, size_t n);
+/* Writes into the buffer of rank q of s. Within a watched call it first says so in this
+ * rank's writing word, then checks that q has not abandoned the call: q, if it abandons the
+ * call later, waits for the write to end before it returns (co_coll_write_begin). */
+void co_cma_write(co_cshm *s, int q, const void *local, void *remote, size_t n);
+uint64_t co_coll_write_begin(co_cshm *s, int q);
 /* Called by the owner of a buffer before it publishes its address for peers' single-copy
  * reads or writes: with COHORT_CMA_HUGEPAGES=1, the 2 MiB pages wholly inside it are made
  * transparent huge pages (MADV_COLLAPSE) the second time they are exposed. The kernel pins

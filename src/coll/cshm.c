@@ -207,8 +207,10 @@ void co_cma_read_spread(pid_t pid, void *local, const void *remote, size_t n, in
     }
 }
 
-void co_cma_write(pid_t pid, const void *local, void *remote, size_t n) {
+void co_cma_write(co_cshm *s, int q, const void *local, void *remote, size_t n) {
+    pid_t pid = s->pids[q];
     co_cma_note(pid);
+    uint64_t guarded = co_coll_write_begin(s, q);
     while (n) {
         struct iovec l = {(void *)local, n}, r = {remote, n};
         ssize_t put = process_vm_writev(pid, &l, 1, &r, 1, 0);
@@ -220,6 +222,7 @@ void co_cma_write(pid_t pid, const void *local, void *remote, size_t n) {
         remote = (char *)remote + put;
         n -= (size_t)put;
     }
+    if (guarded) atomic_store_explicit(&s->sig[s->me].writing, 0, memory_order_release);
 }
 
 /* Set-up, collective over c: rank 0 allocates and broadcasts the offset (or failure); then

@@ -12,7 +12,11 @@
  * broadcast's root (rank 0) leaves the call with an error (another rank skipped it) and
  * overwrites its buffer while rank r has yet to read it by single copy. Rank r must then
  * report an error, not success with the next call's data. The delay comes from this
- * program's own process_vm_readv, which the library calls in place of the C library's. */
+ * program's own process_vm_readv, which the library calls in place of the C library's.
+ * MISMATCH_SLOW_WRITER=r is the other way round: a gather's root (rank 0) leaves the call
+ * with an error (another rank skipped it) while rank r has yet to write its block into the
+ * root's buffer (process_vm_writev, delayed the same way). The root's buffer must not
+ * change after its call has returned. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -23,10 +27,9 @@
 #include <time.h>
 #include <unistd.h>
 
-static int slow_once; /* delay this rank's next large single-copy read by 300 ms */
+static int slow_once; /* delay this rank's next large single-copy transfer by 300 ms */
 
-ssize_t process_vm_readv(pid_t pid, const struct iovec *local, unsigned long nlocal,
-                         const struct iovec *remote, unsigned long nremote, unsigned long flags) {
+static void maybe_slow(const struct iovec *local, unsigned long nlocal) {
     size_t len = 0;
     for (unsigned long i = 0; i < nlocal; i++) len += local[i].iov_len;
     if (slow_once && len >= 4096) { /* (not the set-up's probe of a few bytes) */
@@ -34,7 +37,18 @@ ssize_t process_vm_readv(pid_t pid, const struct iovec *local, unsigned long nlo
         struct timespec t = {0, 300 * 1000 * 1000};
         nanosleep(&t, NULL);
     }
+}
+
+ssize_t process_vm_readv(pid_t pid, const struct iovec *local, unsigned long nlocal,
+                         const struct iovec *remote, unsigned long nremote, unsigned long flags) {
+    maybe_slow(local, nlocal);
     return syscall(SYS_process_vm_readv, pid, local, nlocal, remote, nremote, flags);
+}
+
+ssize_t process_vm_writev(pid_t pid, const struct iovec *local, unsigned long nlocal,
+                          const struct iovec *remote, unsigned long nremote, unsigned long flags) {
+    maybe_slow(local, nlocal);
+    return syscall(SYS_process_vm_writev, pid, local, nlocal, remote, nremote, flags);
 }
 
 #define BIG (1 << 17) /* ints: 512 KiB, above every size threshold of the selection table */
@@ -158,7 +172,8 @@ static long filled(int kind, int c) {
  * In both calls a rank that reports success must hold the right result for its own count:
  * neither another call's data (a rank that skipped one call meeting the others' data of the
  * next) nor a part combined over other bounds (counts one element apart). */
-static int slow_reader = -1; /* MISMATCH_SLOW_READER */
+static int slow_reader = -1; /* MISMATCH_SLOW_READER or MISMATCH_SLOW_WRITER */
+static int slow_writes;      /* MISMATCH_SLOW_WRITER: check that a failed call's buffer stays */
 
 static void data_case(int kind, int n, int odd, int odd_n) {
     char what[128];
@@ -174,6 +189,17 @@ static void data_case(int kind, int n, int odd, int odd_n) {
         int rc = call(kind, d, mine);
         slow_once = 0;
         CHECK(allowed(class_of(rc)), "%s: call %d: error class %d", what, salt, class_of(rc));
+        if (rc != MPI_SUCCESS && slow_writes && salt == 1) {
+            /* the call is over here: a peer's late write must not land in this buffer */
+            for (long i = 0; i < (long)mine * np; i++) rb[i] = -7;
+            tu_sleep_ms(500);
+            long changed = 0;
+            for (long i = 0; i < (long)mine * np; i++) changed += rb[i] != -7;
+            CHECK(changed == 0,
+                  "%s: %ld elements of the receive buffer changed after the call "
+                  "returned an error",
+                  what, changed);
+        }
         if (rc != MPI_SUCCESS) continue;
         const int *got = kind == BCAST ? sb : rb;
         for (long i = 0; i < filled(kind, mine); i++)
@@ -290,6 +316,14 @@ int main(int argc, char **argv) {
     if (slow && np >= 3) {
         slow_reader = atoi(slow);
         data_case(BCAST, 3000, last, 0);
+        MPI_Finalize();
+        return 0;
+    }
+    slow = getenv("MISMATCH_SLOW_WRITER");
+    if (slow && np >= 3) {
+        slow_reader = atoi(slow);
+        slow_writes = 1;
+        data_case(GATHER, 8192, last, 0);
         MPI_Finalize();
         return 0;
     }
