@@ -441,6 +441,12 @@ static inline int enter(co_coll_call *k, co_comm *c, uint64_t what, uint64_t byt
     return MPI_SUCCESS;
 }
 
+/* Whether broken word b was published in call number `call` (the word keeps the call's low
+ * 32 bits: a communicator may well see more than 2^32 calls). */
+static inline int same_call(uint64_t b, uint64_t call) {
+    return (uint32_t)(b >> 32) == (uint32_t)call;
+}
+
 /* A call that copied from or into a peer's buffers by single copy reports success only if
  * none of those peers abandoned the call meanwhile. A peer that abandons it (its arguments
  * disagree with a third rank's, say) leaves at once, without waiting for its readers, and
@@ -459,7 +465,7 @@ static void copied_from(co_coll_call *k) {
         for (int i = 0; i < S->cma_n && !copied; i++) copied = S->cma_pids[i] == s->pids[q];
         if (!copied) continue;
         uint64_t b = atomic_load_explicit(&s->sig[q].broken, memory_order_acquire);
-        if (!b || b >> 32 != cc->calls) continue; /* (one that left it normally waited) */
+        if (!b || !same_call(b, cc->calls)) continue; /* (one that left it normally waited) */
         snprintf(cc->broken_msg, sizeof(cc->broken_msg),
                  "rank %d abandoned collective call %llu on this communicator while this rank "
                  "copied its data (their calls disagree with another rank's): what this rank "
@@ -484,7 +490,7 @@ uint64_t co_coll_write_begin(co_cshm *s, int q) {
     atomic_store_explicit(&s->sig[s->me].writing, call, memory_order_relaxed);
     atomic_thread_fence(memory_order_seq_cst);
     uint64_t b = atomic_load_explicit(&s->sig[q].broken, memory_order_acquire);
-    if (CO_UNLIKELY(b && b >> 32 == call)) {
+    if (CO_UNLIKELY(b && same_call(b, call))) {
         snprintf(cc->broken_msg, sizeof(cc->broken_msg),
                  "rank %d abandoned collective call %llu on this communicator before this rank "
                  "wrote its data there (their calls disagree with another rank's)",
