@@ -135,7 +135,7 @@ endforeach()
 # nonblocking collectives, against the blocking ones
 cohort_mpi_test(coll_nbc NP 1 2 3 4 5 8)
 # Ibcast's two schedules: flat up to 8 ranks (each half of a split), binomial beyond
-cohort_mpi_test(coll_ibcast NP 3 9 12)
+cohort_mpi_test(coll_ibcast NP 2 3 9 12)
 cohort_mpi_test(coll_persist NP 1 2 3 4 5 8)
 # topologies and the neighbourhood collectives
 cohort_mpi_test(coll_neighbor NP 1 2 3 4 5 8)

@@ -146,7 +146,9 @@ enum co_req_kind {
     CO_REQ_PRECV,
     CO_REQ_GREQ /* a generalized request (MPI_Grequest_start), completed by the program */
 };
-enum co_send_mode { CO_MODE_STD = 0, CO_MODE_SYNC, CO_MODE_READY, CO_MODE_BUFFERED };
+/* CO_MODE_RNDV: standard mode, but by rendezvous whatever the size (collectives' own sends,
+ * where both processes sharing the copy beats the eager copy through the queue). */
+enum co_send_mode { CO_MODE_STD = 0, CO_MODE_SYNC, CO_MODE_READY, CO_MODE_BUFFERED, CO_MODE_RNDV };
 
 typedef struct co_status {
     int source, tag, error;

@@ -620,7 +620,7 @@ static int send_try(co_req *r) {
     size_t bytes = r->bytes;
     int dst = r->peer_world;
     void *payload;
-    if (bytes <= P->eager_limit) {
+    if (bytes <= P->eager_limit && r->mode != CO_MODE_RNDV) {
         int sync = r->mode == CO_MODE_SYNC;
         co_cell *c = co_shm_claim(s, dst, bytes, !sync, &payload);
         if (!c) return -1;
