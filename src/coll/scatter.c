@@ -92,8 +92,8 @@ static int scatter_binomial(const void *sbuf, size_t scount, co_dtype *sdt, void
  * (block q at q*Cb) and publishes it as step h+2; a rank copies its piece out, then posts
  * h+2. Blocks that all fit in the cache line of the buffer's header, which the readers poll
  * anyway, lie back to back there instead (block q at q*bb): one line transfer then brings a
- * reader its block (2 ranks, 1-4 bytes: 7-9% faster). Packing larger blocks back to back
- * was slower (256 bytes: 10%). */
+ * reader its block (2 ranks, 1-16 bytes: 0.22 to 0.19 µs). Packing larger blocks back to
+ * back was slower (256 bytes: 10%). */
 static int scatter_shm(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size_t rcount,
                        co_dtype *rdt, int root, co_comm *c) {
     co_cshm *s = c->coll->shm;

@@ -311,11 +311,11 @@ int main(int argc, char **argv) {
             rc = k == 0
                      ? MPI_Allgather(sb, me == 0 ? 4 : 2, MPI_INT, rb, me == 0 ? 4 : 2, MPI_INT, w)
                      : MPI_Alltoall(sb, me == 0 ? 4 : 2, MPI_INT, rb, me == 0 ? 4 : 2, MPI_INT, w);
-            int cls = -1;
-            if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls);
+            char msg[MPI_MAX_ERROR_STRING];
+            int cls = tu_error(rc, msg);
             CHECK(cls == MPI_ERR_COUNT || (me == 1 && cls == MPI_ERR_TRUNCATE),
-                  "%s of 4 and 2 ints: rank %d got error class %d", k ? "Alltoall" : "Allgather",
-                  me, cls);
+                  "%s of 4 and 2 ints: rank %d got error class %d (%s)",
+                  k ? "Alltoall" : "Allgather", me, cls, msg);
         }
         /* a reader expecting more than the root sends */
         late(me, slow);

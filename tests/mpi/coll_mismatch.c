@@ -172,8 +172,8 @@ static long filled(int kind, int c) {
  * In both calls a rank that reports success must hold the right result for its own count:
  * neither another call's data (a rank that skipped one call meeting the others' data of the
  * next) nor a part combined over other bounds (counts one element apart). */
-static int slow_reader = -1; /* MISMATCH_SLOW_READER or MISMATCH_SLOW_WRITER */
-static int slow_writes;      /* MISMATCH_SLOW_WRITER: check that a failed call's buffer stays */
+static int slow_rank = -1; /* MISMATCH_SLOW_READER or MISMATCH_SLOW_WRITER */
+static int slow_writes;    /* MISMATCH_SLOW_WRITER: check that a failed call's buffer stays */
 
 static void data_case(int kind, int n, int odd, int odd_n) {
     char what[128];
@@ -185,7 +185,7 @@ static void data_case(int kind, int n, int odd, int odd_n) {
         for (long i = 0; i < (long)mine * np; i++) sb[i] = val(me, i, salt), rb[i] = -1;
         if (kind == BCAST && me != 0)
             for (long i = 0; i < mine; i++) sb[i] = -1;
-        slow_once = salt == 1 && me == slow_reader;
+        slow_once = salt == 1 && me == slow_rank;
         int rc = call(kind, d, mine);
         slow_once = 0;
         CHECK(allowed(class_of(rc)), "%s: call %d: error class %d", what, salt, class_of(rc));
@@ -312,18 +312,11 @@ int main(int argc, char **argv) {
     rb = calloc(cap, sizeof(int));
     CHECK(sb && rb, "out of memory");
     int last = np - 1;
-    const char *slow = getenv("MISMATCH_SLOW_READER");
-    if (slow && np >= 3) {
-        slow_reader = atoi(slow);
-        data_case(BCAST, 3000, last, 0);
-        MPI_Finalize();
-        return 0;
-    }
-    slow = getenv("MISMATCH_SLOW_WRITER");
-    if (slow && np >= 3) {
-        slow_reader = atoi(slow);
-        slow_writes = 1;
-        data_case(GATHER, 8192, last, 0);
+    const char *reader = getenv("MISMATCH_SLOW_READER"), *writer = getenv("MISMATCH_SLOW_WRITER");
+    if ((reader || writer) && np >= 3) { /* one case only, see the top */
+        slow_rank = atoi(reader ? reader : writer);
+        slow_writes = !reader;
+        data_case(reader ? BCAST : GATHER, reader ? 3000 : 8192, last, 0);
         MPI_Finalize();
         return 0;
     }

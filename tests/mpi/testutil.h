@@ -31,9 +31,8 @@ static int tu_rank(void) {
     do {                                                                                           \
         int rc_ = (call);                                                                          \
         if (rc_ != MPI_SUCCESS) {                                                                  \
-            char es_[MPI_MAX_ERROR_STRING] = "";                                                   \
-            int el_ = 0;                                                                           \
-            MPI_Error_string(rc_, es_, &el_);                                                      \
+            char es_[MPI_MAX_ERROR_STRING];                                                        \
+            tu_error(rc_, es_);                                                                    \
             CHECK(0, "%s returned %d (%s)", #call, rc_, es_);                                      \
         }                                                                                          \
     } while (0)
