@@ -59,7 +59,7 @@ static inline co_comm *co_api_comm(MPI_Comm h, const char *fn, int *rc) {
 }
 
 /* A datatype argument for `count` elements: MPI_DATATYPE_NULL is accepted with count 0. */
-static inline co_dtype *co_api_dtype(co_comm *comm, const char *fn, MPI_Datatype h, int count,
+static inline co_dtype *co_api_dtype(co_comm *comm, const char *fn, MPI_Datatype h, long long count,
                                      int *rc) {
     co_dtype *dt = co_dt_get(h);
     if (CO_LIKELY(dt && dt->committed && !dt->freed)) return dt;
@@ -82,16 +82,18 @@ static inline int co_api_count(co_comm *comm, const char *fn, int count) {
     return MPI_SUCCESS;
 }
 
-static inline int co_api_buf(co_comm *comm, const char *fn, const void *buf, int count,
+/* `count` is a long long: Reduce_scatter's vector may hold more than 2^31 - 1 elements. */
+static inline int co_api_buf(co_comm *comm, const char *fn, const void *buf, long long count,
                              const co_dtype *dt) {
     /* NULL is MPI_BOTTOM, legitimate with absolute-address types (true_lb != 0) */
     if (CO_UNLIKELY(!buf && count > 0 && dt->size > 0 && dt->true_lb == 0))
-        return co_error(comm, fn, MPI_ERR_BUFFER, "buffer is NULL but count is %d", count);
-    /* count (< 2^31) times the type's size can leave the address space only above 4 GiB */
-    if (CO_UNLIKELY(dt->size > 0xffffffffu && count > 0 &&
+        return co_error(comm, fn, MPI_ERR_BUFFER, "buffer is NULL but count is %lld", count);
+    /* a count below 2^31 times the type's size can leave the address space only when the
+     * size is 2^32 or more; Reduce_scatter's vector may be longer */
+    if (CO_UNLIKELY((dt->size > 0xffffffffu || count > 0x7fffffff) && count > 0 && dt->size &&
                     (size_t)count > (size_t)PTRDIFF_MAX / dt->size))
         return co_error(comm, fn, MPI_ERR_COUNT,
-                        "%d elements of %zu bytes are more than an address space holds", count,
+                        "%lld elements of %zu bytes are more than an address space holds", count,
                         dt->size);
     return MPI_SUCCESS;
 }

@@ -891,6 +891,16 @@ int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdisp
                             recvcounts, rdispls, recvtypes, comm, nb_req(request));
 }
 
+/* On an intercommunicator the leaders' exchange and the local Scatterv (int displacements)
+ * carry the whole vector, so its length must fit an int there. */
+static int inter_rs_total(co_comm *c, const char *fn, long long total) {
+    if (total <= 0x7fffffff) return MPI_SUCCESS;
+    return co_error(c, fn, MPI_ERR_COUNT,
+                    "the receive counts add up to %lld elements; on an intercommunicator at most "
+                    "2^31 - 1 are supported",
+                    total);
+}
+
 static int reduce_scatter_common(const char *fn, const void *sendbuf, void *recvbuf,
                                  const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
                                  MPI_Comm comm, MPI_Request *req) {
@@ -900,21 +910,20 @@ static int reduce_scatter_common(const char *fn, const void *sendbuf, void *recv
     if (!c) return rc;
     if (req && (rc = nb_check(c, fn, req))) return rc;
     if ((rc = check_counts(c, fn, recvcounts, c->size, "recvcounts"))) return rc;
-    long long total = 0;
+    long long total = 0; /* may pass 2^31 - 1: the vector's length is not an argument */
     for (int i = 0; i < c->size; i++) total += recvcounts[i];
-    if (total > 0x7fffffff)
-        return co_error(c, fn, MPI_ERR_COUNT, "recvcounts add up to %lld elements", total);
-    co_dtype *dt = co_api_dtype(c, fn, datatype, (int)total, &rc);
+    co_dtype *dt = co_api_dtype(c, fn, datatype, total, &rc);
     if (!dt) return rc;
     co_op *o = check_op(c, fn, op, datatype, dt, &rc);
     if (!o) return rc;
     if ((rc = not_in_place(c, fn, recvbuf, "receive buffer"))) return rc;
-    if (sendbuf != MPI_IN_PLACE && (rc = co_api_buf(c, fn, sendbuf, (int)total, dt))) return rc;
-    if ((rc = co_api_buf(c, fn, recvbuf, sendbuf == MPI_IN_PLACE ? (int)total : recvcounts[c->rank],
-                         dt)))
+    if (sendbuf != MPI_IN_PLACE && (rc = co_api_buf(c, fn, sendbuf, total, dt))) return rc;
+    if ((rc =
+             co_api_buf(c, fn, recvbuf, sendbuf == MPI_IN_PLACE ? total : recvcounts[c->rank], dt)))
         return rc;
     if ((rc = distinct(c, fn, sendbuf, recvbuf, total, dt))) return rc;
     if (c->is_inter) {
+        if ((rc = inter_rs_total(c, fn, total))) return rc;
         if (sendbuf == MPI_IN_PLACE) return inter_in_place(c, fn);
         if (!req)
             return inter_done(c, fn,
@@ -948,10 +957,7 @@ static int reduce_scatter_block_common(const char *fn, const void *sendbuf, void
     if (!c) return rc;
     if (req && (rc = nb_check(c, fn, req))) return rc;
     if ((rc = co_api_count(c, fn, recvcount))) return rc;
-    if ((long long)recvcount * c->size > 0x7fffffff)
-        return co_error(c, fn, MPI_ERR_COUNT, "recvcount %d times %d ranks is too large", recvcount,
-                        c->size);
-    int total = recvcount * c->size;
+    long long total = (long long)recvcount * c->size; /* may pass 2^31 - 1 */
     co_dtype *dt = co_api_dtype(c, fn, datatype, total, &rc);
     if (!dt) return rc;
     co_op *o = check_op(c, fn, op, datatype, dt, &rc);
@@ -962,6 +968,7 @@ static int reduce_scatter_block_common(const char *fn, const void *sendbuf, void
         return rc;
     if ((rc = distinct(c, fn, sendbuf, recvbuf, total, dt))) return rc;
     if (c->is_inter) {
+        if ((rc = inter_rs_total(c, fn, total))) return rc;
         if (sendbuf == MPI_IN_PLACE) return inter_in_place(c, fn);
         if (!req)
             return inter_done(

@@ -516,26 +516,24 @@ static void build_alltoallw(nb_sched *s, const co_coll_args *a) {
 static void build_rscatter(nb_sched *s, const co_coll_args *a) {
     int n = s->on->size, me = s->on->rank;
     co_dtype *dt = a->rdt;
-    const int *cnt = a->rcounts;
-    int *dsp;
-    if (a->kind == CO_COLL_REDUCE_SCATTER_BLOCK) {
-        cnt = uniform(s, n, a->rcount, &dsp);
-    } else {
-        dsp = nb_tmp(s, co_dt_get(MPI_INT), (size_t)n);
-        for (int i = 0, d = 0; i < n; d += cnt[i++]) dsp[i] = d;
+    /* size_t: the vector may hold more than 2^31 - 1 elements */
+    size_t *cnt = nb_tmp(s, co_dt_get(MPI_BYTE), 2 * (size_t)n * sizeof(size_t)), *dsp = cnt + n;
+    for (int i = 0; i < n; i++) {
+        cnt[i] = a->kind == CO_COLL_REDUCE_SCATTER_BLOCK ? a->rcount : (size_t)a->rcounts[i];
+        dsp[i] = i ? dsp[i - 1] + cnt[i - 1] : 0;
     }
     int in_place = a->sbuf == MPI_IN_PLACE;
     const void *in = in_place ? a->rbuf : a->sbuf;
-    size_t mine = (size_t)cnt[me];
+    size_t mine = cnt[me];
     /* the others' operands of my block, slot i for rank i; in place, mine too (the result
      * overwrites the start of the vector, where my operand may lie) */
     void *ops = nb_tmp(s, dt, mine * (size_t)n);
     for (int k = 1; k < n; k++) {
         int to = (me + k) % n, from = (me - k + n) % n;
         nb_recv(s, co_coll_elem(ops, mine * (size_t)from, dt), mine, dt, from);
-        nb_send(s, co_coll_elem(in, (size_t)dsp[to], dt), (size_t)cnt[to], dt, to);
+        nb_send(s, co_coll_elem(in, dsp[to], dt), cnt[to], dt, to);
     }
-    const void *own = co_coll_elem(in, (size_t)dsp[me], dt);
+    const void *own = co_coll_elem(in, dsp[me], dt);
     if (in_place) {
         nb_copy(s, own, mine, dt, co_coll_elem(ops, mine * (size_t)me, dt), mine, dt);
         own = co_coll_elem(ops, mine * (size_t)me, dt);

@@ -5,6 +5,7 @@
  * Allreduce too. */
 #include "coll.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,6 +89,26 @@ int co_rs_shm(const void *in, void *out, const size_t *cnt, const size_t *dsp, s
     return rc;
 }
 
+/* The scatter after the reduction, for a vector longer than Scatterv's int displacements
+ * reach: rank 0 posts a send of each block at once. */
+static int scatter_long(const void *full, const size_t *cnt, const size_t *dsp, co_dtype *dt,
+                        void *rbuf, co_comm *c) {
+    int n = c->size, me = c->rank, tag = co_coll_tag(c, CO_TAG_SCATTER), rc = MPI_SUCCESS;
+    if (me != 0) return cnt[me] ? co_recv(rbuf, cnt[me], dt, 0, tag, c, co_coll_ctx(c), NULL) : rc;
+    co_req **reqs = co_coll_zalloc((size_t)n, sizeof(*reqs));
+    if (!reqs) return MPI_ERR_NO_MEM;
+    for (int i = 1; i < n; i++) {
+        int r = cnt[i] ? co_isend(co_coll_elem(full, dsp[i], dt), cnt[i], dt, i, tag, c,
+                                  co_coll_ctx(c), CO_MODE_STD, &reqs[i])
+                       : MPI_SUCCESS;
+        if (r && !rc) rc = r;
+    }
+    co_coll_copy_same(full, rbuf, cnt[0], dt);
+    int r = co_coll_waitall(n, reqs);
+    co_coll_free(reqs);
+    return rc ? rc : r;
+}
+
 /* Shared by Reduce_scatter and Reduce_scatter_block. */
 int co_rs_run(const void *sbuf, void *rbuf, const size_t *cnt, const size_t *dsp, size_t count,
               co_dtype *dt, co_op *op, co_comm *c, int kind) {
@@ -116,6 +137,12 @@ int co_rs_run(const void *sbuf, void *rbuf, const size_t *cnt, const size_t *dsp
         if (me == 0 && !full) return MPI_ERR_NO_MEM;
         rc = co_reduce(in, full, count, dt, op, 0, c);
         co_coll_part_failed(rc, "reduction", c, CO_COLL_SCATTERV, 0);
+        if (count > INT_MAX) { /* past Scatterv's int displacements */
+            int r = scatter_long(full, cnt, dsp, dt, rbuf, c);
+            if (r && !rc) rc = r;
+            co_coll_free(tb);
+            break;
+        }
         int *ic = co_coll_alloc(2 * (size_t)n * sizeof(int));
         if (!ic) co_fatal("out of memory");
         for (int i = 0; i < n; i++) {

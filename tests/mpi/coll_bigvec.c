@@ -1,0 +1,155 @@
+/* Reduce_scatter and Reduce_scatter_block whose vector holds more than 2^31 - 1 elements.
+ * Every count argument fits an int, but their sum does not: each rank sends a vector of
+ * 2^31 + 64 bytes (MPI_UINT8_T, MPI_SUM) and gets a block of the result: with
+ * Reduce_scatter_block, a block of TOTAL / n; with Reduce_scatter, unequal ones.
+ * The arguments name the cases to run, in order:
+ *   block    MPI_Reduce_scatter_block
+ *   v        MPI_Reduce_scatter, blocks of unequal size
+ *   inplace  MPI_Reduce_scatter with MPI_IN_PLACE (the vector lies in the receive buffer)
+ *   nb       MPI_Ireduce_scatter, blocks of unequal size
+ *   inter    on an intercommunicator the same counts are refused with MPI_ERR_COUNT
+ * tests/coll.cmake runs them with each algorithm forced. The job needs about 5 GiB per rank;
+ * with less memory available it is skipped (exit status 77). */
+#include "testutil.h"
+
+#include <stdint.h>
+
+#define TOTAL (((size_t)1 << 31) + 64)
+#define GUARD 64
+
+/* byte i of rank r's vector, and the sum of that byte over n ranks */
+static uint8_t operand(size_t i, int r) {
+    return (uint8_t)(i * 7 + (size_t)r * 13 + 1);
+}
+
+static uint8_t expected(size_t i, int n) {
+    return (uint8_t)((size_t)n * (i * 7 + 1) + 13 * (size_t)(n * (n - 1) / 2));
+}
+
+static void fill(uint8_t *v, int me) {
+    for (size_t i = 0; i < TOTAL; i++) v[i] = operand(i, me);
+}
+
+/* The result block starting at element `from` of the vector, and the guard bytes after the
+ * receive buffer (which ends `end` bytes after out). */
+static void verify(const char *what, const uint8_t *out, size_t from, size_t len, size_t end,
+                   int n) {
+    for (size_t j = 0; j < len; j++)
+        if (out[j] != expected(from + j, n))
+            CHECK(0, "%s: element %zu of the block (vector element %zu) is %d, expected %d", what,
+                  j, from + j, out[j], expected(from + j, n));
+    for (size_t j = end; j < end + GUARD; j++)
+        CHECK(out[j] == 0xa5, "%s: byte %zu past the receive buffer was overwritten", what,
+              j - end);
+}
+
+static long long available_kib(void) {
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    long long kib = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %lld kB", &kib) == 1) break;
+    if (f) fclose(f);
+    return kib;
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int me, n;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+
+    int big = 0;
+    for (int a = 1; a < argc; a++) big |= strcmp(argv[a], "inter") != 0;
+    /* a vector, a receive buffer as large (in place), and the algorithms' scratch */
+    long long need = (long long)n * 5 * (1 << 20), have = me == 0 ? available_kib() : 0;
+    MPI_Bcast(&have, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+    if (big && have >= 0 && have < need) {
+        if (me == 0)
+            printf("skipped: %d ranks need about %lld GiB, %lld GiB available\n", n, need >> 20,
+                   have >> 20);
+        MPI_Finalize();
+        return 77;
+    }
+
+    int *counts = malloc(sizeof(int) * (size_t)n);
+    size_t *displs = malloc(sizeof(size_t) * (size_t)n);
+    uint8_t *vec = big ? malloc(TOTAL) : NULL, *out = big ? malloc(TOTAL + GUARD) : NULL;
+    CHECK(counts && displs && (!big || (vec && out)), "out of memory");
+    /* unequal blocks; from 3 ranks on the last is short, so that it starts past element
+     * 2^31 - 1 (an int displacement would overflow) */
+    if (n == 2) {
+        counts[0] = (int)(TOTAL / 2 - 8);
+        counts[1] = (int)(TOTAL / 2 + 8);
+    } else {
+        for (int i = 0; i < n - 1; i++) counts[i] = (int)((TOTAL - 32) / (size_t)(n - 1));
+        counts[0] += (int)((TOTAL - 32) % (size_t)(n - 1));
+        counts[n - 1] = 32;
+    }
+    for (int i = 0; i < n; i++) displs[i] = i ? displs[i - 1] + (size_t)counts[i - 1] : 0;
+    int block = (int)(TOTAL / (size_t)n);
+    CHECK((size_t)block * (size_t)n > 0x7fffffff, "the blocks add up to %zu elements only",
+          (size_t)block * (size_t)n);
+
+    for (int a = 1; a < argc; a++) {
+        const char *c = argv[a];
+        size_t len = strcmp(c, "block") == 0 ? (size_t)block : (size_t)counts[me];
+        size_t from = strcmp(c, "block") == 0 ? (size_t)block * (size_t)me : displs[me];
+        if (strcmp(c, "inter") == 0) {
+            MPI_Comm half, inter;
+            CHECK_RC(MPI_Comm_split(MPI_COMM_WORLD, me % 2, me, &half));
+            CHECK_RC(MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, me % 2 ? 0 : 1, 7, &inter));
+            MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
+            int lsize;
+            MPI_Comm_size(half, &lsize);
+            int *big = malloc(sizeof(int) * (size_t)lsize);
+            CHECK(big, "out of memory");
+            for (int i = 0; i < lsize; i++) big[i] = 0x7fffffff;
+            uint8_t small[4], small2[4];
+            CHECK(lsize > 1, "inter: each group needs 2 ranks (run with 4)");
+            /* refused before any buffer is touched */
+            char msg[MPI_MAX_ERROR_STRING];
+            int rc = MPI_Reduce_scatter(small, small2, big, MPI_UINT8_T, MPI_SUM, inter);
+            CHECK(tu_error(rc, msg) == MPI_ERR_COUNT, "inter: rc %d (%s)", rc, msg);
+            CHECK(strstr(msg, "intercommunicator"), "inter: message \"%s\"", msg);
+            CHECK_ERR(
+                MPI_Reduce_scatter_block(small, small2, 0x7fffffff, MPI_UINT8_T, MPI_SUM, inter),
+                MPI_ERR_COUNT);
+            free(big);
+            MPI_Comm_free(&inter);
+            MPI_Comm_free(&half);
+            continue;
+        }
+        memset(out, 0xa5, TOTAL + GUARD);
+        if (strcmp(c, "inplace") == 0) { /* (the guard follows the whole vector) */
+            fill(out, me);
+            CHECK_RC(MPI_Reduce_scatter(MPI_IN_PLACE, out, counts, MPI_UINT8_T, MPI_SUM,
+                                        MPI_COMM_WORLD));
+            /* the result is at the start; the rest of the vector is undefined, but the
+             * guard after it is the program's */
+            verify(c, out, from, len, TOTAL, n);
+            continue;
+        }
+        fill(vec, me);
+        if (strcmp(c, "block") == 0) {
+            CHECK_RC(
+                MPI_Reduce_scatter_block(vec, out, block, MPI_UINT8_T, MPI_SUM, MPI_COMM_WORLD));
+        } else if (strcmp(c, "v") == 0) {
+            CHECK_RC(MPI_Reduce_scatter(vec, out, counts, MPI_UINT8_T, MPI_SUM, MPI_COMM_WORLD));
+        } else if (strcmp(c, "nb") == 0) {
+            MPI_Request r;
+            CHECK_RC(
+                MPI_Ireduce_scatter(vec, out, counts, MPI_UINT8_T, MPI_SUM, MPI_COMM_WORLD, &r));
+            CHECK_RC(MPI_Wait(&r, MPI_STATUS_IGNORE));
+        } else {
+            CHECK(0, "unknown case %s", c);
+        }
+        verify(c, out, from, len, len, n);
+        for (size_t i = 0; i < TOTAL; i++)
+            if (vec[i] != operand(i, me)) CHECK(0, "%s: the send buffer changed at %zu", c, i);
+    }
+    free(vec), free(out), free(counts), free(displs);
+    MPI_Finalize();
+    return 0;
+}
