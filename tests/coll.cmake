@@ -148,7 +148,7 @@ foreach(alg reduce_scatterv ring shm cma)
     ENV COHORT_REDUCE_SCATTER_ALGORITHM=${alg} COHORT_REDUCE_SCATTER_BLOCK_ALGORITHM=${alg})
   list(APPEND BIGVEC_TESTS mpi.coll_bigvec.${alg}.np3)
 endforeach()
-set_tests_properties(${BIGVEC_TESTS} PROPERTIES SKIP_RETURN_CODE 77)
+set_tests_properties(${BIGVEC_TESTS} PROPERTIES SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
 cohort_mpi_test(coll_bigvec NP 4 SUFFIX .inter ARGS inter)
 # topologies and the neighbourhood collectives
 cohort_mpi_test(coll_neighbor NP 1 2 3 4 5 8)

@@ -211,17 +211,9 @@ void co_cma_write(co_cshm *s, int q, const void *local, void *remote, size_t n) 
     pid_t pid = s->pids[q];
     co_cma_note(pid);
     uint64_t guarded = co_coll_write_begin(s, q);
-    while (n) {
-        struct iovec l = {(void *)local, n}, r = {remote, n};
-        ssize_t put = process_vm_writev(pid, &l, 1, &r, 1, 0);
-        if (put <= 0) {
-            if (put < 0 && errno == EINTR) continue;
-            cma_fail("process_vm_writev", pid, put < 0 ? errno : EIO);
-        }
-        local = (const char *)local + put;
-        remote = (char *)remote + put;
-        n -= (size_t)put;
-    }
+    struct iovec l = {(void *)local, n}, r = {remote, n};
+    int e = n ? co_shm_cma_write(pid, &l, 1, &r, 1) : 0;
+    if (e) cma_fail("process_vm_writev", pid, -e);
     if (guarded) atomic_store_explicit(&s->sig[s->me].writing, 0, memory_order_release);
 }
 

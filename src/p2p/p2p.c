@@ -312,9 +312,7 @@ static int write_window(co_req *s, uint64_t raddr, size_t off, size_t n) {
         const char *src = s->tmp ? s->tmp : (char *)s->buf + s->dt->true_lb;
         struct iovec l = {(char *)src + off, n};
         struct iovec rm = {(void *)(uintptr_t)(raddr + off), n};
-        ssize_t got = process_vm_writev(pid, &l, 1, &rm, 1, 0);
-        if (got == (ssize_t)n) return 0;
-        return got < 0 ? -errno : -EIO;
+        return co_shm_cma_write(pid, &l, 1, &rm, 1);
     }
     struct iovec liov[IOV_BATCH];
     for (size_t end = off + n; off < end;) {
@@ -324,8 +322,8 @@ static int write_window(co_req *s, uint64_t raddr, size_t off, size_t n) {
         if (!take) return -EIO;
         nl = iov_trim(liov, nl, take);
         struct iovec rm = {(void *)(uintptr_t)(raddr + off), take};
-        ssize_t got = process_vm_writev(pid, liov, (unsigned long)nl, &rm, 1, 0);
-        if (got != (ssize_t)take) return got < 0 ? -errno : -EIO;
+        int rc = co_shm_cma_write(pid, liov, nl, &rm, 1);
+        if (rc) return rc;
         off += take;
     }
     return 0;

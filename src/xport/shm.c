@@ -97,60 +97,65 @@ int co_shm_poll(co_shm *s, co_shm_handler h) {
     return total;
 }
 
-int co_shm_cma_read(pid_t pid, const struct iovec *local, int nlocal, const struct iovec *remote,
-                    int nremote) {
-    /* process_vm_readv may stop short (at most IOV_MAX entries, partial copies); continue from
-     * where it stopped on both sides. */
+/* Moves a cursor (entry *i, *off bytes into it) g bytes on, over empty entries too. */
+static void iov_advance(const struct iovec *v, int n, int *i, size_t *off, size_t g) {
+    while (*i < n && (g || v[*i].iov_len == *off)) {
+        size_t left = v[*i].iov_len - *off;
+        if (g < left) {
+            *off += g;
+            return;
+        }
+        g -= left;
+        ++*i;
+        *off = 0;
+    }
+}
+
+/* Fills up to 64 entries of `out` with v from the cursor (i, off) on. */
+static int iov_window(struct iovec *out, const struct iovec *v, int n, int i, size_t off) {
+    int k = 0;
+    for (; i < n && k < 64; i++, k++, off = 0) {
+        out[k].iov_base = (char *)v[i].iov_base + off;
+        out[k].iov_len = v[i].iov_len - off;
+    }
+    return k;
+}
+
+typedef ssize_t (*cma_fn)(pid_t, const struct iovec *, unsigned long, const struct iovec *,
+                          unsigned long, unsigned long);
+
+/* process_vm_readv or _writev may stop short (at most IOV_MAX entries, about 2 GiB a call,
+ * partial copies) or be interrupted: continue from where it stopped on both sides. */
+static int cma_move(cma_fn fn, pid_t pid, const struct iovec *local, int nlocal,
+                    const struct iovec *remote, int nremote) {
     struct iovec l[64], r[64];
     int li = 0, ri = 0;
     size_t loff = 0, roff = 0;
+    iov_advance(local, nlocal, &li, &loff, 0);
+    iov_advance(remote, nremote, &ri, &roff, 0);
     while (li < nlocal && ri < nremote) {
-        int nl = 0, nr = 0;
-        for (int i = li; i < nlocal && nl < 64; i++, nl++) {
-            size_t skip = i == li ? loff : 0;
-            l[nl].iov_base = (char *)local[i].iov_base + skip;
-            l[nl].iov_len = local[i].iov_len - skip;
-        }
-        for (int i = ri; i < nremote && nr < 64; i++, nr++) {
-            size_t skip = i == ri ? roff : 0;
-            r[nr].iov_base = (char *)remote[i].iov_base + skip;
-            r[nr].iov_len = remote[i].iov_len - skip;
-        }
-        ssize_t got = process_vm_readv(pid, l, (unsigned long)nl, r, (unsigned long)nr, 0);
+        int nl = iov_window(l, local, nlocal, li, loff),
+            nr = iov_window(r, remote, nremote, ri, roff);
+        ssize_t got = fn(pid, l, (unsigned long)nl, r, (unsigned long)nr, 0);
         if (got < 0) {
             if (errno == EINTR) continue;
             return -errno;
         }
         if (got == 0) return -EIO;
-        /* advance both cursors by `got` bytes */
-        size_t g = (size_t)got;
-        while (g && li < nlocal) {
-            size_t left = local[li].iov_len - loff;
-            if (g >= left) {
-                g -= left;
-                li++;
-                loff = 0;
-            } else {
-                loff += g;
-                g = 0;
-            }
-        }
-        g = (size_t)got;
-        while (g && ri < nremote) {
-            size_t left = remote[ri].iov_len - roff;
-            if (g >= left) {
-                g -= left;
-                ri++;
-                roff = 0;
-            } else {
-                roff += g;
-                g = 0;
-            }
-        }
-        while (li < nlocal && local[li].iov_len == 0) li++;
-        while (ri < nremote && remote[ri].iov_len == 0) ri++;
+        iov_advance(local, nlocal, &li, &loff, (size_t)got);
+        iov_advance(remote, nremote, &ri, &roff, (size_t)got);
     }
     return 0;
+}
+
+int co_shm_cma_read(pid_t pid, const struct iovec *local, int nlocal, const struct iovec *remote,
+                    int nremote) {
+    return cma_move(process_vm_readv, pid, local, nlocal, remote, nremote);
+}
+
+int co_shm_cma_write(pid_t pid, const struct iovec *local, int nlocal, const struct iovec *remote,
+                     int nremote) {
+    return cma_move(process_vm_writev, pid, local, nlocal, remote, nremote);
 }
 
 long co_shm_cma_probe_ns(void) {

@@ -119,9 +119,13 @@ static inline void co_shm_publish(co_shm *s, int dst, co_cell *c) {
 /* Handle every message waiting in the incoming queues (a bounded number per queue). */
 int co_shm_poll(co_shm *s, co_shm_handler h);
 
-/* Copy `len` bytes from `remote_addr` in process `pid` (single copy); 0 or -errno. */
+/* Single copy between our memory (local) and process pid's (remote), both described by
+ * iovecs: read copies remote into local, write local into remote, until either side's list
+ * ends; short copies and interruptions are continued. 0 or -errno (-EIO: no progress). */
 int co_shm_cma_read(pid_t pid, const struct iovec *local, int nlocal, const struct iovec *remote,
                     int nremote);
+int co_shm_cma_write(pid_t pid, const struct iovec *local, int nlocal, const struct iovec *remote,
+                     int nremote);
 
 /* What one small single-copy read costs on this machine, in nanoseconds: the least of 32
  * timed process_vm_readv calls of 64 bytes from this process (its fixed cost: the system
