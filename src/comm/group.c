@@ -57,7 +57,7 @@ MPI_Group co_group_handle_out(co_group *g) {
 co_group *co_group_from_world(int n, const int *world) {
     co_group *g = co_group_new(n);
     if (!g) return NULL;
-    if (n) memcpy(g->world, world, (size_t)n * sizeof(int));
+    if (n > 0) memcpy(g->world, world, (size_t)n * sizeof(int));
     co_group_finish(g);
     return g;
 }

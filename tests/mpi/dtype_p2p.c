@@ -67,7 +67,7 @@ static layout make(int id, int n) {
         L.m = ref_hvector(n, 1, -16, &rdbl);
         break;
     case L_INDEXED: { /* blocks of 1, 3, 2, 5, 1, ... doubles with gaps of 1..3 */
-        int *bl = malloc(sizeof(int) * (size_t)n), *dp = malloc(sizeof(int) * (size_t)n);
+        int *bl = calloc((size_t)n, sizeof(int)), *dp = calloc((size_t)n, sizeof(int));
         MPI_Aint *dpb = malloc(sizeof(MPI_Aint) * (size_t)n);
         int k = 0, left = n, at = 0;
         static const int pat[] = {1, 3, 2, 5};
@@ -88,7 +88,7 @@ static layout make(int id, int n) {
         break;
     }
     case L_IBLOCK: {
-        int *dp = malloc(sizeof(int) * (size_t)(n / 2));
+        int *dp = calloc((size_t)(n / 2), sizeof(int));
         MPI_Aint *dpb = malloc(sizeof(MPI_Aint) * (size_t)(n / 2));
         int *bl = malloc(sizeof(int) * (size_t)(n / 2));
         for (int i = 0; i < n / 2; i++) {
@@ -141,8 +141,8 @@ static layout make(int id, int n) {
         break;
     case L_DESCENDING: { /* blocks of 8 at decreasing addresses */
         int nb = n / 8;
-        int *bl = malloc(sizeof(int) * (size_t)nb);
-        MPI_Aint *dp = malloc(sizeof(MPI_Aint) * (size_t)nb);
+        int *bl = calloc((size_t)nb, sizeof(int));
+        MPI_Aint *dp = calloc((size_t)nb, sizeof(MPI_Aint));
         for (int i = 0; i < nb; i++) {
             bl[i] = 8;
             dp[i] = (MPI_Aint)(nb - 1 - i) * 80;
