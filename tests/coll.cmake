@@ -137,17 +137,27 @@ cohort_mpi_test(coll_nbc NP 1 2 3 4 5 8)
 # Ibcast's two schedules: flat up to 8 ranks (each half of a split), binomial beyond
 cohort_mpi_test(coll_ibcast NP 2 3 9 12)
 cohort_mpi_test(coll_persist NP 1 2 3 4 5 8)
-# Reduce_scatter(_block) over a vector of more than 2^31 - 1 elements, about 5 GiB a rank
-# (skipped, exit status 77, where less memory is available): the automatic choice at 2 and 3
-# ranks, each algorithm forced at 3 (where a block starts past element 2^31 - 1); and on an
-# intercommunicator such counts are refused.
-set(BIGVEC_TESTS mpi.coll_bigvec.np2 mpi.coll_bigvec.np3)
+# Buffers of more than 2^31 - 1 elements (tests/mpi/coll_bigvec.c; 5 GiB a rank, Alltoall 7;
+# skipped, exit status 77, where less memory is available). Reduce_scatter(_block)'s vector:
+# the automatic choice at 2 and 3 ranks, each algorithm forced at 3 (where a block starts past
+# element 2^31 - 1). Allgather, Gather, Scatter and Alltoall at 3 ranks, blocking and not, with
+# the automatic choice and with single copy forced (whose cores take int displacements). Under
+# the sanitizers, which make each run take minutes, only what has a step of its own for such
+# buffers: reduce_scatterv and the nonblocking schedules. On an intercommunicator,
+# Reduce_scatter's long vectors are refused.
+set(BIGVEC_TESTS mpi.coll_bigvec.np2 mpi.coll_bigvec.np3 mpi.coll_bigvec.uniform.np3)
 cohort_mpi_test(coll_bigvec NP 2 3 ARGS block v inplace nb)
-# (under the sanitizers, which make each run take one to two minutes, only the algorithm with a
-# step of its own for long vectors)
 set(BIGVEC_ALGS reduce_scatterv ring shm cma)
 if(CMAKE_C_FLAGS MATCHES "sanitize")
   set(BIGVEC_ALGS reduce_scatterv)
+  cohort_mpi_test(coll_bigvec NP 3 SUFFIX .uniform ARGS iallgather igather iscatter)
+else()
+  cohort_mpi_test(coll_bigvec NP 3 SUFFIX .uniform
+    ARGS allgather iallgather gather igather scatter iscatter alltoall ialltoall)
+  cohort_mpi_test(coll_bigvec NP 3 SUFFIX .uniform_cma ARGS allgather gather scatter alltoall
+    ENV COHORT_ALLGATHER_ALGORITHM=cma COHORT_GATHER_ALGORITHM=cma COHORT_SCATTER_ALGORITHM=cma
+        COHORT_ALLTOALL_ALGORITHM=cma)
+  list(APPEND BIGVEC_TESTS mpi.coll_bigvec.uniform_cma.np3)
 endif()
 foreach(alg ${BIGVEC_ALGS})
   cohort_mpi_test(coll_bigvec NP 3 SUFFIX .${alg} ARGS v inplace

@@ -83,6 +83,8 @@ int co_allgather(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, siz
     }
     if (bb == 0) return MPI_SUCCESS;
     int alg = co_coll_pick(c, CO_COLL_ALLGATHER, bb, NULL, NULL);
+    if (alg == CO_ALLGATHER_SHM || alg == CO_ALLGATHER_CMA || alg == CO_ALLGATHER_LINEAR)
+        alg = co_coll_uniform_alg(c, CO_COLL_ALLGATHER, alg, bb, CO_ALLGATHER_RING);
     switch (alg) {
     case CO_ALLGATHER_BRUCK: return allgather_bruck(sbuf, scount, sdt, rbuf, rcount, rdt, c);
     case CO_ALLGATHER_SHM:

@@ -161,7 +161,10 @@ int co_alltoall(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size
     if (n == 1) {
         rc = co_coll_copy(sbuf, scount, sdt, rbuf, rcount, rdt);
     } else {
-        switch (co_coll_pick(c, CO_COLL_ALLTOALL, bb, NULL, NULL)) {
+        int alg = co_coll_pick(c, CO_COLL_ALLTOALL, bb, NULL, NULL);
+        if (alg == CO_ALLTOALL_CMA)
+            alg = co_coll_uniform_alg(c, CO_COLL_ALLTOALL, alg, bb, CO_ALLTOALL_PAIRWISE);
+        switch (alg) {
         case CO_ALLTOALL_LINEAR: rc = a2a_linear(sbuf, scount, sdt, rbuf, rcount, rdt, c); break;
         case CO_ALLTOALL_BRUCK: rc = a2a_bruck(sbuf, scount, sdt, rbuf, rcount, rdt, c); break;
         case CO_ALLTOALL_CMA: {

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1102,6 +1103,12 @@ void co_coll_uniform_fill(int n, size_t count, int *c) {
         c[i] = (int)count; /* (the API checked that the counts fit an int) */
         c[n + i] = (int)(count * (size_t)i);
     }
+}
+
+int co_coll_uniform_alg(co_comm *c, int kind, int alg, size_t bytes, int safe) {
+    if (bytes * (size_t)(c->size - 1) <= INT_MAX) return alg;
+    if (c->coll && c->coll->shm) c->coll->shm->tag = CO_CSHM_TAG(kind, safe, c->coll->calls);
+    return safe;
 }
 
 int *co_coll_uniform(int n, size_t count, int *stack, int **displs) {

@@ -710,6 +710,11 @@ void co_coll_blocks(size_t count, int n, size_t *cnt, size_t *dsp);
  * i * count); co_coll_uniform puts them in *stack if n <= 64, else in scratch memory. */
 void co_coll_uniform_fill(int n, size_t count, int *c);
 int *co_coll_uniform(int n, size_t count, int *stack, int **displs);
+/* The algorithm to run instead of `alg`, whose v-variant core takes int displacements, for n
+ * blocks of `bytes` each: `alg` while the last block starts below element 2^31 (judged in
+ * bytes, which every rank knows alike), else `safe`, which counts in size_t; the segment's
+ * tag follows the change. */
+int co_coll_uniform_alg(co_comm *c, int kind, int alg, size_t bytes, int safe);
 /* Allgatherv through the shared buffers and with every transfer posted at once
  * (allgatherv.c; also Allgather's "shm" and "linear"). */
 int co_allgatherv_shm(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf,

@@ -127,7 +127,10 @@ int co_gather(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size_t
         return co_coll_copy(sbuf, scount, sdt, rbuf, rcount, rdt);
     }
     if (bb == 0) return MPI_SUCCESS;
-    switch (co_coll_pick(c, CO_COLL_GATHER, bb, NULL, NULL)) {
+    int alg = co_coll_pick(c, CO_COLL_GATHER, bb, NULL, NULL);
+    if (alg == CO_GATHER_CMA)
+        alg = co_coll_uniform_alg(c, CO_COLL_GATHER, alg, bb, CO_GATHER_LINEAR);
+    switch (alg) {
     case CO_GATHER_BINOMIAL: return gather_binomial(sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
     case CO_GATHER_SHM: return gather_shm(sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
     case CO_GATHER_CMA: {

@@ -337,22 +337,19 @@ static void build_allreduce(nb_sched *s, const void *in, void *out, size_t count
  * (rbuf, rcounts, rdispls) from it; my own block copied (when both sides are given). NULL
  * arrays: nothing sent (or received); sdispls may be NULL with scounts, meaning the same
  * block (sbuf) for everyone. */
-static void build_pairwise(nb_sched *s, const void *sbuf, const int *scounts, const int *sdispls,
-                           co_dtype *sdt, void *rbuf, const int *rcounts, const int *rdispls,
-                           co_dtype *rdt, int copy_own) {
+static void build_pairwise(nb_sched *s, const void *sbuf, const size_t *scounts,
+                           const size_t *sdispls, co_dtype *sdt, void *rbuf, const size_t *rcounts,
+                           const size_t *rdispls, co_dtype *rdt, int copy_own) {
     int n = s->on->size, me = s->on->rank;
     for (int k = 1; k < n; k++) {
         int q = (me + k) % n, p = (me - k + n) % n;
-        if (rcounts)
-            nb_recv(s, co_coll_elem(rbuf, (size_t)rdispls[p], rdt), (size_t)rcounts[p], rdt, p);
+        if (rcounts) nb_recv(s, co_coll_elem(rbuf, rdispls[p], rdt), rcounts[p], rdt, p);
         if (scounts)
-            nb_send(s, sdispls ? co_coll_elem(sbuf, (size_t)sdispls[q], sdt) : sbuf,
-                    (size_t)scounts[q], sdt, q);
+            nb_send(s, sdispls ? co_coll_elem(sbuf, sdispls[q], sdt) : sbuf, scounts[q], sdt, q);
     }
     if (copy_own && scounts && rcounts)
-        nb_copy(s, sdispls ? co_coll_elem(sbuf, (size_t)sdispls[me], sdt) : sbuf,
-                (size_t)scounts[me], sdt, co_coll_elem(rbuf, (size_t)rdispls[me], rdt),
-                (size_t)rcounts[me], rdt);
+        nb_copy(s, sdispls ? co_coll_elem(sbuf, sdispls[me], sdt) : sbuf, scounts[me], sdt,
+                co_coll_elem(rbuf, rdispls[me], rdt), rcounts[me], rdt);
     nb_round(s);
 }
 
@@ -361,6 +358,19 @@ static int *uniform(nb_sched *s, int n, size_t count, int **displs) {
     int *c = nb_tmp(s, co_dt_get(MPI_INT), 2 * (size_t)n);
     co_coll_uniform_fill(n, count, c);
     *displs = c + n;
+    return c;
+}
+
+/* n blocks as size_t counts c[0..n) and displacements c[n..2n) (scratch of the schedule):
+ * the program's (counts, displs), or with counts NULL n blocks of `count` back to back, which
+ * may start past element 2^31 - 1. (A negative displacement converts as the element offset
+ * arithmetic expects.) */
+static size_t *blocks_of(nb_sched *s, int n, const int *counts, const int *displs, size_t count) {
+    size_t *c = nb_tmp(s, co_dt_get(MPI_BYTE), 2 * (size_t)n * sizeof(size_t));
+    for (int i = 0; i < n; i++) {
+        c[i] = counts ? (size_t)counts[i] : count;
+        c[n + i] = counts ? (size_t)displs[i] : count * (size_t)i;
+    }
     return c;
 }
 
@@ -375,72 +385,60 @@ static void build_rooted(nb_sched *s, const co_coll_args *a) {
         nb_round(s);
         return;
     }
-    const int *cnt, *dsp;
-    int *ud;
-    if (a->kind == CO_COLL_GATHERV) {
-        cnt = a->rcounts, dsp = a->rdispls;
-    } else if (a->kind == CO_COLL_SCATTERV) {
-        cnt = a->scounts, dsp = a->sdispls;
-    } else {
-        cnt = uniform(s, n, gather ? a->rcount : a->scount, &ud);
-        dsp = ud;
-    }
+    const size_t *cnt = a->kind == CO_COLL_GATHERV ? blocks_of(s, n, a->rcounts, a->rdispls, 0)
+                        : a->kind == CO_COLL_SCATTERV
+                            ? blocks_of(s, n, a->scounts, a->sdispls, 0)
+                            : blocks_of(s, n, NULL, NULL, gather ? a->rcount : a->scount),
+                 *dsp = cnt + n;
     co_dtype *dt = gather ? a->rdt : a->sdt;
     for (int k = 1; k < n; k++) {
         int q = (me + k) % n;
         if (gather)
-            nb_recv(s, co_coll_elem(a->rbuf, (size_t)dsp[q], dt), (size_t)cnt[q], dt, q);
+            nb_recv(s, co_coll_elem(a->rbuf, dsp[q], dt), cnt[q], dt, q);
         else
-            nb_send(s, co_coll_elem(a->sbuf, (size_t)dsp[q], dt), (size_t)cnt[q], dt, q);
+            nb_send(s, co_coll_elem(a->sbuf, dsp[q], dt), cnt[q], dt, q);
     }
     /* the root's own block, unless it is in place */
     if (gather && a->sbuf != MPI_IN_PLACE)
-        nb_copy(s, a->sbuf, a->scount, a->sdt, co_coll_elem(a->rbuf, (size_t)dsp[me], dt),
-                (size_t)cnt[me], dt);
+        nb_copy(s, a->sbuf, a->scount, a->sdt, co_coll_elem(a->rbuf, dsp[me], dt), cnt[me], dt);
     if (!gather && a->rbuf != MPI_IN_PLACE)
-        nb_copy(s, co_coll_elem(a->sbuf, (size_t)dsp[me], dt), (size_t)cnt[me], dt, a->rbuf,
-                a->rcount, a->rdt);
+        nb_copy(s, co_coll_elem(a->sbuf, dsp[me], dt), cnt[me], dt, a->rbuf, a->rcount, a->rdt);
     nb_round(s);
 }
 
 static void build_allgather(nb_sched *s, const co_coll_args *a) {
     int n = s->on->size, me = s->on->rank;
-    const int *rc = a->rcounts, *rd = a->rdispls;
-    int *ud;
-    if (a->kind == CO_COLL_ALLGATHER) {
-        rc = uniform(s, n, a->rcount, &ud);
-        rd = ud;
-    }
+    const size_t *rc = a->kind == CO_COLL_ALLGATHER ? blocks_of(s, n, NULL, NULL, a->rcount)
+                                                    : blocks_of(s, n, a->rcounts, a->rdispls, 0),
+                 *rd = rc + n;
     const void *mine = a->sbuf;
     size_t scount = a->scount;
     co_dtype *sdt = a->sdt;
     if (a->sbuf == MPI_IN_PLACE) { /* my block is already in place */
-        mine = co_coll_elem(a->rbuf, (size_t)rd[me], a->rdt);
-        scount = (size_t)rc[me];
+        mine = co_coll_elem(a->rbuf, rd[me], a->rdt);
+        scount = rc[me];
         sdt = a->rdt;
     }
-    int *sc = nb_tmp(s, co_dt_get(MPI_INT), (size_t)n);
-    for (int q = 0; q < n; q++) sc[q] = (int)scount;
-    build_pairwise(s, mine, sc, NULL, sdt, a->rbuf, rc, rd, a->rdt, a->sbuf != MPI_IN_PLACE);
+    build_pairwise(s, mine, blocks_of(s, n, NULL, NULL, scount), NULL, sdt, a->rbuf, rc, rd, a->rdt,
+                   a->sbuf != MPI_IN_PLACE);
 }
 
 static void build_alltoall(nb_sched *s, const co_coll_args *a) {
     int n = s->on->size;
-    const int *sc = a->scounts, *sd = a->sdispls, *rc = a->rcounts, *rd = a->rdispls;
-    int *ud;
-    if (a->kind == CO_COLL_ALLTOALL) {
-        rc = uniform(s, n, a->rcount, &ud);
-        rd = ud;
-        if (a->sbuf != MPI_IN_PLACE) {
-            sc = uniform(s, n, a->scount, &ud);
-            sd = ud;
-        }
+    int uni = a->kind == CO_COLL_ALLTOALL;
+    const size_t *r = uni ? blocks_of(s, n, NULL, NULL, a->rcount)
+                          : blocks_of(s, n, a->rcounts, a->rdispls, 0),
+                 *rc = r, *rd = r + n, *sc = NULL, *sd = NULL;
+    if (a->sbuf != MPI_IN_PLACE) {
+        sc = uni ? blocks_of(s, n, NULL, NULL, a->scount)
+                 : blocks_of(s, n, a->scounts, a->sdispls, 0);
+        sd = sc + n;
     }
     const void *sbuf = a->sbuf;
     co_dtype *sdt = a->sdt;
     if (sbuf == MPI_IN_PLACE) { /* send from a copy of the receive buffer */
         size_t span = 0;
-        for (int q = 0; q < n; q++) span = CO_MAX(span, (size_t)rd[q] + (size_t)rc[q]);
+        for (int q = 0; q < n; q++) span = CO_MAX(span, rd[q] + rc[q]);
         void *copy = nb_tmp(s, a->rdt, span);
         nb_copy(s, a->rbuf, span, a->rdt, copy, span, a->rdt);
         nb_round(s);

@@ -138,7 +138,10 @@ int co_scatter(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size_
         return co_coll_copy(sbuf, scount, sdt, rbuf, rcount, rdt);
     }
     if (bb == 0) return MPI_SUCCESS;
-    switch (co_coll_pick(c, CO_COLL_SCATTER, bb, NULL, NULL)) {
+    int alg = co_coll_pick(c, CO_COLL_SCATTER, bb, NULL, NULL);
+    if (alg == CO_SCATTER_CMA)
+        alg = co_coll_uniform_alg(c, CO_COLL_SCATTER, alg, bb, CO_SCATTER_LINEAR);
+    switch (alg) {
     case CO_SCATTER_BINOMIAL:
         return scatter_binomial(sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
     case CO_SCATTER_SHM: return scatter_shm(sbuf, scount, sdt, rbuf, rcount, rdt, root, c);

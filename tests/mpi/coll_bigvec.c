@@ -1,5 +1,5 @@
-/* Reduce_scatter and Reduce_scatter_block whose vector holds more than 2^31 - 1 elements.
- * Every count argument fits an int, but their sum does not: each rank sends a vector of
+/* Collectives whose buffers hold more than 2^31 - 1 elements, though every count fits an int.
+ * Reduce_scatter and Reduce_scatter_block: each rank sends a vector of
  * 2^31 + 64 bytes (MPI_UINT8_T, MPI_SUM) and gets a block of the result: with
  * Reduce_scatter_block, a block of TOTAL / n; with Reduce_scatter, unequal ones.
  * The arguments name the cases to run, in order:
@@ -8,8 +8,14 @@
  *   inplace  MPI_Reduce_scatter with MPI_IN_PLACE (the vector lies in the receive buffer)
  *   nb       MPI_Ireduce_scatter, blocks of unequal size
  *   inter    on an intercommunicator the same counts are refused with MPI_ERR_COUNT
- * tests/coll.cmake runs them with each algorithm forced. The job needs about 5 GiB per rank;
- * with less memory available it is skipped (exit status 77). */
+ * and the collectives of equal blocks, 3 ranks or more, with blocks of (2^31 + 64) / (n - 1)
+ * bytes, so that the last starts past element 2^31 - 1 of the whole buffer:
+ *   allgather, iallgather   in place
+ *   gather, igather         rank 0 the root, in place there
+ *   scatter, iscatter       rank 0 the root, in place there
+ *   alltoall, ialltoall     not in place: 7 GiB per rank
+ * tests/coll.cmake runs them with algorithms forced too. The job needs about 5 GiB per rank
+ * (7 with Alltoall); with less memory available it is skipped (exit status 77). */
 #include "testutil.h"
 
 #include <stdint.h>
@@ -43,6 +49,75 @@ static void verify(const char *what, const uint8_t *out, size_t from, size_t len
               j - end);
 }
 
+/* A block of the equal-block cases: operand(j, key), the key naming sender (and receiver). */
+static void fill_block(uint8_t *p, size_t len, int key) {
+    for (size_t j = 0; j < len; j++) p[j] = operand(j, key);
+}
+
+static void check_block(const char *what, const uint8_t *p, size_t len, int key) {
+    for (size_t j = 0; j < len; j++)
+        if (p[j] != operand(j, key))
+            CHECK(0, "%s: element %zu of block %d is %d, expected %d", what, j, key, p[j],
+                  operand(j, key));
+}
+
+static void check_guard(const char *what, const uint8_t *p) {
+    for (size_t j = 0; j < GUARD; j++)
+        CHECK(p[j] == 0xa5, "%s: byte %zu past the buffer was overwritten", what, j);
+}
+
+/* One collective of equal blocks (the cases listed above). */
+static void uniform_case(const char *c, int me, int n) {
+    CHECK(n >= 3, "%s needs 3 ranks or more", c);
+    size_t b = TOTAL / (size_t)(n - 1), all = b * (size_t)n;
+    int nb = c[0] == 'i', root = 0, cnt = (int)b;
+    const char *what = c + nb;
+    MPI_Request r = MPI_REQUEST_NULL;
+    int a2a = strcmp(what, "alltoall") == 0;
+    int whole = a2a || strcmp(what, "allgather") == 0 || me == root;
+    uint8_t *buf = malloc((whole ? all : b) + GUARD), *sbuf = a2a ? malloc(all) : NULL;
+    CHECK(buf && (!a2a || sbuf), "%s: out of memory", c);
+    memset(buf + (whole ? all : b), 0xa5, GUARD);
+    if (a2a) { /* block q of rank r: key r * n + q */
+        for (int q = 0; q < n; q++) fill_block(sbuf + b * (size_t)q, b, me * n + q);
+        memset(buf, 0, all);
+        CHECK_RC(
+            nb ? MPI_Ialltoall(sbuf, cnt, MPI_UINT8_T, buf, cnt, MPI_UINT8_T, MPI_COMM_WORLD, &r)
+               : MPI_Alltoall(sbuf, cnt, MPI_UINT8_T, buf, cnt, MPI_UINT8_T, MPI_COMM_WORLD));
+    } else if (strcmp(what, "allgather") == 0) {
+        fill_block(buf + b * (size_t)me, b, me);
+        CHECK_RC(nb ? MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, cnt, MPI_UINT8_T,
+                                     MPI_COMM_WORLD, &r)
+                    : MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, cnt, MPI_UINT8_T,
+                                    MPI_COMM_WORLD));
+    } else if (strcmp(what, "gather") == 0) {
+        fill_block(me == root ? buf + b * (size_t)me : buf, b, me);
+        const void *sb = me == root ? MPI_IN_PLACE : buf;
+        CHECK_RC(
+            nb ? MPI_Igather(sb, cnt, MPI_UINT8_T, buf, cnt, MPI_UINT8_T, root, MPI_COMM_WORLD, &r)
+               : MPI_Gather(sb, cnt, MPI_UINT8_T, buf, cnt, MPI_UINT8_T, root, MPI_COMM_WORLD));
+    } else if (strcmp(what, "scatter") == 0) {
+        if (me == root)
+            for (int q = 0; q < n; q++) fill_block(buf + b * (size_t)q, b, q);
+        else
+            memset(buf, 0, b);
+        void *rb = me == root ? MPI_IN_PLACE : buf;
+        CHECK_RC(
+            nb ? MPI_Iscatter(buf, cnt, MPI_UINT8_T, rb, cnt, MPI_UINT8_T, root, MPI_COMM_WORLD, &r)
+               : MPI_Scatter(buf, cnt, MPI_UINT8_T, rb, cnt, MPI_UINT8_T, root, MPI_COMM_WORLD));
+    } else {
+        CHECK(0, "unknown case %s", c);
+    }
+    CHECK_RC(MPI_Wait(&r, MPI_STATUS_IGNORE));
+    if (whole)
+        for (int q = 0; q < n; q++) check_block(c, buf + b * (size_t)q, b, a2a ? q * n + me : q);
+    else
+        check_block(c, buf, b, me);
+    check_guard(c, buf + (whole ? all : b));
+    free(buf);
+    free(sbuf);
+}
+
 static long long available_kib(void) {
     FILE *f = fopen("/proc/meminfo", "r");
     char line[256];
@@ -60,10 +135,15 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &n);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 
-    int big = 0;
-    for (int a = 1; a < argc; a++) big |= strcmp(argv[a], "inter") != 0;
+    int big = 0, rs = 0, a2a = 0; /* cases with large buffers; Reduce_scatter; Alltoall */
+    for (int a = 1; a < argc; a++) {
+        big |= strcmp(argv[a], "inter") != 0;
+        a2a |= strstr(argv[a], "alltoall") != NULL;
+        rs |= strcmp(argv[a], "inter") && !strstr(argv[a], "gather") &&
+              !strstr(argv[a], "scatter") && !strstr(argv[a], "alltoall");
+    }
     /* a vector, a receive buffer as large (in place), and the algorithms' scratch */
-    long long need = (long long)n * 5 * (1 << 20), have = me == 0 ? available_kib() : 0;
+    long long need = (long long)n * (a2a ? 7 : 5) * (1 << 20), have = me == 0 ? available_kib() : 0;
     MPI_Bcast(&have, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
     if (big && have >= 0 && have < need) {
         if (me == 0)
@@ -75,8 +155,8 @@ int main(int argc, char **argv) {
 
     int *counts = malloc(sizeof(int) * (size_t)n);
     size_t *displs = malloc(sizeof(size_t) * (size_t)n);
-    uint8_t *vec = big ? malloc(TOTAL) : NULL, *out = big ? malloc(TOTAL + GUARD) : NULL;
-    CHECK(counts && displs && (!big || (vec && out)), "out of memory");
+    uint8_t *vec = rs ? malloc(TOTAL) : NULL, *out = rs ? malloc(TOTAL + GUARD) : NULL;
+    CHECK(counts && displs && (!rs || (vec && out)), "out of memory");
     /* unequal blocks; from 3 ranks on the last is short, so that it starts past element
      * 2^31 - 1 (an int displacement would overflow) */
     if (n == 2) {
@@ -96,6 +176,10 @@ int main(int argc, char **argv) {
         const char *c = argv[a];
         size_t len = strcmp(c, "block") == 0 ? (size_t)block : (size_t)counts[me];
         size_t from = strcmp(c, "block") == 0 ? (size_t)block * (size_t)me : displs[me];
+        if (strstr(c, "gather") || strstr(c, "scatter") || strstr(c, "alltoall")) {
+            uniform_case(c, me, n);
+            continue;
+        }
         if (strcmp(c, "inter") == 0) {
             MPI_Comm half, inter;
             CHECK_RC(MPI_Comm_split(MPI_COMM_WORLD, me % 2, me, &half));
