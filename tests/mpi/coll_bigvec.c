@@ -118,16 +118,6 @@ static void uniform_case(const char *c, int me, int n) {
     free(sbuf);
 }
 
-static long long available_kib(void) {
-    FILE *f = fopen("/proc/meminfo", "r");
-    char line[256];
-    long long kib = -1;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "MemAvailable: %lld kB", &kib) == 1) break;
-    if (f) fclose(f);
-    return kib;
-}
-
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     int me, n;
@@ -143,15 +133,7 @@ int main(int argc, char **argv) {
               !strstr(argv[a], "scatter") && !strstr(argv[a], "alltoall");
     }
     /* a vector, a receive buffer as large (in place), and the algorithms' scratch */
-    long long need = (long long)n * (a2a ? 7 : 5) * (1 << 20), have = me == 0 ? available_kib() : 0;
-    MPI_Bcast(&have, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
-    if (big && have >= 0 && have < need) {
-        if (me == 0)
-            printf("skipped: %d ranks need about %lld GiB, %lld GiB available\n", n, need >> 20,
-                   have >> 20);
-        MPI_Finalize();
-        return 77;
-    }
+    if (big) tu_need_memory((long long)n * (a2a ? 7 : 5) << 20);
 
     int *counts = malloc(sizeof(int) * (size_t)n);
     size_t *displs = malloc(sizeof(size_t) * (size_t)n);

@@ -12,29 +12,13 @@ static uint32_t value(size_t i) {
     return (uint32_t)(i * 2654435761u + 17);
 }
 
-static long long available_kib(void) {
-    FILE *f = fopen("/proc/meminfo", "r");
-    char line[256];
-    long long kib = -1;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "MemAvailable: %lld kB", &kib) == 1) break;
-    if (f) fclose(f);
-    return kib;
-}
-
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     int me, np;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     CHECK(np == 2, "run with 2 ranks");
-    long long have = me == 0 ? available_kib() : 0;
-    MPI_Bcast(&have, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
-    if (have >= 0 && have < 12LL << 20) {
-        if (me == 0) printf("skipped: 12 GiB needed, %lld GiB available\n", have >> 20);
-        MPI_Finalize();
-        return 77;
-    }
+    tu_need_memory(12LL << 20);
     int count = (1 << 30) + (1 << 28) + 3;
     size_t n = (size_t)count;
     uint32_t *b = malloc(n * sizeof(uint32_t));

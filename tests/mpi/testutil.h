@@ -65,4 +65,24 @@ static inline unsigned char tu_pattern(int src, int dst, size_t i) {
     return (unsigned char)(src * 31 + dst * 7 + i * 13 + (i >> 8));
 }
 
+/* Ends the job as skipped (exit status 77; the test's SKIP_RETURN_CODE) unless
+ * /proc/meminfo says at least need_kib are available. Rank 0 reads it for everyone; a
+ * machine without MemAvailable runs the test. Call after MPI_Init. */
+static inline void tu_need_memory(long long need_kib) {
+    long long have = -1;
+    if (tu_rank() == 0) {
+        FILE *f = fopen("/proc/meminfo", "r");
+        char line[256];
+        while (f && fgets(line, sizeof line, f))
+            if (sscanf(line, "MemAvailable: %lld kB", &have) == 1) break;
+        if (f) fclose(f);
+    }
+    MPI_Bcast(&have, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+    if (have < 0 || have >= need_kib) return;
+    if (tu_rank() == 0)
+        printf("skipped: about %lld GiB needed, %lld GiB available\n", need_kib >> 20, have >> 20);
+    MPI_Finalize();
+    exit(77);
+}
+
 #endif
