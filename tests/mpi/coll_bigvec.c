@@ -32,24 +32,8 @@ static uint8_t expected(size_t i, int n) {
     return (uint8_t)((size_t)n * (i * 7 + 1) + 13 * (size_t)(n * (n - 1) / 2));
 }
 
-static void fill(uint8_t *v, int me) {
-    for (size_t i = 0; i < TOTAL; i++) v[i] = operand(i, me);
-}
-
-/* The result block starting at element `from` of the vector, and the guard bytes after the
- * receive buffer (which ends `end` bytes after out). */
-static void verify(const char *what, const uint8_t *out, size_t from, size_t len, size_t end,
-                   int n) {
-    for (size_t j = 0; j < len; j++)
-        if (out[j] != expected(from + j, n))
-            CHECK(0, "%s: element %zu of the block (vector element %zu) is %d, expected %d", what,
-                  j, from + j, out[j], expected(from + j, n));
-    for (size_t j = end; j < end + GUARD; j++)
-        CHECK(out[j] == 0xa5, "%s: byte %zu past the receive buffer was overwritten", what,
-              j - end);
-}
-
-/* A block of the equal-block cases: operand(j, key), the key naming sender (and receiver). */
+/* A block of operand(j, key): a rank's vector (key: the rank), or a block of the equal-block
+ * cases (the key names sender and receiver). */
 static void fill_block(uint8_t *p, size_t len, int key) {
     for (size_t j = 0; j < len; j++) p[j] = operand(j, key);
 }
@@ -64,6 +48,17 @@ static void check_block(const char *what, const uint8_t *p, size_t len, int key)
 static void check_guard(const char *what, const uint8_t *p) {
     for (size_t j = 0; j < GUARD; j++)
         CHECK(p[j] == 0xa5, "%s: byte %zu past the buffer was overwritten", what, j);
+}
+
+/* The result block starting at element `from` of the vector, and the guard bytes after the
+ * receive buffer (which ends `end` bytes after out). */
+static void verify(const char *what, const uint8_t *out, size_t from, size_t len, size_t end,
+                   int n) {
+    for (size_t j = 0; j < len; j++)
+        if (out[j] != expected(from + j, n))
+            CHECK(0, "%s: element %zu of the block (vector element %zu) is %d, expected %d", what,
+                  j, from + j, out[j], expected(from + j, n));
+    check_guard(what, out + end);
 }
 
 /* One collective of equal blocks (the cases listed above). */
@@ -169,27 +164,27 @@ int main(int argc, char **argv) {
             MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
             int lsize;
             MPI_Comm_size(half, &lsize);
-            int *big = malloc(sizeof(int) * (size_t)lsize);
-            CHECK(big, "out of memory");
-            for (int i = 0; i < lsize; i++) big[i] = 0x7fffffff;
+            int *maxed = malloc(sizeof(int) * (size_t)lsize);
+            CHECK(maxed, "out of memory");
+            for (int i = 0; i < lsize; i++) maxed[i] = 0x7fffffff;
             uint8_t small[4], small2[4];
             CHECK(lsize > 1, "inter: each group needs 2 ranks (run with 4)");
             /* refused before any buffer is touched */
             char msg[MPI_MAX_ERROR_STRING];
-            int rc = MPI_Reduce_scatter(small, small2, big, MPI_UINT8_T, MPI_SUM, inter);
+            int rc = MPI_Reduce_scatter(small, small2, maxed, MPI_UINT8_T, MPI_SUM, inter);
             CHECK(tu_error(rc, msg) == MPI_ERR_COUNT, "inter: rc %d (%s)", rc, msg);
             CHECK(strstr(msg, "intercommunicator"), "inter: message \"%s\"", msg);
             CHECK_ERR(
                 MPI_Reduce_scatter_block(small, small2, 0x7fffffff, MPI_UINT8_T, MPI_SUM, inter),
                 MPI_ERR_COUNT);
-            free(big);
+            free(maxed);
             MPI_Comm_free(&inter);
             MPI_Comm_free(&half);
             continue;
         }
         memset(out, 0xa5, TOTAL + GUARD);
         if (strcmp(c, "inplace") == 0) { /* (the guard follows the whole vector) */
-            fill(out, me);
+            fill_block(out, TOTAL, me);
             CHECK_RC(MPI_Reduce_scatter(MPI_IN_PLACE, out, counts, MPI_UINT8_T, MPI_SUM,
                                         MPI_COMM_WORLD));
             /* the result is at the start; the rest of the vector is undefined, but the
@@ -197,7 +192,7 @@ int main(int argc, char **argv) {
             verify(c, out, from, len, TOTAL, n);
             continue;
         }
-        fill(vec, me);
+        fill_block(vec, TOTAL, me);
         if (strcmp(c, "block") == 0) {
             CHECK_RC(
                 MPI_Reduce_scatter_block(vec, out, block, MPI_UINT8_T, MPI_SUM, MPI_COMM_WORLD));
@@ -212,8 +207,7 @@ int main(int argc, char **argv) {
             CHECK(0, "unknown case %s", c);
         }
         verify(c, out, from, len, len, n);
-        for (size_t i = 0; i < TOTAL; i++)
-            if (vec[i] != operand(i, me)) CHECK(0, "%s: the send buffer changed at %zu", c, i);
+        check_block(c, vec, TOTAL, me); /* the send buffer is unchanged */
     }
     free(vec), free(out), free(counts), free(displs);
     MPI_Finalize();
