@@ -913,7 +913,7 @@ void co_coll_differ(int q, unsigned theirs, unsigned mine) {
 
 /* Every block has a 64-byte prefix: its size (0: not for the cache), so co_coll_free knows
  * where it goes, and links in the list of blocks handed out, which a collective abandoned
- * midway (coll.h, "Mismatched calls") leaves for co_coll_release_all. */
+ * midway (coll.h, "Mismatched calls") leaves for free_blocks. */
 typedef struct blockhdr {
     size_t bytes;
     size_t magic;
@@ -935,52 +935,46 @@ static void *hand_out(blockhdr *h) {
 }
 #define BLOCK_MAGIC 0x636f6c6c626c6bull
 
-void *co_coll_alloc(size_t bytes) {
+/* A block of `bytes` (with its header), from the cache where one is large enough. */
+static blockhdr *take(size_t bytes) {
+    blockhdr *h;
     if (bytes < CACHE_MIN) {
-        blockhdr *h = malloc(sizeof(blockhdr) + (bytes ? bytes : 1));
+        h = malloc(sizeof(blockhdr) + (bytes ? bytes : 1));
         if (!h) return NULL;
         h->bytes = 0;
         h->magic = BLOCK_MAGIC;
-        return hand_out(h);
+        return h;
     }
     int best = -1;
     for (int i = 0; i < CO_COLL_CACHE; i++)
         if (S->cache[i].p && S->cache[i].bytes >= bytes &&
             (best < 0 || S->cache[i].bytes < S->cache[best].bytes))
             best = i;
-    blockhdr *h;
     if (best >= 0) {
         h = S->cache[best].p;
         S->cache[best].p = NULL;
-    } else {
-        h = malloc(sizeof(blockhdr) + bytes);
-        if (!h) return NULL;
-        h->bytes = bytes;
-        h->magic = BLOCK_MAGIC;
+        return h;
     }
-    return hand_out(h);
+    h = malloc(sizeof(blockhdr) + bytes);
+    if (!h) return NULL;
+    h->bytes = bytes;
+    h->magic = BLOCK_MAGIC;
+    return h;
 }
 
-void *co_coll_zalloc(size_t n, size_t size) {
-    void *p = co_coll_alloc(n * size);
-    if (p) memset(p, 0, n * size);
-    return p;
-}
-
-void co_coll_free(void *p) {
-    if (!p) return;
+static blockhdr *header_of(void *p) {
     blockhdr *h = (blockhdr *)p - 1;
     if (h->magic != BLOCK_MAGIC) co_fatal("co_coll_free of a block it did not allocate");
-    if (h->prev)
-        h->prev->next = h->next;
-    else
-        out_blocks = h->next;
-    if (h->next) h->next->prev = h->prev;
+    return h;
+}
+
+/* Keeps h in the cache (in a free slot, or in place of the smallest kept block if it is
+ * larger), or frees it. */
+static void keep(blockhdr *h) {
     if (!h->bytes || h->bytes > CACHE_MAX || !S) {
         free(h);
         return;
     }
-    /* keep it in a free slot, or in place of the smallest kept block if it is larger */
     int slot = -1;
     for (int i = 0; i < CO_COLL_CACHE; i++)
         if (!S->cache[i].p) {
@@ -999,6 +993,39 @@ void co_coll_free(void *p) {
     }
     S->cache[slot].p = h;
     S->cache[slot].bytes = h->bytes;
+}
+
+void *co_coll_alloc(size_t bytes) {
+    blockhdr *h = take(bytes);
+    return h ? hand_out(h) : NULL;
+}
+
+void *co_coll_zalloc(size_t n, size_t size) {
+    void *p = co_coll_alloc(n * size);
+    if (p) memset(p, 0, n * size);
+    return p;
+}
+
+void co_coll_free(void *p) {
+    if (!p) return;
+    blockhdr *h = header_of(p);
+    if (h->prev)
+        h->prev->next = h->next;
+    else
+        out_blocks = h->next;
+    if (h->next) h->next->prev = h->prev;
+    keep(h);
+}
+
+void *co_coll_scratch(size_t bytes) {
+    blockhdr *h = take(bytes);
+    if (!h) return NULL;
+    h->prev = h->next = NULL;
+    return h + 1;
+}
+
+void co_coll_scratch_free(void *p) {
+    if (p) keep(header_of(p));
 }
 
 void *co_coll_tmpbuf(co_dtype *dt, size_t count, void **base) {

@@ -292,6 +292,10 @@ int co_coll_cma_costly(void);
 void *co_coll_alloc(size_t bytes);
 void *co_coll_zalloc(size_t n, size_t size); /* zeroed, like calloc */
 void co_coll_free(void *p);
+/* The same cache for the nonblocking schedules' scratch memory, which outlives blocking calls:
+ * these blocks are not among those an abandoned blocking call frees ("Mismatched calls"). */
+void *co_coll_scratch(size_t bytes);
+void co_coll_scratch_free(void *p);
 /* A scratch buffer able to hold `count` elements of `dt` laid out as dt says; *base is what
  * to release (co_coll_free), the return value is what to pass as the buffer. */
 void *co_coll_tmpbuf(co_dtype *dt, size_t count, void **base);

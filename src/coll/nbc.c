@@ -56,7 +56,8 @@ typedef struct nb_sched {
     int nrounds, rcap, round, posted;
     co_req **pend; /* the current round's transfers */
     int npend, pcap;
-    void **blocks; /* scratch memory */
+    void **blocks; /* scratch memory (co_coll_scratch) */
+    void *own;     /* MPI_Isendrecv_replace's copy of the data to send (malloc) */
     int nblocks, bcap;
     int err;
     /* MPI_Ibarrier as a counter barrier: its epoch on the communicator (0 for other calls);
@@ -132,7 +133,7 @@ static void nb_round(nb_sched *s) {
 
 /* Scratch for count elements of dt, laid out as dt says; freed with the schedule. */
 static void *nb_tmp(nb_sched *s, co_dtype *dt, size_t count) {
-    void *b = malloc(count ? co_coll_span(dt, count) : 1);
+    void *b = co_coll_scratch(count ? co_coll_span(dt, count) : 1);
     if (!b) co_fatal("out of memory in a nonblocking collective");
     s->blocks = grow(s->blocks, &s->bcap, s->nblocks + 1, sizeof(void *));
     s->blocks[s->nblocks++] = b;
@@ -902,7 +903,8 @@ static void build(nb_sched *s, const co_coll_args *a) {
  */
 
 static void sched_free(nb_sched *s) {
-    for (int i = 0; i < s->nblocks; i++) free(s->blocks[i]);
+    for (int i = 0; i < s->nblocks; i++) co_coll_scratch_free(s->blocks[i]);
+    free(s->own);
     for (int i = 0; i < 2; i++)
         if (s->dts[i]) co_dt_release(s->dts[i]);
     if (s->wdts) drop_types(s->wdts, s->nwdts);
@@ -1101,10 +1103,7 @@ int co_nbc_sendrecv(co_comm *c, const void *sbuf, size_t scount, co_dtype *sdt, 
     s->rstatus = (co_status){.source = MPI_ANY_SOURCE, .tag = MPI_ANY_TAG};
     co_dt_retain(s->dts[0] = sdt);
     co_dt_retain(s->dts[1] = rdt);
-    if (own) {
-        s->blocks = grow(s->blocks, &s->bcap, 1, sizeof(void *));
-        s->blocks[s->nblocks++] = own;
-    }
+    s->own = own;
     nb_recv(s, rbuf, rcount, rdt, source);
     nb_send(s, sbuf, scount, sdt, dest);
     nb_round(s);
