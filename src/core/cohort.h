@@ -147,8 +147,18 @@ enum co_req_kind {
     CO_REQ_GREQ /* a generalized request (MPI_Grequest_start), completed by the program */
 };
 /* CO_MODE_RNDV: standard mode, but by rendezvous whatever the size (collectives' own sends,
- * where both processes sharing the copy beats the eager copy through the queue). */
-enum co_send_mode { CO_MODE_STD = 0, CO_MODE_SYNC, CO_MODE_READY, CO_MODE_BUFFERED, CO_MODE_RNDV };
+ * where both processes sharing the copy beats the eager copy through the queue).
+ * CO_MODE_PULL: standard mode, but a rendezvous leaves the whole single copy to the receiver
+ * (a root handing one buffer to several readers at once, which would otherwise copy its share
+ * of every reader's copy in turn). */
+enum co_send_mode {
+    CO_MODE_STD = 0,
+    CO_MODE_SYNC,
+    CO_MODE_READY,
+    CO_MODE_BUFFERED,
+    CO_MODE_RNDV,
+    CO_MODE_PULL
+};
 
 typedef struct co_status {
     int source, tag, error;

@@ -463,7 +463,7 @@ static int rdv_progress(void) {
         uint32_t st = atomic_load_explicit(&d->state, memory_order_acquire);
         if (st == RDV_GO) {
             uint64_t raddr = atomic_load_explicit(&d->raddr, memory_order_relaxed);
-            if (raddr) n += rdv_share(d, s, 1, raddr) > 0;
+            if (raddr && s->mode != CO_MODE_PULL) n += rdv_share(d, s, 1, raddr) > 0;
             st = atomic_load_explicit(&d->state, memory_order_acquire);
         }
         if (st == RDV_RECV_DONE || st == RDV_ABORT) {

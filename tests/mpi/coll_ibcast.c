@@ -71,15 +71,16 @@ static void check_bcasts(MPI_Comm c, int count, int stride, int root) {
 static void run_all(MPI_Comm c) {
     int n;
     MPI_Comm_size(c, &n);
-    /* 5000 and 40000 ints: rendezvous; 3000 (12000 bytes): eager, but on two ranks by
-     * rendezvous (nbc.c, NB_BCAST_PAIR_RNDV) */
-    static const int counts[] = {0, 1, 7, 3000, 5000, 40000};
+    /* 5000 ints and more: rendezvous; 3000 (12000 bytes): eager, but on two ranks by
+     * rendezvous (nbc.c, NB_BCAST_PAIR_RNDV); 40000 and 100000 at 4 to 8 ranks: each reader
+     * copies all of its message (NB_BCAST_PULL_MIN) */
+    static const int counts[] = {0, 1, 7, 3000, 5000, 40000, 100000};
     int roots[] = {0, n / 2, n - 1};
     for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
         for (int r = 0; r < 3; r++) {
             if (r && roots[r] == roots[r - 1]) continue;
             check_bcasts(c, counts[i], 1, roots[r]);
-            if (counts[i] <= 5000) check_bcasts(c, counts[i], 2, roots[r]);
+            if (counts[i] <= 40000) check_bcasts(c, counts[i], 2, roots[r]);
         }
 }
 
