@@ -1,9 +1,9 @@
 /*
  * coll: OSU-style latency of every MPI collective on MPI_COMM_WORLD: Barrier, Bcast, Reduce,
  * Allreduce, Gather, Gatherv, Scatter, Scatterv, Allgather, Allgatherv, Alltoall, Alltoallv,
- * Reduce_scatter, Reduce_scatter_block, Scan, Exscan; and seven nonblocking ones, each started
+ * Reduce_scatter, Reduce_scatter_block, Scan, Exscan; and nine nonblocking ones, each started
  * and at once waited for (Ibarrier, Ibcast, Iallreduce, Iallgather, Ialltoall, Ireduce,
- * Ireduce_scatter_block: what a program that overlaps nothing pays, OSU's "pure communication
+ * Ireduce_scatter_block, Igather, Iscatter: what a program that overlaps nothing pays, OSU's "pure communication
  * latency" of osu_i*). As in the OSU micro-benchmarks, each call is timed on its own (MPI_Wtime
  * before and after) and followed by an MPI_Barrier that is not timed (Barrier itself is timed back
  * to back). Sizes follow OSU: the per-rank message in bytes (Bcast: the broadcast buffer;
@@ -48,6 +48,8 @@ enum {
     IALLTOALL,
     IREDUCE,
     IREDUCE_SCATTER_BLOCK,
+    IGATHER,
+    ISCATTER,
     NCOLL
 };
 
@@ -73,7 +75,9 @@ static const char *const coll_names[NCOLL] = {"Barrier",
                                               "Iallgather",
                                               "Ialltoall",
                                               "Ireduce",
-                                              "Ireduce_scatter_block"};
+                                              "Ireduce_scatter_block",
+                                              "Igather",
+                                              "Iscatter"};
 
 typedef struct {
     int which, np, rank;
@@ -126,6 +130,8 @@ static void coll_once(coll_ctx *c) {
     case IREDUCE_SCATTER_BLOCK:
         MPI_Ireduce_scatter_block(c->sbuf, c->rbuf, n, MPI_FLOAT, MPI_SUM, w, &rq);
         break;
+    case IGATHER: MPI_Igather(c->sbuf, n, MPI_CHAR, c->rbuf, n, MPI_CHAR, 0, w, &rq); break;
+    case ISCATTER: MPI_Iscatter(c->sbuf, n, MPI_CHAR, c->rbuf, n, MPI_CHAR, 0, w, &rq); break;
     }
     if (rq != MPI_REQUEST_NULL) MPI_Wait(&rq, MPI_STATUS_IGNORE);
 }
@@ -203,7 +209,7 @@ int main(int argc, char **argv) {
         "             Scatterv,Allgather,Allgatherv,Alltoall,Alltoallv,\n"
         "             Reduce_scatter,Reduce_scatter_block,Scan,Exscan,\n"
         "             Ibarrier,Ibcast,Iallreduce,Iallgather,Ialltoall,Ireduce,\n"
-        "             Ireduce_scatter_block\n"
+        "             Ireduce_scatter_block,Igather,Iscatter\n"
         "  -f         also report the maximum over ranks (case <Name>_max)\n"
         "  -l         also report the time per iteration with the untimed barrier (<Name>_loop)\n";
     for (int i = 1; i < argc; i++) {
