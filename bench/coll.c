@@ -3,21 +3,21 @@
  * Allreduce, Gather, Gatherv, Scatter, Scatterv, Allgather, Allgatherv, Alltoall, Alltoallv,
  * Reduce_scatter, Reduce_scatter_block, Scan, Exscan; and nine nonblocking ones, each started
  * and at once waited for (Ibarrier, Ibcast, Iallreduce, Iallgather, Ialltoall, Ireduce,
- * Ireduce_scatter_block, Igather, Iscatter: what a program that overlaps nothing pays, OSU's "pure communication
- * latency" of osu_i*). As in the OSU micro-benchmarks, each call is timed on its own (MPI_Wtime
- * before and after) and followed by an MPI_Barrier that is not timed (Barrier itself is timed back
- * to back). Sizes follow OSU: the per-rank message in bytes (Bcast: the broadcast buffer;
- * Gather/Scatter/Allgather: what one rank contributes/receives; Alltoall: what one rank sends to
- * each peer; the v-variants use equal counts). Data-movement collectives use MPI_CHAR; reductions
- * use MPI_FLOAT with MPI_SUM and count = size/4 (at least one element, so they start at 4 B):
- * Reduce/Allreduce/Scan/Exscan reduce size bytes, Reduce_scatter reduces a size-byte vector split
- * as evenly as possible over the ranks (OSU's scheme), and Reduce_scatter_block gives each rank
- * max(1, size/4/np) elements (so it starts at 4*np B). Sizes that round to an already-measured size
- * are skipped; printed sizes are the real ones. Reported value: average over ranks of each rank's
- * mean latency (OSU's default "Avg Latency"), in microseconds; with -f also the maximum over ranks
- * (case <Name>_max); with -l also the time per iteration of the whole loop, the untimed barrier
- * included (case <Name>_loop, average over ranks), which shows how much of a collective's cost a
- * rank pays in the following barrier instead. Roots are rank 0.
+ * Ireduce_scatter_block, Igather, Iscatter: what a program that overlaps nothing pays, OSU's "pure
+ * communication latency" of osu_i*). As in the OSU micro-benchmarks, each call is timed on its own
+ * (MPI_Wtime before and after) and followed by an MPI_Barrier that is not timed (Barrier itself is
+ * timed back to back). Sizes follow OSU: the per-rank message in bytes (Bcast: the broadcast
+ * buffer; Gather/Scatter/Allgather: what one rank contributes/receives; Alltoall: what one rank
+ * sends to each peer; the v-variants use equal counts). Data-movement collectives use MPI_CHAR;
+ * reductions use MPI_FLOAT with MPI_SUM and count = size/4 (at least one element, so they start at
+ * 4 B): Reduce/Allreduce/Scan/Exscan reduce size bytes, Reduce_scatter reduces a size-byte vector
+ * split as evenly as possible over the ranks (OSU's scheme), and Reduce_scatter_block gives each
+ * rank max(1, size/4/np) elements (so it starts at 4*np B). Sizes that round to an already-measured
+ * size are skipped; printed sizes are the real ones. Reported value: average over ranks of each
+ * rank's mean latency (OSU's default "Avg Latency"), in microseconds; with -f also the maximum over
+ * ranks (case <Name>_max); with -l also the time per iteration of the whole loop, the untimed
+ * barrier included (case <Name>_loop, average over ranks), which shows how much of a collective's
+ * cost a rank pays in the following barrier instead. Roots are rank 0.
  *
  * Output: RESULT coll <Collective> <size> <usec> us <iterations>
  */
