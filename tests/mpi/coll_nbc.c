@@ -199,6 +199,18 @@ static void check_comm(MPI_Comm c) {
         CHECK_RC(MPI_Ialltoall(sb, k, MPI_INT, rb, k, MPI_INT, c, &rq));
         complete(&rq);
         same("Ialltoall", (size_t)k, -1);
+        /* contiguous blocks of 6 doubles per count (144000 bytes at MAXN): rendezvous, each
+         * receiver copying whole blocks from 3 ranks on (nbc.c, build_pairwise) */
+        fill(rank, 32);
+        CHECK_RC(MPI_Alltoall(sa, 6 * k, MPI_DOUBLE, ra, 6 * k, MPI_DOUBLE, c));
+        CHECK_RC(MPI_Ialltoall(sb, 6 * k, MPI_DOUBLE, rb, 6 * k, MPI_DOUBLE, c, &rq));
+        complete(&rq);
+        same("Ialltoall of contiguous doubles", (size_t)k, -1);
+        fill(rank, 33);
+        CHECK_RC(MPI_Allgather(sa, 6 * k, MPI_DOUBLE, ra, 6 * k, MPI_DOUBLE, c));
+        CHECK_RC(MPI_Iallgather(sb, 6 * k, MPI_DOUBLE, rb, 6 * k, MPI_DOUBLE, c, &rq));
+        complete(&rq);
+        same("Iallgather of contiguous doubles", (size_t)k, -1);
         fill(rank, 29);
         CHECK_RC(MPI_Alltoall(MPI_IN_PLACE, 0, MPI_INT, ra, k, vec, c));
         CHECK_RC(MPI_Ialltoall(MPI_IN_PLACE, 0, MPI_INT, rb, k, vec, c, &rq));
