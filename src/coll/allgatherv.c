@@ -131,12 +131,7 @@ int co_allgatherv_shm(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf
 }
 
 /* Every send and receive posted at once; large blocks then move by the point-to-point single
- * copy. With 2 and 3 ranks the sender writes part of each block into its reader from its own
- * (cached) copy; from 4 ranks on, where every rank copies n - 1 blocks at once anyway, each
- * reader copies whole blocks (CO_MODE_PULL), half as many copies. Medians of 4-5 alternating
- * runs, µs, shared / whole: 4 ranks 256 KiB 131 / 125, 1 MiB 457 / 432, 4 MiB 2154 / 1855; 8
- * ranks 512 KiB 931 / 895, 1 MiB 2073 / 1954; 3 ranks 4 MiB 994 / 1041. Alltoall's linear
- * algorithm does the same (alltoall.c). */
+ * copy, shared with the sender or not (co_coll_linear_mode). */
 int co_allgatherv_linear(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf,
                          const int *rcounts, const int *displs, co_dtype *rdt, co_comm *c) {
     int n = c->size, me = c->rank, rc = MPI_SUCCESS;
@@ -158,7 +153,7 @@ int co_allgatherv_linear(const void *sbuf, size_t scount, co_dtype *sdt, void *r
                          co_coll_tag(c, CO_TAG_ALLGATHER), c, co_coll_ctx(c), &reqs[k]);
         if (r && !rc) rc = r;
         r = co_isend(s, sc, st, to, co_coll_tag(c, CO_TAG_ALLGATHER), c, co_coll_ctx(c),
-                     n > 3 ? CO_MODE_PULL : CO_MODE_STD, &reqs[n + k]);
+                     co_coll_linear_mode(c), &reqs[n + k]);
         if (r && !rc) rc = r;
     }
     if (sbuf != MPI_IN_PLACE) {

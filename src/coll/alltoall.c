@@ -37,9 +37,7 @@ static int a2a_pairwise(const void *sbuf, size_t scount, co_dtype *sdt, void *rb
     return rc;
 }
 
-/* Every send and receive posted at once; from 4 ranks on each reader copies whole blocks (as
- * co_allgatherv_linear): 4 ranks 256 KiB 127 / 118 µs shared / whole, 4 MiB 2132 / 1868; 8 ranks
- * 1 MiB 1952 / 1767, 4 MiB 14086 / 13351; 3 ranks 4 MiB 1006 / 1046. */
+/* Every send and receive posted at once (sends in co_coll_linear_mode). */
 static int a2a_linear(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size_t rcount,
                       co_dtype *rdt, co_comm *c) {
     int n = c->size, me = c->rank;
@@ -56,8 +54,8 @@ static int a2a_linear(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf
     for (int k = 1; k < n; k++) {
         int to = (me + k) % n;
         int r = co_isend((const char *)sbuf + sext * (size_t)to, scount, sdt, to,
-                         co_coll_tag(c, CO_TAG_ALLTOALL), c, co_coll_ctx(c),
-                         n > 3 ? CO_MODE_PULL : CO_MODE_STD, &reqs[n + k]);
+                         co_coll_tag(c, CO_TAG_ALLTOALL), c, co_coll_ctx(c), co_coll_linear_mode(c),
+                         &reqs[n + k]);
         if (r && !rc) rc = r;
     }
     int r = co_coll_copy((const char *)sbuf + sext * (size_t)me, scount, sdt,

@@ -94,9 +94,11 @@ static nb_step *add(nb_sched *s, int type) {
     return t;
 }
 
-static void nb_send(nb_sched *s, const void *buf, size_t count, co_dtype *dt, int peer) {
+/* Returns the step, whose mode the caller may set. */
+static nb_step *nb_send(nb_sched *s, const void *buf, size_t count, co_dtype *dt, int peer) {
     nb_step *t = add(s, NB_SEND);
     t->src = buf, t->count = count, t->dt = dt, t->peer = peer;
+    return t;
 }
 
 static void nb_recv(nb_sched *s, void *buf, size_t count, co_dtype *dt, int peer) {
@@ -203,13 +205,13 @@ static void build_bcast(nb_sched *s, void *buf, size_t count, co_dtype *dt, int 
             nb_recv(s, buf, count, dt, root);
         else
             for (int q = 1; q < n; q++) {
-                nb_send(s, buf, count, dt, (q + root) % n);
+                nb_step *t = nb_send(s, buf, count, dt, (q + root) % n);
                 size_t bytes = count * dt->size;
                 if (n == 2 && bytes > NB_BCAST_PAIR_RNDV)
-                    s->steps[s->nsteps - 1].mode = CO_MODE_RNDV;
+                    t->mode = CO_MODE_RNDV;
                 else if (n > 3 && bytes > NB_BCAST_PULL_MIN &&
                          bytes * (size_t)(n - 1) <= NB_BCAST_PULL_ALL)
-                    s->steps[s->nsteps - 1].mode = CO_MODE_PULL;
+                    t->mode = CO_MODE_PULL;
             }
         nb_round(s);
         return;
@@ -364,10 +366,9 @@ static void build_pairwise(nb_sched *s, const void *sbuf, const size_t *scounts,
     for (int k = 1; k < n; k++) {
         int q = (me + k) % n, p = (me - k + n) % n;
         if (rcounts) nb_recv(s, co_coll_elem(rbuf, rdispls[p], rdt), rcounts[p], rdt, p);
-        if (scounts) {
-            nb_send(s, sdispls ? co_coll_elem(sbuf, sdispls[q], sdt) : sbuf, scounts[q], sdt, q);
-            if (n > 2) s->steps[s->nsteps - 1].mode = CO_MODE_PULL;
-        }
+        if (scounts)
+            nb_send(s, sdispls ? co_coll_elem(sbuf, sdispls[q], sdt) : sbuf, scounts[q], sdt, q)
+                ->mode = n > 2 ? CO_MODE_PULL : CO_MODE_STD;
     }
     if (copy_own && scounts && rcounts)
         nb_copy(s, sdispls ? co_coll_elem(sbuf, sdispls[me], sdt) : sbuf, scounts[me], sdt,
@@ -425,11 +426,9 @@ static void build_rooted(nb_sched *s, const co_coll_args *a) {
         int q = (me + k) % n;
         if (gather)
             nb_recv(s, co_coll_elem(a->rbuf, dsp[q], dt), cnt[q], dt, q);
-        else {
-            nb_send(s, co_coll_elem(a->sbuf, dsp[q], dt), cnt[q], dt, q);
-            if (n > 3 && cnt[q] * dt->size <= NB_SCATTER_PULL_MAX)
-                s->steps[s->nsteps - 1].mode = CO_MODE_PULL;
-        }
+        else
+            nb_send(s, co_coll_elem(a->sbuf, dsp[q], dt), cnt[q], dt, q)->mode =
+                n > 3 && cnt[q] * dt->size <= NB_SCATTER_PULL_MAX ? CO_MODE_PULL : CO_MODE_STD;
     }
     /* the root's own block, unless it is in place */
     if (gather && a->sbuf != MPI_IN_PLACE)
