@@ -933,16 +933,16 @@ static void *hand_out(blockhdr *h) {
     out_blocks = h;
     return h + 1;
 }
-#define BLOCK_MAGIC 0x636f6c6c626c6bull
+#define BLOCK_MAGIC   0x636f6c6c626c6bull /* handed out by co_coll_alloc (on the list) */
+#define SCRATCH_MAGIC 0x636f6c6c736372ull /* by co_coll_scratch (not on it) */
 
-/* A block of `bytes` (with its header), from the cache where one is large enough. */
+/* A block of `bytes` (with its header), from the cache where one is large enough; the caller
+ * marks whose it is (h->magic). */
 static blockhdr *take(size_t bytes) {
     blockhdr *h;
     if (bytes < CACHE_MIN) {
         h = malloc(sizeof(blockhdr) + (bytes ? bytes : 1));
-        if (!h) return NULL;
-        h->bytes = 0;
-        h->magic = BLOCK_MAGIC;
+        if (h) h->bytes = 0;
         return h;
     }
     int best = -1;
@@ -956,21 +956,22 @@ static blockhdr *take(size_t bytes) {
         return h;
     }
     h = malloc(sizeof(blockhdr) + bytes);
-    if (!h) return NULL;
-    h->bytes = bytes;
-    h->magic = BLOCK_MAGIC;
+    if (h) h->bytes = bytes;
     return h;
 }
 
-static blockhdr *header_of(void *p) {
+/* p's header, which must carry `magic`: a block freed by the other kind's call would corrupt
+ * the list of blocks handed out (free_blocks) or be freed twice. */
+static blockhdr *header_of(void *p, size_t magic, const char *fn) {
     blockhdr *h = (blockhdr *)p - 1;
-    if (h->magic != BLOCK_MAGIC) co_fatal("co_coll_free of a block it did not allocate");
+    if (h->magic != magic) co_fatal("%s of a block it did not allocate", fn);
     return h;
 }
 
 /* Keeps h in the cache (in a free slot, or in place of the smallest kept block if it is
  * larger), or frees it. */
 static void keep(blockhdr *h) {
+    h->magic = 0; /* a second free of it is caught */
     if (!h->bytes || h->bytes > CACHE_MAX || !S) {
         free(h);
         return;
@@ -997,7 +998,9 @@ static void keep(blockhdr *h) {
 
 void *co_coll_alloc(size_t bytes) {
     blockhdr *h = take(bytes);
-    return h ? hand_out(h) : NULL;
+    if (!h) return NULL;
+    h->magic = BLOCK_MAGIC;
+    return hand_out(h);
 }
 
 void *co_coll_zalloc(size_t n, size_t size) {
@@ -1008,7 +1011,7 @@ void *co_coll_zalloc(size_t n, size_t size) {
 
 void co_coll_free(void *p) {
     if (!p) return;
-    blockhdr *h = header_of(p);
+    blockhdr *h = header_of(p, BLOCK_MAGIC, "co_coll_free");
     if (h->prev)
         h->prev->next = h->next;
     else
@@ -1020,12 +1023,13 @@ void co_coll_free(void *p) {
 void *co_coll_scratch(size_t bytes) {
     blockhdr *h = take(bytes);
     if (!h) return NULL;
+    h->magic = SCRATCH_MAGIC;
     h->prev = h->next = NULL;
     return h + 1;
 }
 
 void co_coll_scratch_free(void *p) {
-    if (p) keep(header_of(p));
+    if (p) keep(header_of(p, SCRATCH_MAGIC, "co_coll_scratch_free"));
 }
 
 void *co_coll_tmpbuf(co_dtype *dt, size_t count, void **base) {
