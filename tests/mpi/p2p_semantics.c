@@ -439,6 +439,83 @@ static void self_sends(void) {
     free(b);
 }
 
+/* Sends to self whose receive is already posted go straight into the receive buffer:
+ * contiguous and strided on either side, buffered mode, empty, truncated, and the order of
+ * two receives that both match. */
+static void self_sends_posted(void) {
+    int n = 300000;
+    int *a = malloc((size_t)n * 2 * sizeof(int)), *b = malloc((size_t)n * 2 * sizeof(int));
+    CHECK(a && b, "malloc");
+    for (int i = 0; i < 2 * n; i++) a[i] = i ^ rank;
+    MPI_Datatype every2;
+    CHECK_RC(MPI_Type_vector(n, 1, 2, MPI_INT, &every2));
+    CHECK_RC(MPI_Type_commit(&every2));
+    MPI_Request r[2];
+    MPI_Status st;
+    int count;
+    /* contiguous to contiguous */
+    memset(b, 0xff, (size_t)n * 2 * sizeof(int));
+    CHECK_RC(MPI_Irecv(b, n, MPI_INT, rank, 80, MPI_COMM_WORLD, &r[0]));
+    CHECK_RC(MPI_Send(a, n, MPI_INT, rank, 80, MPI_COMM_WORLD));
+    CHECK_RC(MPI_Wait(&r[0], &st));
+    MPI_Get_count(&st, MPI_INT, &count);
+    CHECK(count == n && st.MPI_SOURCE == rank && st.MPI_TAG == 80, "posted self: status");
+    for (int i = 0; i < n; i++) CHECK(b[i] == (i ^ rank), "posted self data at %d", i);
+    CHECK(b[n] == -1, "posted self: wrote past the message");
+    /* strided sender, contiguous receiver: the elements in order */
+    CHECK_RC(MPI_Irecv(b, n, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &r[0]));
+    CHECK_RC(MPI_Isend(a, 1, every2, rank, 81, MPI_COMM_WORLD, &r[1]));
+    CHECK_RC(MPI_Waitall(2, r, MPI_STATUSES_IGNORE));
+    for (int i = 0; i < n; i++) CHECK(b[i] == ((2 * i) ^ rank), "strided self data at %d", i);
+    /* contiguous sender, strided receiver: the gaps untouched */
+    memset(b, 0xff, (size_t)n * 2 * sizeof(int));
+    CHECK_RC(MPI_Irecv(b, 1, every2, rank, 82, MPI_COMM_WORLD, &r[0]));
+    CHECK_RC(MPI_Send(a, n, MPI_INT, rank, 82, MPI_COMM_WORLD));
+    CHECK_RC(MPI_Wait(&r[0], MPI_STATUS_IGNORE));
+    for (int i = 0; i < n; i++) {
+        CHECK(b[2 * i] == (i ^ rank), "self into strided at %d", i);
+        CHECK(b[2 * i + 1] == -1, "self into strided: gap %d written", i);
+    }
+    /* buffered mode, into a posted receive */
+    int bsz = n * (int)sizeof(int) + MPI_BSEND_OVERHEAD;
+    char *att = malloc((size_t)bsz);
+    CHECK(att, "malloc");
+    CHECK_RC(MPI_Buffer_attach(att, bsz));
+    CHECK_RC(MPI_Irecv(b, n, MPI_INT, rank, 83, MPI_COMM_WORLD, &r[0]));
+    CHECK_RC(MPI_Bsend(a + 1, n, MPI_INT, rank, 83, MPI_COMM_WORLD));
+    CHECK_RC(MPI_Wait(&r[0], MPI_STATUS_IGNORE));
+    for (int i = 0; i < n; i++) CHECK(b[i] == ((i + 1) ^ rank), "buffered self data at %d", i);
+    void *det;
+    CHECK_RC(MPI_Buffer_detach(&det, &bsz));
+    free(att);
+    /* empty */
+    CHECK_RC(MPI_Irecv(b, n, MPI_INT, rank, 84, MPI_COMM_WORLD, &r[0]));
+    CHECK_RC(MPI_Send(NULL, 0, MPI_INT, rank, 84, MPI_COMM_WORLD));
+    CHECK_RC(MPI_Wait(&r[0], &st));
+    MPI_Get_count(&st, MPI_INT, &count);
+    CHECK(count == 0, "empty self send: count %d", count);
+    /* two posted receives that both match take the sends in order */
+    CHECK_RC(MPI_Irecv(b, n, MPI_INT, rank, MPI_ANY_TAG, MPI_COMM_WORLD, &r[0]));
+    CHECK_RC(MPI_Irecv(b + n, n, MPI_INT, MPI_ANY_SOURCE, 85, MPI_COMM_WORLD, &r[1]));
+    CHECK_RC(MPI_Send(a, 5, MPI_INT, rank, 85, MPI_COMM_WORLD));
+    CHECK_RC(MPI_Send(a + n, n, MPI_INT, rank, 85, MPI_COMM_WORLD));
+    CHECK_RC(MPI_Waitall(2, r, MPI_STATUSES_IGNORE));
+    CHECK(b[4] == (4 ^ rank) && b[n + n - 1] == ((2 * n - 1) ^ rank), "posted self order");
+    /* truncated: the receive's error, the data up to its end */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    memset(b, 0xff, (size_t)n * 2 * sizeof(int));
+    CHECK_RC(MPI_Irecv(b, n / 2, MPI_INT, rank, 86, MPI_COMM_WORLD, &r[0]));
+    CHECK_RC(MPI_Send(a, n, MPI_INT, rank, 86, MPI_COMM_WORLD));
+    CHECK_ERR(MPI_Wait(&r[0], &st), MPI_ERR_TRUNCATE);
+    MPI_Get_count(&st, MPI_INT, &count);
+    CHECK(count == n / 2, "truncated self count %d", count);
+    CHECK(b[n / 2 - 1] == ((n / 2 - 1) ^ rank) && b[n / 2] == -1, "truncated self data");
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Type_free(&every2);
+    free(a);
+    free(b);
+}
+
 /* Far more small messages than a queue holds, with the receiver not yet receiving: the
  * sender's requests queue up and drain as the receiver catches up, in order. */
 static void flood(void) {
@@ -564,6 +641,7 @@ int main(int argc, char **argv) {
     persistent_modes();
     polling_ring();
     self_sends();
+    self_sends_posted();
     flood();
     busy_sender();
     MPI_Barrier(MPI_COMM_WORLD);
