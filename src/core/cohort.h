@@ -297,6 +297,10 @@ CO_NORETURN void co_fatal(const char *fmt, ...) CO_PRINTF(1, 2);
  */
 int co_progress(void);            /* one pass over every transport; returns events handled */
 void co_progress_wait(co_req *r); /* progress until r completes */
+/* The same; p2p: idle passes before yielding as for the program's own point-to-point
+ * requests (co_st.p2p_spin, what co_progress_wait takes for them) rather than
+ * COHORT_SPIN_COUNT's. */
+void co_progress_wait_as(co_req *r, int p2p);
 /* Run by a wait on r now and then (every CO_WAIT_CHECK_PASSES idle passes): a user receive
  * that no message can match any more, since its source (or, for MPI_ANY_SOURCE, every other
  * rank) has called MPI_Finalize, or a send waiting for a receiver that has, completes with
@@ -325,6 +329,7 @@ typedef struct co_backoff {
     unsigned idle;       /* idle passes since the wait last found something to do */
     unsigned checked_at; /* the pass that ran the last periodic check (0: none since then) */
     uint64_t check_ns;   /* a yielding wait's next check by the clock (0: not set yet) */
+    int p2p; /* a wait for the program's own point-to-point requests: co_st.p2p_spin passes */
 } co_backoff;
 void co_backoff_idle(co_backoff *b); /* called after a pass that found nothing to do */
 /* An idle pass that yields at once (ranks outnumber cores), with the same periodic check. */
@@ -339,7 +344,11 @@ void co_poll_missed(void);
  * 1024 yields can take seconds (each may hand the core over for a whole time slice). */
 #define CO_WAIT_CHECK_NS 10000000ull
 static inline void co_backoff_reset(co_backoff *b) {
-    *b = (co_backoff){0};
+    *b = (co_backoff){.p2p = b->p2p};
+}
+/* Whether r is the program's own point-to-point request (not a collective's). */
+static inline int co_req_user_p2p(const co_req *r) {
+    return r->kind != CO_REQ_COLL && r->kind != CO_REQ_GREQ && !r->internal && !(r->ctx & 1);
 }
 /* Whether the idle pass just made (co_backoff_idle or _yield) ran the wait's periodic check:
  * the caller's own check of what it waits for must run on the same pass, since the deadlock
@@ -378,6 +387,7 @@ struct cohort_state {
     uint64_t poll_since; /* when nonblocking calls began to find nothing (0: they did not) */
     unsigned shm_spin;   /* idle passes before a collective waiting on shared memory yields
                             (cfg.spin_count, but fewer by default when ranks outnumber CPUs) */
+    unsigned p2p_spin;   /* the same for a wait on the program's point-to-point requests */
     int launched;        /* started by mpiexec (not a singleton) */
     co_config cfg;
     struct co_seg *seg;

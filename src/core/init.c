@@ -66,15 +66,16 @@ int co_init(int *argc, char ***argv, int required, int *provided) {
     int job_cpus = env_int("COHORT_JOB_NCPUS", (int)sysconf(_SC_NPROCESSORS_ONLN));
     if (job_cpus < 1) job_cpus = 1;
     co_st.oversubscribed = co_st.world_size > job_cpus;
-    co_st.shm_spin = (unsigned)co_st.cfg.spin_count; /* as set, when it is */
+    co_st.shm_spin = co_st.p2p_spin = (unsigned)co_st.cfg.spin_count; /* as set, when it is */
     if (co_st.cfg.spin_count <= 0) {
         co_st.cfg.spin_count = co_st.oversubscribed ? 16 : 20000;
-        /* Collectives waiting on shared memory, when ranks outnumber cores: with two ranks to
-         * a core the one waited for may be running on the other core, so look twice; with
-         * more it most likely waits for this core (docs/collectives.md). */
-        co_st.shm_spin = !co_st.oversubscribed             ? (unsigned)co_st.cfg.spin_count
-                         : co_st.world_size > 2 * job_cpus ? 0
-                                                           : 2;
+        /* Collectives waiting on shared memory, and waits for the program's own
+         * point-to-point requests, when ranks outnumber cores: with two ranks to a core the
+         * one waited for may be running on the other core, so look twice; with more it most
+         * likely waits for this core (docs/collectives.md, docs/runtime.md "Waiting"). */
+        co_st.shm_spin = co_st.p2p_spin = !co_st.oversubscribed ? (unsigned)co_st.cfg.spin_count
+                                          : co_st.world_size > 2 * job_cpus ? 0
+                                                                            : 2;
     }
     if (gethostname(co_st.processor_name, sizeof(co_st.processor_name)) != 0)
         strcpy(co_st.processor_name, "localhost");

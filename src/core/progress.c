@@ -137,7 +137,7 @@ static inline int check_due(co_backoff *b, int yields) {
 
 void co_backoff_idle(co_backoff *b) {
     ++b->idle;
-    int yields = b->idle >= (unsigned)co_st.cfg.spin_count;
+    int yields = b->idle >= (b->p2p ? co_st.p2p_spin : (unsigned)co_st.cfg.spin_count);
     if (CO_UNLIKELY(check_due(b, yields))) check_pass(b);
     if (!yields)
         co_cpu_relax();
@@ -173,7 +173,11 @@ void co_backoff_yield(co_backoff *b) {
 }
 
 void co_progress_wait(co_req *r) {
-    co_backoff b = {0};
+    co_progress_wait_as(r, co_req_user_p2p(r));
+}
+
+void co_progress_wait_as(co_req *r, int p2p) {
+    co_backoff b = {.p2p = p2p};
     while (!r->complete) {
         if (co_progress()) {
             co_backoff_reset(&b);
