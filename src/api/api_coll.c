@@ -1085,13 +1085,12 @@ static co_comm *api_neighbors(MPI_Comm comm, const char *fn, MPI_Request *req, i
                        "the communicator has no topology (Cartesian, graph or distributed graph)");
         return NULL;
     }
-    int *in, *out;
+    const int *in, *out;
     co_topo_neighbors(c->topo, c->rank, &in, nin, &out, nout);
     if (!in) {
         *rc = co_error(c, fn, MPI_ERR_NO_MEM, "out of memory");
         return NULL;
     }
-    free(in);
     return c;
 }
 

@@ -845,7 +845,8 @@ static void build_inter(nb_sched *s, const co_coll_args *a) {
  * peer is below and above: what it sends downwards arrives from above, so the receives of each
  * dimension are posted above first, to meet the sends, which go below first. */
 static void build_neighbor(nb_sched *s, const co_coll_args *a) {
-    int *in, nin, *out, nout, k = a->kind;
+    const int *in, *out;
+    int nin, nout, k = a->kind;
     co_topo_neighbors(s->c->topo, s->c->rank, &in, &nin, &out, &nout);
     if (!in) co_fatal("out of memory in a neighbourhood collective");
     int cart = s->c->topo->kind == MPI_CART, w = k == CO_COLL_NEIGHBOR_ALLTOALLW;
@@ -881,7 +882,6 @@ static void build_neighbor(nb_sched *s, const co_coll_args *a) {
             nb_send(s, src, a->scount, a->sdt, out[j]);
     }
     nb_round(s);
-    free(in);
 }
 
 static void build(nb_sched *s, const co_coll_args *a) {

@@ -112,6 +112,9 @@ struct co_topo {
     /* MPI_DIST_GRAPH: this process's edges; weights NULL when unweighted */
     int indeg, outdeg, weighted;
     int *in, *inw, *out, *outw;
+    /* co_topo_neighbors' answer for nb_rank (nb: in-neighbours, then out-neighbours) */
+    int nb_rank, nb_in, nb_out;
+    int *nb;
 };
 struct co_topo *co_topo_cart_new(int ndims, const int *dims, const int *periods);
 struct co_topo *co_topo_graph_new(int nnodes, const int *index, const int *edges);
@@ -121,8 +124,11 @@ struct co_topo *co_topo_dist_new(int indeg, const int *in, const int *inw, int o
 struct co_topo *co_topo_dup(const struct co_topo *t);
 /* The neighbours of `rank` for the neighbourhood collectives, in the standard's order: receive
  * block i comes from (*in)[i], send block j goes to (*out)[j] (MPI_PROC_NULL for a Cartesian
- * neighbour off the grid). One allocation: free(*in). NULL for *in when out of memory. */
-void co_topo_neighbors(const struct co_topo *t, int rank, int **in, int *nin, int **out, int *nout);
+ * neighbour off the grid). The lists belong to t, which keeps them for the next call about the
+ * same rank (every collective asks about the communicator's own); valid until t is freed or
+ * asked about another rank. NULL for *in when out of memory. */
+void co_topo_neighbors(struct co_topo *t, int rank, const int **in, int *nin, const int **out,
+                       int *nout);
 void co_topo_free(struct co_topo *t);
 void co_cart_coords(const struct co_topo *t, int rank, int *coords);
 int co_cart_rank(const struct co_topo *t, const int *coords); /* -1: out of range */

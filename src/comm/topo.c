@@ -84,50 +84,56 @@ void co_topo_free(struct co_topo *t) {
     free(t->inw);
     free(t->out);
     free(t->outw);
+    free(t->nb);
     free(t);
 }
 
-void co_topo_neighbors(const struct co_topo *t, int rank, int **in, int *nin, int **out,
+void co_topo_neighbors(struct co_topo *t, int rank, const int **in, int *nin, const int **out,
                        int *nout) {
-    int ni, no;
-    const int *src = NULL, *dst = NULL;
-    if (t->kind == MPI_CART) {
-        ni = no = 2 * t->ndims;
-    } else if (t->kind == MPI_GRAPH) {
-        int lo = rank ? t->index[rank - 1] : 0;
-        ni = no = t->index[rank] - lo;
-        src = dst = t->edges + lo;
-    } else {
-        ni = t->indeg, no = t->outdeg;
-        src = t->in, dst = t->out;
+    if (!t->nb || t->nb_rank != rank) {
+        free(t->nb);
+        t->nb = NULL;
+        int ni, no;
+        const int *src = NULL, *dst = NULL;
+        if (t->kind == MPI_CART) {
+            ni = no = 2 * t->ndims;
+        } else if (t->kind == MPI_GRAPH) {
+            int lo = rank ? t->index[rank - 1] : 0;
+            ni = no = t->index[rank] - lo;
+            src = dst = t->edges + lo;
+        } else {
+            ni = t->indeg, no = t->outdeg;
+            src = t->in, dst = t->out;
+        }
+        int *v = malloc((size_t)(ni + no + 1) * sizeof(int));
+        int *co = t->kind == MPI_CART ? malloc((size_t)(t->ndims + 1) * sizeof(int)) : NULL;
+        if (!v || (t->kind == MPI_CART && !co)) {
+            free(v);
+            free(co);
+            *in = *out = NULL;
+            *nin = *nout = 0;
+            return;
+        }
+        if (t->kind != MPI_CART) {
+            if (ni) memcpy(v, src, (size_t)ni * sizeof(int));
+            if (no) memcpy(v + ni, dst, (size_t)no * sizeof(int));
+        }
+        /* for each dimension the rank below, then the one above (MPI_Cart_shift's source
+         * and destination for a shift of 1), for receiving and for sending alike */
+        for (int d = 0; co && d < t->ndims; d++) {
+            co_cart_coords(t, rank, co);
+            int mine = co[d];
+            co[d] = mine - 1;
+            int lo = co_cart_rank(t, co);
+            co[d] = mine + 1;
+            int hi = co_cart_rank(t, co);
+            v[2 * d] = v[ni + 2 * d] = lo < 0 ? MPI_PROC_NULL : lo;
+            v[2 * d + 1] = v[ni + 2 * d + 1] = hi < 0 ? MPI_PROC_NULL : hi;
+        }
+        free(co);
+        t->nb = v, t->nb_rank = rank, t->nb_in = ni, t->nb_out = no;
     }
-    int *v = malloc((size_t)(ni + no + 1) * sizeof(int));
-    *in = v, *nin = ni, *out = v ? v + ni : NULL, *nout = no;
-    if (!v) return;
-    if (t->kind != MPI_CART) {
-        if (ni) memcpy(v, src, (size_t)ni * sizeof(int));
-        if (no) memcpy(v + ni, dst, (size_t)no * sizeof(int));
-        return;
-    }
-    /* for each dimension the rank below, then the one above (MPI_Cart_shift's source and
-     * destination for a shift of 1), for receiving and for sending alike */
-    int *co = malloc((size_t)(t->ndims + 1) * sizeof(int));
-    if (!co) {
-        free(v);
-        *in = *out = NULL;
-        return;
-    }
-    for (int d = 0; d < t->ndims; d++) {
-        co_cart_coords(t, rank, co);
-        int mine = co[d];
-        co[d] = mine - 1;
-        int lo = co_cart_rank(t, co);
-        co[d] = mine + 1;
-        int hi = co_cart_rank(t, co);
-        v[2 * d] = v[ni + 2 * d] = lo < 0 ? MPI_PROC_NULL : lo;
-        v[2 * d + 1] = v[ni + 2 * d + 1] = hi < 0 ? MPI_PROC_NULL : hi;
-    }
-    free(co);
+    *in = t->nb, *nin = t->nb_in, *out = t->nb + t->nb_in, *nout = t->nb_out;
 }
 
 void co_cart_coords(const struct co_topo *t, int rank, int *coords) {
