@@ -246,9 +246,30 @@ binding)
   run 2 --bind-to none -- affinity
   expect_status 0
   expect_out "^rank 1 cpus=$ncpu$"
-  run $((ncpu + 1)) -- affinity
+  if [ "$ncpu" -gt 1 ]; then
+    # more ranks than cores, not evenly: not bound (asked for: said so)
+    run $((ncpu + 1)) -- affinity
+    expect_status 0
+    expect_out "^rank 0 cpus=$ncpu$"
+    run $((ncpu + 1)) --bind-to core -- affinity
+    expect_status 0
+    expect_out "^rank $ncpu cpus=$ncpu$"
+    expect_err "cannot bind $((ncpu + 1)) ranks evenly to $ncpu cores; not binding"
+  fi
+  # twice as many ranks as cores: bound, consecutive ranks sharing a core
+  run $((2 * ncpu)) -- affinity
   expect_status 0
-  expect_out "^rank 0 cpus=$ncpu$"
+  for r in 0 1 $((2 * ncpu - 1)); do expect_out "^rank $r cpus=1$"; done
+  f0=$(sed -n 's/^rank 0 first=//p' "$out/stdout")
+  f1=$(sed -n 's/^rank 1 first=//p' "$out/stdout")
+  [ -n "$f0" ] && [ "$f0" = "$f1" ] || fail "ranks 0 and 1 on cpus '$f0' and '$f1', not one"
+  if [ "$ncpu" -gt 1 ]; then
+    f2=$(sed -n 's/^rank 2 first=//p' "$out/stdout")
+    [ -n "$f2" ] && [ "$f2" != "$f0" ] || fail "ranks 0 and 2 both on cpu '$f0'"
+  fi
+  run $((2 * ncpu)) --bind-to none -- affinity
+  expect_status 0
+  expect_out "^rank 1 cpus=$ncpu$"
   ;;
 *)
   echo "unknown scenario $SCENARIO"; exit 2 ;;

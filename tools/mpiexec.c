@@ -173,7 +173,8 @@ static void usage(FILE *f) {
                "  --timeout S          end the job after S seconds (exit status 124); without\n"
                "                       it, MPIEXEC_TIMEOUT in the environment, if set\n"
                "  --bind-to core|none  bind each rank to a core (default: core when ranks <= "
-               "cores)\n"
+               "cores,\n"
+               "                       or when they divide evenly: consecutive ranks share one)\n"
                "  -x VAR[=VALUE]       set (or pass on) an environment variable for the ranks\n"
                "  -genv VAR VALUE      the same as -x VAR=VALUE (also -env)\n"
                "  --version            print the version\n"
@@ -512,9 +513,15 @@ int main(int argc, char **argv) {
     static int cpus[CPU_SETSIZE];
     int ncpus = cpus_of_mask(cpus, CPU_SETSIZE);
     if (ncpus < 1) ncpus = 1;
-    int bind = j->bind >= 0 ? j->bind : (cfg.bind && j->n <= ncpus);
-    if (bind && j->n > ncpus) {
-        fprintf(stderr, "mpiexec: cannot bind %d ranks to %d cores; not binding\n", j->n, ncpus);
+    /* With more ranks than cores, a core takes a block of consecutive ranks (ranks 0-1 the
+     * first of 2 cores at 4 ranks), so that neighbours in rank order, which exchange most in
+     * stencil codes, share a core; only when the ranks divide evenly among the cores, since a
+     * core with one rank more would hold back every collective (docs/runtime.md). */
+    int bind = j->bind >= 0 ? j->bind : cfg.bind;
+    if (bind && j->n > ncpus && j->n % ncpus) {
+        if (j->bind == 1)
+            fprintf(stderr, "mpiexec: cannot bind %d ranks evenly to %d cores; not binding\n",
+                    j->n, ncpus);
         bind = 0;
     }
 
@@ -558,7 +565,8 @@ int main(int argc, char **argv) {
         pid_t pid = fork();
         if (pid == 0) {
             int fds[3] = {child_in, out[1], errp[1]};
-            child(j, r, fds, bind ? cpus[r % ncpus] : -1, ncpus, self);
+            int cpu = j->n <= ncpus ? cpus[r] : cpus[(int)((long)r * ncpus / j->n)];
+            child(j, r, fds, bind ? cpu : -1, ncpus, self);
         }
         close(out[1]);
         close(errp[1]);

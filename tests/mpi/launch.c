@@ -89,7 +89,10 @@ int main(int argc, char **argv) {
     } else if (!strcmp(mode, "affinity")) {
         cpu_set_t set;
         sched_getaffinity(0, sizeof(set), &set);
+        int first = 0;
+        while (first < CPU_SETSIZE - 1 && !CPU_ISSET(first, &set)) first++;
         printf("rank %d cpus=%d\n", rank, CPU_COUNT(&set));
+        printf("rank %d first=%d\n", rank, first);
     }
     MPI_Finalize();
     return 0;
