@@ -520,8 +520,8 @@ int main(int argc, char **argv) {
     int bind = j->bind >= 0 ? j->bind : cfg.bind;
     if (bind && j->n > ncpus && j->n % ncpus) {
         if (j->bind == 1)
-            fprintf(stderr, "mpiexec: cannot bind %d ranks evenly to %d cores; not binding\n",
-                    j->n, ncpus);
+            fprintf(stderr, "mpiexec: cannot bind %d ranks evenly to %d cores; not binding\n", j->n,
+                    ncpus);
         bind = 0;
     }
 
