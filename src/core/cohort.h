@@ -178,6 +178,7 @@ struct co_req {
     uint8_t internal;   /* owned by a layer (collectives), never seen by the user */
     uint8_t matched;    /* receive: matched to a message; no longer cancellable */
     uint8_t shared;     /* the one shared "completed send" request: never freed */
+    uint8_t rdv_whole;  /* send: its reader copies it whole (0: not decided yet, 1: no, 2: yes) */
     co_comm *comm;
     void *buf;
     size_t count;

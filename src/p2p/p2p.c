@@ -432,11 +432,11 @@ static void rdv_send_release(co_req *s) {
 }
 
 /* Whether this rank waits for a message from the reader of send s, posted or being copied, as
- * in an exchange with a neighbour: each side then makes the single copy of the message it
- * receives, whole, instead of half of each message both ways (twice the system calls and page
- * pinning, both cores busy either way). A halo exchange of 2 messages each way between 2
- * ranks took 10.3 instead of 11.7 µs at 64 KiB and 124 instead of 139 at 1 MiB, while
- * ping-pong and streaming, whose senders receive nothing meanwhile, kept their halves. With
+ * in an exchange with a neighbour (asked once, when the reader starts): each side then makes the
+ * single copy of the message it receives, whole, instead of half of each message both ways (twice
+ * the system calls and page pinning, both cores busy either way). A halo exchange of 2 messages
+ * each way between 2 ranks took 10.3 instead of 11.7 µs at 64 KiB and 124 instead of 139 at 1 MiB,
+ * while ping-pong and streaming, whose senders receive nothing meanwhile, kept their halves. With
  * more ranks than cores the halves stay: there it measured mixed (4 ranks, 2-D grid of 1 MiB:
  * 565 against 498 µs; ring 1135 against 1214 at 4 MiB). Only the first 64 posted receives are
  * looked at. */
@@ -482,8 +482,8 @@ static int rdv_progress(void) {
         uint32_t st = atomic_load_explicit(&d->state, memory_order_acquire);
         if (st == RDV_GO) {
             uint64_t raddr = atomic_load_explicit(&d->raddr, memory_order_relaxed);
-            if (raddr && s->mode != CO_MODE_PULL && !exchanging(s))
-                n += rdv_share(d, s, 1, raddr) > 0;
+            if (!s->rdv_whole) s->rdv_whole = s->mode == CO_MODE_PULL || exchanging(s) ? 2 : 1;
+            if (raddr && s->rdv_whole == 1) n += rdv_share(d, s, 1, raddr) > 0;
             st = atomic_load_explicit(&d->state, memory_order_acquire);
         }
         if (st == RDV_RECV_DONE || st == RDV_ABORT) {
@@ -756,6 +756,7 @@ int co_send_start(co_req *r) {
     co_poll_active();
     r->complete = 0;
     r->active = 1;
+    r->rdv_whole = 0;
     r->status = (co_status){0};
     if (r->peer == MPI_PROC_NULL) {
         r->status.source = MPI_PROC_NULL;
