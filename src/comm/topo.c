@@ -88,52 +88,58 @@ void co_topo_free(struct co_topo *t) {
     free(t);
 }
 
+/* The neighbour lists of `rank` in one allocation (in-neighbours, then out-neighbours), or NULL
+ * when out of memory. */
+static int *neighbors_of(const struct co_topo *t, int rank, int *nin, int *nout) {
+    int ni, no;
+    const int *src = NULL, *dst = NULL;
+    if (t->kind == MPI_CART) {
+        ni = no = 2 * t->ndims;
+    } else if (t->kind == MPI_GRAPH) {
+        int lo = rank ? t->index[rank - 1] : 0;
+        ni = no = t->index[rank] - lo;
+        src = dst = t->edges + lo;
+    } else {
+        ni = t->indeg, no = t->outdeg;
+        src = t->in, dst = t->out;
+    }
+    int *v = malloc((size_t)(ni + no + 1) * sizeof(int));
+    *nin = ni, *nout = no;
+    if (!v) return NULL;
+    if (t->kind != MPI_CART) {
+        if (ni) memcpy(v, src, (size_t)ni * sizeof(int));
+        if (no) memcpy(v + ni, dst, (size_t)no * sizeof(int));
+        return v;
+    }
+    /* for each dimension the rank below, then the one above (MPI_Cart_shift's source and
+     * destination for a shift of 1), for receiving and for sending alike */
+    int *co = malloc((size_t)(t->ndims + 1) * sizeof(int));
+    if (!co) {
+        free(v);
+        return NULL;
+    }
+    for (int d = 0; d < t->ndims; d++) {
+        co_cart_coords(t, rank, co);
+        int mine = co[d];
+        co[d] = mine - 1;
+        int lo = co_cart_rank(t, co);
+        co[d] = mine + 1;
+        int hi = co_cart_rank(t, co);
+        v[2 * d] = v[ni + 2 * d] = lo < 0 ? MPI_PROC_NULL : lo;
+        v[2 * d + 1] = v[ni + 2 * d + 1] = hi < 0 ? MPI_PROC_NULL : hi;
+    }
+    free(co);
+    return v;
+}
+
 void co_topo_neighbors(struct co_topo *t, int rank, const int **in, int *nin, const int **out,
                        int *nout) {
     if (!t->nb || t->nb_rank != rank) {
         free(t->nb);
-        t->nb = NULL;
-        int ni, no;
-        const int *src = NULL, *dst = NULL;
-        if (t->kind == MPI_CART) {
-            ni = no = 2 * t->ndims;
-        } else if (t->kind == MPI_GRAPH) {
-            int lo = rank ? t->index[rank - 1] : 0;
-            ni = no = t->index[rank] - lo;
-            src = dst = t->edges + lo;
-        } else {
-            ni = t->indeg, no = t->outdeg;
-            src = t->in, dst = t->out;
-        }
-        int *v = malloc((size_t)(ni + no + 1) * sizeof(int));
-        int *co = t->kind == MPI_CART ? malloc((size_t)(t->ndims + 1) * sizeof(int)) : NULL;
-        if (!v || (t->kind == MPI_CART && !co)) {
-            free(v);
-            free(co);
-            *in = *out = NULL;
-            *nin = *nout = 0;
-            return;
-        }
-        if (t->kind != MPI_CART) {
-            if (ni) memcpy(v, src, (size_t)ni * sizeof(int));
-            if (no) memcpy(v + ni, dst, (size_t)no * sizeof(int));
-        }
-        /* for each dimension the rank below, then the one above (MPI_Cart_shift's source
-         * and destination for a shift of 1), for receiving and for sending alike */
-        for (int d = 0; co && d < t->ndims; d++) {
-            co_cart_coords(t, rank, co);
-            int mine = co[d];
-            co[d] = mine - 1;
-            int lo = co_cart_rank(t, co);
-            co[d] = mine + 1;
-            int hi = co_cart_rank(t, co);
-            v[2 * d] = v[ni + 2 * d] = lo < 0 ? MPI_PROC_NULL : lo;
-            v[2 * d + 1] = v[ni + 2 * d + 1] = hi < 0 ? MPI_PROC_NULL : hi;
-        }
-        free(co);
-        t->nb = v, t->nb_rank = rank, t->nb_in = ni, t->nb_out = no;
+        t->nb = neighbors_of(t, rank, &t->nb_in, &t->nb_out);
+        t->nb_rank = rank;
     }
-    *in = t->nb, *nin = t->nb_in, *out = t->nb + t->nb_in, *nout = t->nb_out;
+    *in = t->nb, *nin = t->nb_in, *out = t->nb ? t->nb + t->nb_in : NULL, *nout = t->nb_out;
 }
 
 void co_cart_coords(const struct co_topo *t, int rank, int *coords) {

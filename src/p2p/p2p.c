@@ -510,6 +510,22 @@ static const co_dt_wire *rts_layout(const co_cell *c, const void *payload) {
     return c->len ? (const co_dt_wire *)((const char *)payload + RTS_HDR) : NULL;
 }
 
+/* Receive r takes send s, both of this rank, straight from s's buffer (packed first only when
+ * it is not contiguous). Completes r, not s. */
+static void deliver_local(co_req *r, const co_req *s) {
+    const void *data = s->tmp;
+    void *own = NULL;
+    if (!data && s->dt->contig) {
+        data = (const char *)s->buf + s->dt->true_lb;
+    } else if (!data && s->bytes) {
+        data = own = malloc(s->bytes);
+        if (!own) co_fatal("out of memory copying a message to self");
+        co_dt_pack(s->dt, s->count, s->buf, 0, own, s->bytes);
+    }
+    deliver_eager(r, s->comm->rank, s->tag, data, s->bytes);
+    free(own);
+}
+
 static void deliver_umsg(co_req *r, co_umsg *u) {
     switch (u->kind) {
     case CO_MSG_EAGER: deliver_eager(r, u->src, u->tag, u->data, u->bytes); break;
@@ -523,21 +539,10 @@ static void deliver_umsg(co_req *r, co_umsg *u) {
         deliver_rts(r, u->src, u->tag, u->src_world, u->cookie, u->addr, u->bytes, u->rdv_slot,
                     u->data ? (const co_dt_wire *)((char *)u->data + RTS_HDR) : NULL);
         break;
-    case 0: { /* synchronous send to ourselves: copy typed to typed, then release the sender */
-        co_req *s = u->local_req;
-        recv_set_status(r, u->src, u->tag, u->bytes);
-        size_t n = r->status.bytes;
-        if (n) {
-            void *tmp = s->dt->contig ? (char *)s->buf + s->dt->true_lb : malloc(n);
-            if (!tmp) co_fatal("out of memory");
-            if (!s->dt->contig) co_dt_pack(s->dt, s->count, s->buf, 0, tmp, n);
-            co_dt_unpack(r->dt, r->count, r->buf, 0, tmp, n);
-            if (!s->dt->contig) free(tmp);
-        }
-        co_req_complete(s);
-        co_req_complete(r);
+    case 0: /* synchronous send to ourselves: copy typed to typed, then release the sender */
+        deliver_local(r, u->local_req);
+        co_req_complete(u->local_req);
         break;
-    }
     }
 }
 
@@ -709,17 +714,7 @@ static void send_local(co_req *r) {
     int src = r->comm->rank;
     co_req *rr = posted_take(r->ctx, src, r->tag);
     if (rr && r->mode != CO_MODE_SYNC) {
-        const void *data = r->tmp;
-        void *own = NULL;
-        if (!data && r->dt->contig) {
-            data = (const char *)r->buf + r->dt->true_lb;
-        } else if (!data && r->bytes) {
-            data = own = malloc(r->bytes);
-            if (!own) co_fatal("out of memory copying a message to self");
-            co_dt_pack(r->dt, r->count, r->buf, 0, own, r->bytes);
-        }
-        deliver_eager(rr, src, r->tag, data, r->bytes);
-        free(own);
+        deliver_local(rr, r);
         co_req_complete(r);
         return;
     }
