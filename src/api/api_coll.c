@@ -275,22 +275,16 @@ static int nb_check(co_comm *c, const char *fn, MPI_Request *req) {
     return MPI_SUCCESS;
 }
 
-/* A call that has one way, its nonblocking schedule, run and waited for: MPI_Alltoallw, the
- * neighbourhood collectives, and the intercommunicator collectives that exchange one message
- * per pair. p2p: the wait spins as briefly as one for point-to-point requests
- * (co_progress_wait_as). */
-static int sched_wait_as(co_comm *c, const char *fn, const call_args *a, int p2p) {
+/* A call that has one way, its nonblocking schedule, run and waited for: MPI_Alltoallw and the
+ * intercommunicator collectives that exchange one message per pair. */
+static int sched_wait(co_comm *c, const char *fn, const call_args *a) {
     co_req *r;
     int rc = co_nbc_start(c, a, &r);
     if (rc) return co_error(c, fn, rc, "out of request handles");
-    co_progress_wait_as(r, p2p);
+    co_progress_wait(r);
     rc = r->status.error;
     co_req_free(r);
     return c->is_inter ? inter_done(c, fn, rc) : done(c, fn, rc);
-}
-
-static int sched_wait(co_comm *c, const char *fn, const call_args *a) {
-    return sched_wait_as(c, fn, a, 0);
 }
 
 /* Persistent collectives (MPI 4, MPI_Bcast_init...) take the nonblocking path with this slot
@@ -1119,7 +1113,7 @@ static co_dtype *nvside(co_comm *c, const char *fn, const void *buf, const int *
 /* A blocking neighbourhood collective is a halo exchange: its wait spins as briefly as the
  * program's own MPI_Waitall would (docs/runtime.md, "Waiting"). */
 static int neighbor_go(co_comm *c, const char *fn, MPI_Request *req, const call_args *a) {
-    return req ? go(c, fn, req, 0, a) : sched_wait_as(c, fn, a, 1);
+    return req ? go(c, fn, req, 0, a) : done(c, fn, co_nbc_neighbor(c, a));
 }
 
 static int n_allgather_common(const char *fn, int kind, const void *sendbuf, int sendcount,

@@ -648,6 +648,9 @@ typedef struct co_coll_args {
  * the progress engine advances; *out is its request (kind CO_REQ_COLL), which completes once
  * the schedule has run. MPI_SUCCESS, or MPI_ERR_NO_MEM when out of request handles. */
 int co_nbc_start(co_comm *c, const co_coll_args *a, co_req **out);
+/* A blocking neighbourhood collective (a->kind CO_COLL_NEIGHBOR_*) on c, which has a topology:
+ * its transfers posted at once and waited for; the call's error class, or MPI_SUCCESS. */
+int co_nbc_neighbor(co_comm *c, const co_coll_args *a);
 /* MPI_Isendrecv (MPI 4) as a schedule: a receive and a send on c's point-to-point context
  * with the program's tags; the request (kind CO_REQ_COLL, mode CO_NBC_P2P) completes with the
  * receive's status. `own` is memory the schedule frees at its end (may be NULL). */

@@ -843,43 +843,60 @@ static void build_inter(nb_sched *s, const co_coll_args *a) {
  * call are told apart by their order: the k-th edge from p to q on p's list is the k-th on q's
  * (topo.c). On a Cartesian grid whose dimension has 2 ranks and is periodic, or 1, the same
  * peer is below and above: what it sends downwards arrives from above, so the receives of each
- * dimension are posted above first, to meet the sends, which go below first. */
+ * dimension are posted above first (nbr_recv_order), to meet the sends, which go below first. */
+typedef struct nbr_block {
+    void *buf;
+    size_t count;
+    co_dtype *dt;
+} nbr_block;
+
+static int nbr_recv_order(const co_comm *c, int q) {
+    return c->topo->kind == MPI_CART ? q ^ 1 : q;
+}
+
+/* Receive block i (from in-neighbour i) and send block j (to out-neighbour j) of call a. */
+static nbr_block nbr_recv_block(const co_coll_args *a, int i) {
+    char *dst = a->rbuf;
+    int k = a->kind;
+    if (k == CO_COLL_NEIGHBOR_ALLTOALLW)
+        return (nbr_block){co_coll_at(dst, a->rwdispls[i]), (size_t)a->rcounts[i], a->rtypes[i]};
+    MPI_Aint ext = co_dt_extent(a->rdt);
+    if (k == CO_COLL_NEIGHBOR_ALLGATHERV || k == CO_COLL_NEIGHBOR_ALLTOALLV)
+        return (nbr_block){dst + ext * a->rdispls[i], (size_t)a->rcounts[i], a->rdt};
+    return (nbr_block){dst + (size_t)ext * a->rcount * (size_t)i, a->rcount, a->rdt};
+}
+
+static nbr_block nbr_send_block(const co_coll_args *a, int j) {
+    char *src = (char *)a->sbuf;
+    int k = a->kind;
+    if (k == CO_COLL_NEIGHBOR_ALLTOALLW)
+        return (nbr_block){co_coll_at(src, a->swdispls[j]), (size_t)a->scounts[j], a->stypes[j]};
+    MPI_Aint ext = co_dt_extent(a->sdt);
+    if (k == CO_COLL_NEIGHBOR_ALLTOALLV)
+        return (nbr_block){src + ext * a->sdispls[j], (size_t)a->scounts[j], a->sdt};
+    if (k == CO_COLL_NEIGHBOR_ALLTOALL)
+        return (nbr_block){src + (size_t)ext * a->scount * (size_t)j, a->scount, a->sdt};
+    return (nbr_block){src, a->scount, a->sdt};
+}
+
 static void build_neighbor(nb_sched *s, const co_coll_args *a) {
     const int *in, *out;
-    int nin, nout, k = a->kind;
+    int nin, nout;
     co_topo_neighbors(s->c->topo, s->c->rank, &in, &nin, &out, &nout);
     if (!in) co_fatal("out of memory in a neighbourhood collective");
-    int cart = s->c->topo->kind == MPI_CART, w = k == CO_COLL_NEIGHBOR_ALLTOALLW;
-    if (w) { /* the types are held until the end */
+    if (a->kind == CO_COLL_NEIGHBOR_ALLTOALLW) { /* the types are held until the end */
         hold_types(s, a, nin, nout);
     }
-    int vr = k == CO_COLL_NEIGHBOR_ALLGATHERV || k == CO_COLL_NEIGHBOR_ALLTOALLV;
-    int vs = k == CO_COLL_NEIGHBOR_ALLTOALLV;
-    size_t rext = a->rdt ? (size_t)co_dt_extent(a->rdt) : 0;
-    size_t sext = a->sdt ? (size_t)co_dt_extent(a->sdt) : 0;
     for (int q = 0; q < nin; q++) {
-        int i = cart ? q ^ 1 : q;
+        int i = nbr_recv_order(s->c, q);
         if (in[i] == MPI_PROC_NULL) continue;
-        char *dst = a->rbuf;
-        if (w)
-            nb_recv(s, co_coll_at(dst, a->rwdispls[i]), (size_t)a->rcounts[i], a->rtypes[i], in[i]);
-        else if (vr)
-            nb_recv(s, dst + (MPI_Aint)rext * a->rdispls[i], (size_t)a->rcounts[i], a->rdt, in[i]);
-        else
-            nb_recv(s, dst + rext * a->rcount * (size_t)i, a->rcount, a->rdt, in[i]);
+        nbr_block b = nbr_recv_block(a, i);
+        nb_recv(s, b.buf, b.count, b.dt, in[i]);
     }
     for (int j = 0; j < nout; j++) {
         if (out[j] == MPI_PROC_NULL) continue;
-        const char *src = a->sbuf;
-        if (w)
-            nb_send(s, co_coll_at(src, a->swdispls[j]), (size_t)a->scounts[j], a->stypes[j],
-                    out[j]);
-        else if (vs)
-            nb_send(s, src + (MPI_Aint)sext * a->sdispls[j], (size_t)a->scounts[j], a->sdt, out[j]);
-        else if (k == CO_COLL_NEIGHBOR_ALLTOALL)
-            nb_send(s, src + sext * a->scount * (size_t)j, a->scount, a->sdt, out[j]);
-        else
-            nb_send(s, src, a->scount, a->sdt, out[j]);
+        nbr_block b = nbr_send_block(a, j);
+        nb_send(s, b.buf, b.count, b.dt, out[j]);
     }
     nb_round(s);
 }
@@ -1110,6 +1127,72 @@ int co_nbc_start(co_comm *c, const co_coll_args *a, co_req **out) {
     *out = r;
     launch(sched_new(c, a, r, tag));
     return MPI_SUCCESS;
+}
+
+/* ---- Blocking neighbourhood collectives ---------------------------------------------------
+ * The same transfers as build_neighbor's, posted at once without a schedule and waited for as
+ * the program's own point-to-point requests are (docs/runtime.md, "Waiting"): a blocking call
+ * is a halo exchange. A block this rank sends to itself goes straight into the receive block
+ * that its message would meet (the k-th edge to itself meets the k-th from itself) when the two
+ * hold as many bytes; from the first pair that does not, the rest go as messages, whose
+ * receives report the difference. */
+static int nbr_self_pair(const co_comm *c, const co_coll_args *a, const int *in, int nin,
+                         const int *out, int nout, int *q, int *j, nbr_block *rb, nbr_block *sb) {
+    while (*q < nin && in[nbr_recv_order(c, *q)] != c->rank) ++*q;
+    while (*j < nout && out[*j] != c->rank) ++*j;
+    if (*q == nin || *j == nout) return 0;
+    *rb = nbr_recv_block(a, nbr_recv_order(c, *q));
+    *sb = nbr_send_block(a, *j);
+    return rb->count * rb->dt->size == sb->count * sb->dt->size;
+}
+
+int co_nbc_neighbor(co_comm *c, const co_coll_args *a) {
+    int tag = next_tag(c); /* first: every rank counts every call */
+    const int *in, *out;
+    int nin, nout;
+    co_topo_neighbors(c->topo, c->rank, &in, &nin, &out, &nout);
+    if (!in) return MPI_ERR_NO_MEM;
+    co_req *local[16], **reqs = local;
+    if (nin + nout > 16 && !(reqs = malloc((size_t)(nin + nout) * sizeof(*reqs))))
+        return MPI_ERR_NO_MEM;
+    nbr_block rb, sb;
+    int self = 0; /* edges to itself copied: the first `self` on each list */
+    for (int q = 0, j = 0; nbr_self_pair(c, a, in, nin, out, nout, &q, &j, &rb, &sb); q++, j++)
+        self++;
+    uint64_t ctx = co_coll_ctx(c);
+    int err = 0, n = 0, skip = self;
+    for (int q = 0; q < nin; q++) {
+        int i = nbr_recv_order(c, q);
+        if (in[i] == MPI_PROC_NULL || (in[i] == c->rank && skip && skip--)) continue;
+        nbr_block b = nbr_recv_block(a, i);
+        co_req *r = NULL;
+        int rc = co_irecv(b.buf, b.count, b.dt, in[i], tag, c, ctx, &r);
+        if (rc && !err) err = rc;
+        if (r) r->internal = 1, reqs[n++] = r;
+    }
+    skip = self;
+    for (int j = 0; j < nout; j++) {
+        if (out[j] == MPI_PROC_NULL || (out[j] == c->rank && skip && skip--)) continue;
+        nbr_block b = nbr_send_block(a, j);
+        co_req *r = NULL;
+        /* after an error, sends carry nothing, as a schedule's do (post_round) */
+        size_t count = err ? 0 : b.count;
+        int rc = co_isend(b.buf, count, b.dt, out[j], tag, c, ctx, CO_MODE_STD, &r);
+        if (rc && !err) err = rc;
+        if (r) r->internal = 1, reqs[n++] = r;
+    }
+    for (int q = 0, j = 0, k = 0; k < self; k++, q++, j++) {
+        nbr_self_pair(c, a, in, nin, out, nout, &q, &j, &rb, &sb);
+        int rc = co_coll_copy(sb.buf, sb.count, sb.dt, rb.buf, rb.count, rb.dt);
+        if (rc && !err) err = rc;
+    }
+    for (int k = 0; k < n; k++) {
+        co_progress_wait_as(reqs[k], 1);
+        if (reqs[k]->status.error && !err) err = reqs[k]->status.error;
+        co_req_free(reqs[k]);
+    }
+    if (reqs != local) free(reqs);
+    return err ? err : a->err;
 }
 
 /* ---- MPI_Isendrecv -----------------------------------------------------------------------------

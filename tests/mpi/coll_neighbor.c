@@ -447,6 +447,41 @@ static void check_maps_and_errors(void) {
     CHECK_ERR(MPI_Graph_neighbors_count(MPI_COMM_WORLD, 0, &x), MPI_ERR_TOPOLOGY);
 }
 
+/* A rank's edges to itself, on a periodic dimension of 1 rank of MPI_COMM_SELF (below, then
+ * above, both itself): what goes below arrives from above. Blocks of one size are exchanged;
+ * where a receive block is smaller than the block sent into it the call fails with
+ * MPI_ERR_TRUNCATE, where larger with MPI_ERR_COUNT, and the other edge's block still arrives,
+ * blocking and nonblocking alike. */
+static void check_self_sizes(void) {
+    int one = 1, per = 1, sb[4] = {11, 12, 21, 22}, rb[6], sc[2] = {2, 2}, sd[2] = {0, 2};
+    int rd[2] = {0, 3};
+    MPI_Comm c;
+    MPI_Request rq;
+    CHECK_RC(MPI_Cart_create(MPI_COMM_SELF, 1, &one, &per, 0, &c));
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    static const struct {
+        int rc[2], cls;
+    } cases[] = {{{2, 2}, MPI_SUCCESS}, {{2, 1}, MPI_ERR_TRUNCATE}, {{3, 2}, MPI_ERR_COUNT}};
+    for (int blocking = 0; blocking < 2; blocking++) {
+        for (int k = 0; k < 3; k++) {
+            const int *rc = cases[k].rc;
+            for (int e = 0; e < 6; e++) rb[e] = UNSET;
+            int got = blocking ? MPI_Neighbor_alltoallv(sb, sc, sd, MPI_INT, rb, rc, rd, MPI_INT, c)
+                               : MPI_Ineighbor_alltoallv(sb, sc, sd, MPI_INT, rb, rc, rd, MPI_INT,
+                                                         c, &rq);
+            if (!blocking && got == MPI_SUCCESS) got = MPI_Wait(&rq, MPI_STATUS_IGNORE);
+            int cls = MPI_SUCCESS;
+            if (got != MPI_SUCCESS) MPI_Error_class(got, &cls);
+            CHECK(cls == cases[k].cls, "self edges, receive counts %d %d, %s: class %d", rc[0],
+                  rc[1], blocking ? "blocking" : "nonblocking", cls);
+            /* block 0 comes from above (the block sent above, 21 22), block 1 from below */
+            if (rc[0] == 2) CHECK(rb[0] == 21 && rb[1] == 22, "self block 0: %d %d", rb[0], rb[1]);
+            if (rc[1] == 2) CHECK(rb[3] == 11 && rb[4] == 12, "self block 1: %d %d", rb[3], rb[4]);
+        }
+    }
+    MPI_Comm_free(&c);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -458,6 +493,7 @@ int main(int argc, char **argv) {
     check_graph();
     check_dist();
     check_maps_and_errors();
+    check_self_sizes();
     MPI_Finalize();
     return 0;
 }
