@@ -24,9 +24,12 @@ static uint64_t pow2_floor(uint64_t v) {
 
 int co_seg_create(const co_seg_params *p, co_seg *seg, char *err, size_t errlen) {
     uint64_t n = (uint64_t)p->nranks;
+    /* 0 (the default) picks the payload ring's size: 256 KiB while a receiver's rings together
+     * stay under 1 MiB (up to 4 ranks), 128 KiB beyond (docs/runtime.md, "The job segment"). */
+    uint64_t data = (uint64_t)p->data_bytes;
+    if (!data) data = n <= 4 ? 256u << 10 : 128u << 10;
     /* Keep the memory a rank can receive into bounded as jobs grow: about 8 MiB of eager
      * payload space per receiver, however many senders there are. */
-    uint64_t data = (uint64_t)p->data_bytes;
     if (n > 1) {
         uint64_t fair = (8ull << 20) / (n - 1);
         if (data > fair) data = fair;

@@ -18,8 +18,9 @@ const co_setting co_settings[] = {
      "rendezvous and a single copy"},
     {"SHM_RING_CELLS", CO_CFG_INT, "256", CFG(shm_ring_cells),
      "64-byte header cells in each ordered pair's shared-memory queue (power of two)"},
-    {"SHM_DATA_BYTES", CO_CFG_SIZE, "128K", CFG(shm_data_bytes),
-     "bytes of eager payload space in each ordered pair's shared-memory queue"},
+    {"SHM_DATA_BYTES", CO_CFG_SIZE, "0", CFG(shm_data_bytes),
+     "bytes of eager payload space in each ordered pair's shared-memory queue; 0 picks 256K "
+     "up to 4 ranks, 128K beyond"},
     {"HEAP_SLICE", CO_CFG_SIZE, "64M", CFG(heap_slice),
      "bytes of the job segment reserved per rank for shared collective buffers (sparse)"},
     {"CMA", CO_CFG_BOOL, "1", CFG(cma),

@@ -90,6 +90,37 @@ static void check_cell(int src, const co_cell *c, const void *payload) {
     expect_seq++;
 }
 
+/* The payload ring's size: 0 picks 256 KiB up to 4 ranks and 128 KiB beyond; a size given is
+ * kept (rounded down to a power of two), and every choice stays under about 8 MiB of rings per
+ * receiver, with the eager limit at most half a ring. */
+static uint64_t ring_of(int nranks, long data, uint64_t *eager) {
+    co_seg seg;
+    char err[256];
+    co_seg_params p = {nranks, 16, data, 16384, 4096};
+    int fd = co_seg_create(&p, &seg, err, sizeof(err));
+    assert_true(fd >= 0);
+    uint64_t bytes = seg.hdr->data_bytes;
+    *eager = seg.hdr->eager_limit;
+    co_seg_detach(&seg);
+    close(fd);
+    return bytes;
+}
+
+static void shm_ring_sizes(void **state) {
+    (void)state;
+    uint64_t eager;
+    assert_int_equal(ring_of(2, 0, &eager), 256u << 10);
+    assert_int_equal(eager, 16384);
+    assert_int_equal(ring_of(4, 0, &eager), 256u << 10);
+    assert_int_equal(ring_of(5, 0, &eager), 128u << 10);
+    assert_int_equal(ring_of(8, 0, &eager), 128u << 10);
+    assert_int_equal(ring_of(2, 100000, &eager), 65536); /* a power of two below */
+    assert_int_equal(ring_of(3, 1 << 20, &eager), 1u << 20);
+    assert_int_equal(ring_of(129, 0, &eager), 65536); /* 8 MiB / 128 senders */
+    assert_int_equal(ring_of(300, 0, &eager), 16384); /* 8 MiB / 299 rounded down */
+    assert_int_equal(eager, 8192);
+}
+
 static void shm_queues(void **state) {
     (void)state;
     co_seg seg;
@@ -321,9 +352,13 @@ static void cma_expose_hugepages(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(htab_stale_handles), cmocka_unit_test(config_parsing),
-        cmocka_unit_test(shm_queues),         cmocka_unit_test(cma_from_ended_process),
-        cmocka_unit_test(cma_cost_selection), cmocka_unit_test(cma_expose_hugepages),
+        cmocka_unit_test(htab_stale_handles),
+        cmocka_unit_test(config_parsing),
+        cmocka_unit_test(shm_queues),
+        cmocka_unit_test(shm_ring_sizes),
+        cmocka_unit_test(cma_from_ended_process),
+        cmocka_unit_test(cma_cost_selection),
+        cmocka_unit_test(cma_expose_hugepages),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
