@@ -20,8 +20,8 @@ static co_dtype *check_xfer(co_comm *c, const char *fn, const void *buf, int cou
 static int sent_eagerly(const void *buf, int count, const co_dtype *dt, int dest, int tag,
                         co_comm *c, int mode) {
     return mode == CO_MODE_STD && dt->contig && dest != MPI_PROC_NULL &&
-           co_send_eager_fast((const char *)buf + dt->true_lb, (size_t)count * dt->size, c, dest,
-                              tag);
+           co_send_eager_fast((const char *)buf + dt->true_lb, (size_t)count * dt->size, c, c->ctx,
+                              dest, tag);
 }
 
 static int isend_common(const char *fn, const void *buf, int count, MPI_Datatype type, int dest,

@@ -1174,9 +1174,14 @@ int co_nbc_neighbor(co_comm *c, const co_coll_args *a) {
     for (int j = 0; j < nout; j++) {
         if (out[j] == MPI_PROC_NULL || (out[j] == c->rank && skip && skip--)) continue;
         nbr_block b = nbr_send_block(a, j);
-        co_req *r = NULL;
         /* after an error, sends carry nothing, as a schedule's do (post_round) */
         size_t count = err ? 0 : b.count;
+        /* a small contiguous block goes straight into the queue, as the program's own
+         * MPI_Isend would send it: no request to make and wait for */
+        if (b.dt->contig && co_send_eager_fast((const char *)b.buf + b.dt->true_lb,
+                                               count * b.dt->size, c, ctx, out[j], tag))
+            continue;
+        co_req *r = NULL;
         int rc = co_isend(b.buf, count, b.dt, out[j], tag, c, ctx, CO_MODE_STD, &r);
         if (rc && !err) err = rc;
         if (r) r->internal = 1, reqs[n++] = r;

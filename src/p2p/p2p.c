@@ -775,13 +775,14 @@ int co_send_start(co_req *r) {
     return MPI_SUCCESS;
 }
 
-int co_send_eager_fast(const void *buf, size_t bytes, co_comm *comm, int dest, int tag) {
+int co_send_eager_fast(const void *buf, size_t bytes, co_comm *comm, uint64_t ctx, int dest,
+                       int tag) {
     int dw = comm->peers[dest];
     if (bytes > P->eager_limit || dw == co_st.world_rank || P->pend_head[dw]) return 0;
     void *payload;
     co_cell *c = co_shm_claim(&P->shm, dw, bytes, 1, &payload);
     if (!c) return 0;
-    c->ctx = comm->ctx;
+    c->ctx = ctx;
     c->src = comm->rank;
     c->tag = tag;
     c->len = (uint32_t)bytes;

@@ -451,7 +451,7 @@ static void check_maps_and_errors(void) {
  * above, both itself): what goes below arrives from above. Blocks of one size are exchanged;
  * where a receive block is smaller than the block sent into it the call fails with
  * MPI_ERR_TRUNCATE, where larger with MPI_ERR_COUNT, and the other edge's block still arrives,
- * blocking and nonblocking alike. */
+ * blocking and nonblocking alike. Then the same between the ranks of a ring. */
 static void check_self_sizes(void) {
     int one = 1, per = 1, sb[4] = {11, 12, 21, 22}, rb[6], sc[2] = {2, 2}, sd[2] = {0, 2};
     int rd[2] = {0, 3};
@@ -477,6 +477,29 @@ static void check_self_sizes(void) {
             /* block 0 comes from above (the block sent above, 21 22), block 1 from below */
             if (rc[0] == 2) CHECK(rb[0] == 21 && rb[1] == 22, "self block 0: %d %d", rb[0], rb[1]);
             if (rc[1] == 2) CHECK(rb[3] == 11 && rb[4] == 12, "self block 1: %d %d", rb[3], rb[4]);
+        }
+    }
+    MPI_Comm_free(&c);
+    /* the same between ranks: every rank's receive blocks one element smaller, then larger,
+     * than its neighbours' send blocks, on a periodic ring of all ranks */
+    if (wsize < 2) return;
+    CHECK_RC(MPI_Cart_create(MPI_COMM_WORLD, 1, &wsize, &per, 0, &c));
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    for (int blocking = 0; blocking < 2; blocking++) {
+        for (int k = 0; k < 3; k++) {
+            int rcount = 2 + (k == 1 ? -1 : k == 2 ? 1 : 0), want = cases[k].cls;
+            for (int e = 0; e < 6; e++) rb[e] = UNSET;
+            int got = blocking
+                          ? MPI_Neighbor_alltoall(sb, 2, MPI_INT, rb, rcount, MPI_INT, c)
+                          : MPI_Ineighbor_alltoall(sb, 2, MPI_INT, rb, rcount, MPI_INT, c, &rq);
+            if (!blocking && got == MPI_SUCCESS) got = MPI_Wait(&rq, MPI_STATUS_IGNORE);
+            int cls = MPI_SUCCESS;
+            if (got != MPI_SUCCESS) MPI_Error_class(got, &cls);
+            CHECK(cls == want, "ring, 2 elements sent, %d received, %s: class %d", rcount,
+                  blocking ? "blocking" : "nonblocking", cls);
+            if (k == 0) /* block 0 from below: what it sent above */
+                CHECK(rb[0] == 21 && rb[1] == 22 && rb[2] == 11 && rb[3] == 12,
+                      "ring blocks: %d %d %d %d", rb[0], rb[1], rb[2], rb[3]);
         }
     }
     MPI_Comm_free(&c);
