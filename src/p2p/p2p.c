@@ -778,7 +778,14 @@ int co_send_start(co_req *r) {
 int co_send_eager_fast(const void *buf, size_t bytes, co_comm *comm, uint64_t ctx, int dest,
                        int tag) {
     int dw = comm->peers[dest];
-    if (bytes > P->eager_limit || dw == co_st.world_rank || P->pend_head[dw]) return 0;
+    if (dw == co_st.world_rank) { /* to oneself: straight into a posted receive, at any size */
+        co_req *rr = posted_take(ctx, comm->rank, tag);
+        if (!rr) return 0;
+        co_poll_active();
+        deliver_eager(rr, comm->rank, tag, buf, bytes);
+        return 1;
+    }
+    if (bytes > P->eager_limit || P->pend_head[dw]) return 0;
     void *payload;
     co_cell *c = co_shm_claim(&P->shm, dw, bytes, 1, &payload);
     if (!c) return 0;

@@ -118,9 +118,9 @@ void co_p2p_peer_tag(char *out, size_t len, int peer, int tag);
  * every rank that could send it has called MPI_Finalize, and what they sent before has been
  * taken in (a probe or receive that still finds nothing never will). */
 int co_p2p_senders_gone(const co_comm *c, int src);
-/* A small contiguous standard-mode send straight into the queue, without a request: 1 if it
- * went, 0 if the caller must take the general path. `buf` points at the first byte; `ctx` as
- * for co_isend. */
+/* A small contiguous standard-mode send straight into the queue, without a request (to this
+ * rank itself: straight into a receive already posted, at any size): 1 if it went, 0 if the
+ * caller must take the general path. `buf` points at the first byte; `ctx` as for co_isend. */
 int co_send_eager_fast(const void *buf, size_t bytes, co_comm *comm, uint64_t ctx, int dest,
                        int tag);
 /* (Re)start a prepared request: persistent requests use this on every MPI_Start. */

@@ -440,8 +440,8 @@ static void self_sends(void) {
 }
 
 /* Sends to self whose receive is already posted go straight into the receive buffer:
- * contiguous and strided on either side, buffered mode, empty, truncated, and the order of
- * two receives that both match. */
+ * contiguous (MPI_Send and MPI_Isend) and strided on either side, buffered mode, empty,
+ * truncated, and the order of two receives that both match. */
 static void self_sends_posted(void) {
     int n = 300000;
     int *a = malloc((size_t)n * 2 * sizeof(int)), *b = malloc((size_t)n * 2 * sizeof(int));
@@ -462,6 +462,14 @@ static void self_sends_posted(void) {
     CHECK(count == n && st.MPI_SOURCE == rank && st.MPI_TAG == 80, "posted self: status");
     for (int i = 0; i < n; i++) CHECK(b[i] == (i ^ rank), "posted self data at %d", i);
     CHECK(b[n] == -1, "posted self: wrote past the message");
+    /* the same with MPI_Isend: its request completes too, with the data delivered */
+    memset(b, 0xff, (size_t)n * 2 * sizeof(int));
+    CHECK_RC(MPI_Irecv(b, n, MPI_INT, rank, 86, MPI_COMM_WORLD, &r[0]));
+    CHECK_RC(MPI_Isend(a + 2, n, MPI_INT, rank, 86, MPI_COMM_WORLD, &r[1]));
+    CHECK_RC(MPI_Waitall(2, r, MPI_STATUSES_IGNORE));
+    CHECK(r[0] == MPI_REQUEST_NULL && r[1] == MPI_REQUEST_NULL, "posted self Isend: requests");
+    for (int i = 0; i < n; i++) CHECK(b[i] == ((i + 2) ^ rank), "posted self Isend data at %d", i);
+    CHECK(b[n] == -1, "posted self Isend: wrote past the message");
     /* strided sender, contiguous receiver: the elements in order */
     CHECK_RC(MPI_Irecv(b, n, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &r[0]));
     CHECK_RC(MPI_Isend(a, 1, every2, rank, 81, MPI_COMM_WORLD, &r[1]));
