@@ -218,6 +218,18 @@ static void deliver_eager(co_req *r, int src, int tag, const void *data, size_t 
     co_req_complete(r);
 }
 
+/* The same for a payload still in the queue, which a contiguous receive reads by whole lines
+ * (co_shm_copy_out). */
+static void deliver_queued(co_req *r, int src, int tag, const void *payload, size_t bytes) {
+    if (!r->dt->contig) {
+        deliver_eager(r, src, tag, payload, bytes);
+        return;
+    }
+    recv_set_status(r, src, tag, bytes);
+    if (r->status.bytes) co_shm_copy_out((char *)r->buf + r->dt->true_lb, payload, r->status.bytes);
+    co_req_complete(r);
+}
+
 /* ---- Large messages -------------------------------------------------------------------------
  * The RTS says where the sender's data is (a contiguous address, or a description of a
  * non-contiguous layout, co_dt_wire) and names a rendezvous slot: one cache line in the job
@@ -561,7 +573,7 @@ static void on_cell(int src_world, const co_cell *c, const void *payload) {
                     uint64_t w[3] = {c->u.w[1], 0, 0};
                     ctl_send(src_world, CO_MSG_ACK, 0, w, NULL, 0);
                 }
-                deliver_eager(r, c->src, c->tag, payload, c->len);
+                deliver_queued(r, c->src, c->tag, payload, c->len);
             }
             return;
         }
@@ -580,7 +592,7 @@ static void on_cell(int src_world, const co_cell *c, const void *payload) {
         if (c->len) { /* eager payload, or the slot and layout of an RTS */
             u->data = c->len <= sizeof(u->small) ? u->small : malloc(c->len);
             if (!u->data) co_fatal("out of memory buffering an unexpected message");
-            memcpy(u->data, payload, c->len);
+            co_shm_copy_out(u->data, payload, c->len);
         }
         unexp_append(u);
         return;
