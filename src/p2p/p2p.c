@@ -212,21 +212,15 @@ static void recv_set_status(co_req *r, int src, int tag, size_t bytes) {
         co_st.coll_short = 1; /* a blocking collective's: see co_isend */
 }
 
-static void deliver_eager(co_req *r, int src, int tag, const void *data, size_t bytes) {
+/* Completes receive r with an eager message's bytes at data. `queued`: data is a payload still
+ * in the queue, which a contiguous receive reads by whole lines (co_shm_copy_out). */
+static void deliver_eager(co_req *r, int src, int tag, const void *data, size_t bytes, int queued) {
     recv_set_status(r, src, tag, bytes);
-    if (r->status.bytes) co_dt_unpack(r->dt, r->count, r->buf, 0, data, r->status.bytes);
-    co_req_complete(r);
-}
-
-/* The same for a payload still in the queue, which a contiguous receive reads by whole lines
- * (co_shm_copy_out). */
-static void deliver_queued(co_req *r, int src, int tag, const void *payload, size_t bytes) {
-    if (!r->dt->contig) {
-        deliver_eager(r, src, tag, payload, bytes);
-        return;
-    }
-    recv_set_status(r, src, tag, bytes);
-    if (r->status.bytes) co_shm_copy_out((char *)r->buf + r->dt->true_lb, payload, r->status.bytes);
+    size_t n = r->status.bytes;
+    if (n && queued && r->dt->contig)
+        co_shm_copy_out((char *)r->buf + r->dt->true_lb, data, n);
+    else if (n)
+        co_dt_unpack(r->dt, r->count, r->buf, 0, data, n);
     co_req_complete(r);
 }
 
@@ -534,17 +528,17 @@ static void deliver_local(co_req *r, const co_req *s) {
         if (!own) co_fatal("out of memory copying a message to self");
         co_dt_pack(s->dt, s->count, s->buf, 0, own, s->bytes);
     }
-    deliver_eager(r, s->comm->rank, s->tag, data, s->bytes);
+    deliver_eager(r, s->comm->rank, s->tag, data, s->bytes, 0);
     free(own);
 }
 
 static void deliver_umsg(co_req *r, co_umsg *u) {
     switch (u->kind) {
-    case CO_MSG_EAGER: deliver_eager(r, u->src, u->tag, u->data, u->bytes); break;
+    case CO_MSG_EAGER: deliver_eager(r, u->src, u->tag, u->data, u->bytes, 0); break;
     case CO_MSG_EAGER_SYNC: {
         uint64_t w[3] = {u->cookie, 0, 0};
         ctl_send(u->src_world, CO_MSG_ACK, 0, w, NULL, 0);
-        deliver_eager(r, u->src, u->tag, u->data, u->bytes);
+        deliver_eager(r, u->src, u->tag, u->data, u->bytes, 0);
         break;
     }
     case CO_MSG_RTS:
@@ -573,7 +567,7 @@ static void on_cell(int src_world, const co_cell *c, const void *payload) {
                     uint64_t w[3] = {c->u.w[1], 0, 0};
                     ctl_send(src_world, CO_MSG_ACK, 0, w, NULL, 0);
                 }
-                deliver_queued(r, c->src, c->tag, payload, c->len);
+                deliver_eager(r, c->src, c->tag, payload, c->len, 1);
             }
             return;
         }
@@ -794,7 +788,7 @@ int co_send_eager_fast(const void *buf, size_t bytes, co_comm *comm, uint64_t ct
         co_req *rr = posted_take(ctx, comm->rank, tag);
         if (!rr) return 0;
         co_poll_active();
-        deliver_eager(rr, comm->rank, tag, buf, bytes);
+        deliver_eager(rr, comm->rank, tag, buf, bytes, 0);
         return 1;
     }
     if (bytes > P->eager_limit || P->pend_head[dw]) return 0;
