@@ -153,8 +153,8 @@ static int bcast_shm(void *buf, size_t count, co_dtype *dt, int root, co_comm *c
         for (size_t j = 0; j < nch; j++) {
             unsigned b = (unsigned)((g + j) % CO_CSHM_NBUF);
             char *d = co_cshm_acquire(s, b);
-            size_t off = j * P;
-            co_dt_pack(dt, count, buf, off, d, CO_MIN(P, bytes - off));
+            size_t off = j * P, len = CO_MIN(P, bytes - off);
+            co_dt_pack(dt, count, buf, off, d + co_cshm_spread(s, g + j + 1, len), len);
             co_cshm_publish(s, b, g + j + 1, bytes, g + j + 1);
         }
         s->seq = g + nch;
@@ -169,6 +169,7 @@ static int bcast_shm(void *buf, size_t count, co_dtype *dt, int root, co_comm *c
         unsigned b = (unsigned)((g + j) % CO_CSHM_NBUF);
         const char *d = co_cshm_read(s, root, b, g + j + 1, NULL);
         size_t off = j * P;
+        d += co_cshm_spread(s, g + j + 1, CO_MIN(P, total - off));
         if (off < have) co_dt_unpack(dt, count, buf, off, d, CO_MIN(P, have - off));
         co_cshm_post(s, g + j + 1);
     }

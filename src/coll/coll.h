@@ -464,6 +464,19 @@ static inline char *co_cshm_data(const co_cshm *s, int rank, unsigned b) {
 static inline size_t co_cshm_cap(const co_cshm *s) { /* payload bytes per buffer */
     return s->chunk - CO_CSHM_HDR;
 }
+/* Where in its buffer a payload of `len` bytes published as `step` starts. A payload of
+ * CO_CSHM_SPREAD_MIN bytes or more that fits more than once moves on by its size every
+ * second step, so that a buffer's lines are written again only after a few hundred KiB of
+ * other payloads: writing lines that the reading core read a short while before costs more
+ * (docs/collectives.md, "Spread payloads"). Writer and readers derive it from the size and
+ * the step; a reader whose size differs reports that and uses nothing it read. */
+#define CO_CSHM_SPREAD_MIN 2048u
+static inline size_t co_cshm_spread(const co_cshm *s, uint64_t step, size_t len) {
+    size_t cap = s->chunk - CO_CSHM_HDR, slot = (len + 63) & ~(size_t)63;
+    if (len < CO_CSHM_SPREAD_MIN) return 0;
+    size_t k = cap / slot;
+    return k > 1 ? (size_t)(step / 2 % k) * slot : 0;
+}
 /* Waiting: poll, run the progress engine, then yield (at once when ranks outnumber cores). */
 uint64_t co_cshm_wait_word(const _Atomic uint64_t *w, uint64_t value); /* until *w >= value */
 static inline void co_cshm_wait(const co_cshm *s, int rank, uint64_t step) {
@@ -483,19 +496,20 @@ static inline size_t co_cshm_elems(const co_cshm *s, const co_dtype *dt) {
 }
 /* The shared-memory reductions' round: elements [e0, e0+m) of every rank's operand, as raw
  * memory images (gaps included; dense types only). Publishes mine in own buffer b as `step`
- * (free again once every rank is past `free`). */
+ * (free again once every rank is past `free`); `spread`: at co_cshm_spread's place, for
+ * callers that read images only through co_cshm_operands (with `spread` too). */
 static inline void co_cshm_put_image(co_cshm *s, unsigned b, const void *in, size_t e0, size_t m,
-                                     const co_dtype *dt, uint64_t step, uint64_t free);
+                                     const co_dtype *dt, uint64_t step, uint64_t free, int spread);
 /* A wide round: elements [r0, r0+m) of `in` as images in up to NBUF of my buffers, piece k
  * (per elements each) in buffer (g+k) % NBUF; returns the number of pieces. */
 static inline size_t co_cshm_put_wide(co_cshm *s, uint64_t g, const void *in, size_t r0, size_t m,
-                                      const co_dtype *dt, uint64_t step, uint64_t free);
+                                      const co_dtype *dt, uint64_t step, uint64_t free, int spread);
 /* The operands of such a round from element `from` on, as buffers to combine: mine from `in`,
  * ranks 0..last's from their buffer b once it holds `step`. A peer whose image is not as large
  * as mine (m elements) makes *rc MPI_ERR_TRUNCATE or MPI_ERR_COUNT (the counts disagree). */
 static inline void co_cshm_operands(const co_cshm *s, unsigned b, uint64_t step, int last,
                                     const void *in, size_t e0, size_t m, size_t from,
-                                    const co_dtype *dt, const void **src, int *rc);
+                                    const co_dtype *dt, const void **src, int *rc, int spread);
 /* Own buffer b for writing, once every rank is past the step at which its last readers
  * finish; returns its payload area. */
 char *co_cshm_acquire(co_cshm *s, unsigned b);
@@ -738,43 +752,47 @@ int co_allgatherv_shm(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf
 int co_allgatherv_linear(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf,
                          const int *rcounts, const int *displs, co_dtype *rdt, co_comm *c);
 /* Combines elements [lo, hi) of a wide round (elements [r0, r0+m) that every rank put with
- * co_cshm_put_wide at `step`) over all ranks, in rank order, into `out`: a typed buffer
- * starting at element lo, or, when NULL, my own copy of those elements in my buffers (which
- * no other rank may be reading). MPI_SUCCESS, or the class of disagreeing sizes. */
+ * co_cshm_put_wide at `step`, with `spread` as here) over all ranks, in rank order, into
+ * `out`: a typed buffer starting at element lo, or, when NULL (and not spread), my own copy
+ * of those elements in my buffers (which no other rank may be reading). MPI_SUCCESS, or the
+ * class of disagreeing sizes. */
 int co_cshm_fold(co_cshm *s, uint64_t g, uint64_t step, const void *in, size_t r0, size_t m,
-                 size_t lo, size_t hi, co_dtype *dt, co_op *op, const void **src, void *out);
+                 size_t lo, size_t hi, co_dtype *dt, co_op *op, const void **src, void *out,
+                 int spread);
 /* Shared-memory reduction engine for reduce (root >= 0) and allreduce (root < 0). */
 int co_reduce_shm(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_op *op, int root,
                   co_comm *c);
 
 static inline void co_cshm_put_image(co_cshm *s, unsigned b, const void *in, size_t e0, size_t m,
-                                     const co_dtype *dt, uint64_t step, uint64_t free) {
+                                     const co_dtype *dt, uint64_t step, uint64_t free, int spread) {
     char *d = co_cshm_acquire(s, b);
     size_t span = co_coll_span(dt, m);
+    if (spread) d += co_cshm_spread(s, step, span);
     memcpy(d, (const char *)co_coll_elem(in, e0, dt) + dt->true_lb, span);
     co_cshm_publish(s, b, step, span, free);
 }
 
 static inline size_t co_cshm_put_wide(co_cshm *s, uint64_t g, const void *in, size_t r0, size_t m,
-                                      const co_dtype *dt, uint64_t step, uint64_t free) {
+                                      const co_dtype *dt, uint64_t step, uint64_t free,
+                                      int spread) {
     size_t per = co_cshm_elems(s, dt), pieces = (m + per - 1) / per;
     for (size_t k = 0; k < pieces; k++)
         co_cshm_put_image(s, (unsigned)((g + k) % CO_CSHM_NBUF), in, r0 + k * per,
-                          CO_MIN(per, m - k * per), dt, step, free);
+                          CO_MIN(per, m - k * per), dt, step, free, spread);
     return pieces;
 }
 
 static inline void co_cshm_operands(const co_cshm *s, unsigned b, uint64_t step, int last,
                                     const void *in, size_t e0, size_t m, size_t from,
-                                    const co_dtype *dt, const void **src, int *rc) {
-    size_t span = co_coll_span(dt, m);
+                                    const co_dtype *dt, const void **src, int *rc, int spread) {
+    size_t span = co_coll_span(dt, m), at = spread ? co_cshm_spread(s, step, span) : 0;
     for (int q = 0; q <= last; q++) {
         if (q == s->me) {
             src[q] = co_coll_elem(in, from, dt);
             continue;
         }
         uint64_t qb;
-        const char *img = co_cshm_read(s, q, b, step, &qb);
+        const char *img = co_cshm_read(s, q, b, step, &qb) + at;
         src[q] = img - dt->true_lb + (MPI_Aint)(from - e0) * co_dt_extent(dt);
         if (!*rc) *rc = co_coll_sizes(qb, span);
     }

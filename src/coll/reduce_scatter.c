@@ -77,11 +77,11 @@ int co_rs_shm(const void *in, void *out, const size_t *cnt, const size_t *dsp, s
     for (size_t j = 0; j < rounds; j++) {
         size_t r0 = j * W, rm = CO_MIN(W, count - r0);
         uint64_t h = g + 2 * j;
-        co_cshm_put_wide(s, g, in, r0, rm, dt, h + 1, h + 2);
+        co_cshm_put_wide(s, g, in, r0, rm, dt, h + 1, h + 2, 0);
         size_t lo = CO_MAX(mlo, r0), hi = CO_MIN(mhi, r0 + rm);
         if (!rc && hi > lo)
             rc = co_cshm_fold(s, g, h + 1, in, r0, rm, lo, hi, dt, op, src,
-                              co_coll_elem(out, lo - mlo, dt));
+                              co_coll_elem(out, lo - mlo, dt), 0);
         co_cshm_post(s, h + 2);
     }
     s->seq = g + 2 * rounds;

@@ -27,7 +27,8 @@ static inline char *img_elem(const char *img, size_t e, size_t e0, const co_dtyp
 }
 
 int co_cshm_fold(co_cshm *s, uint64_t g, uint64_t step, const void *in, size_t r0, size_t m,
-                 size_t lo, size_t hi, co_dtype *dt, co_op *op, const void **src, void *out) {
+                 size_t lo, size_t hi, co_dtype *dt, co_op *op, const void **src, void *out,
+                 int spread) {
     int rc = MPI_SUCCESS;
     size_t per = co_cshm_elems(s, dt);
     if (lo >= hi) return rc;
@@ -35,7 +36,7 @@ int co_cshm_fold(co_cshm *s, uint64_t g, uint64_t step, const void *in, size_t r
         size_t e0 = r0 + k * per, pm = CO_MIN(per, r0 + m - e0);
         size_t a = CO_MAX(lo, e0), b = CO_MIN(hi, e0 + pm);
         unsigned bk = (unsigned)((g + k) % CO_CSHM_NBUF);
-        co_cshm_operands(s, bk, step, s->n - 1, in, e0, pm, a, dt, src, &rc);
+        co_cshm_operands(s, bk, step, s->n - 1, in, e0, pm, a, dt, src, &rc, spread);
         if (!rc)
             rc = co_coll_reduce_n(op, dt, b - a, src, s->n,
                                   out ? co_coll_elem(out, a - lo, dt)
@@ -60,9 +61,9 @@ static int reduce_wide(co_cshm *s, const void *in, void *rbuf, size_t count, co_
     for (size_t j = 0; j < rounds; j++) {
         size_t r0 = j * W, rm = CO_MIN(W, count - r0);
         uint64_t h = g + 3 * j;
-        size_t pieces = co_cshm_put_wide(s, g, in, r0, rm, dt, h + 1, h + 3);
+        size_t pieces = co_cshm_put_wide(s, g, in, r0, rm, dt, h + 1, h + 3, 0);
         size_t lo = r0 + rm * (size_t)me / (size_t)n, hi = r0 + rm * (size_t)(me + 1) / (size_t)n;
-        if (!rc) rc = co_cshm_fold(s, g, h + 1, in, r0, rm, lo, hi, dt, op, src, NULL);
+        if (!rc) rc = co_cshm_fold(s, g, h + 1, in, r0, rm, lo, hi, dt, op, src, NULL, 0);
         co_cshm_post(s, h + 2);
         if (collect) {
             for (int q = 0; q < n; q++) {
@@ -109,8 +110,8 @@ int co_reduce_shm(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_o
     if (count * dt->size <= (all ? SMALL_BYTES_ALL : SMALL_BYTES_ROOTED) &&
         count <= per * CO_CSHM_NBUF) {
         /* one step, the vector in up to NBUF buffers at once */
-        if (all || me != root) co_cshm_put_wide(s, g, in, 0, count, dt, g + 1, g + 2);
-        if (collect) rc = co_cshm_fold(s, g, g + 1, in, 0, count, 0, count, dt, op, src, rbuf);
+        if (all || me != root) co_cshm_put_wide(s, g, in, 0, count, dt, g + 1, g + 2, all);
+        if (collect) rc = co_cshm_fold(s, g, g + 1, in, 0, count, 0, count, dt, op, src, rbuf, all);
         co_cshm_post(s, g + 2);
         s->seq = g + 2;
         if (src != stack) co_coll_free(src);

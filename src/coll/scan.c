@@ -108,8 +108,8 @@ static int scan_shm(const void *in, void *rbuf, size_t count, co_dtype *dt, co_o
         uint64_t h = g + 2 * k;
         unsigned b = (unsigned)((g + k) % CO_CSHM_NBUF); /* consecutive collectives rotate */
         /* the last rank's operand is nobody else's business */
-        if (me < n - 1) co_cshm_put_image(s, b, in, e0, m, dt, h + 1, h + 2);
-        co_cshm_operands(s, b, h + 1, top, in, e0, m, e0, dt, src, &rc);
+        if (me < n - 1) co_cshm_put_image(s, b, in, e0, m, dt, h + 1, h + 2, 0);
+        co_cshm_operands(s, b, h + 1, top, in, e0, m, e0, dt, src, &rc, 0);
         if (top >= 0 && !rc)
             rc = co_coll_reduce_n(op, dt, m, src, top + 1, co_coll_elem(rbuf, e0, dt));
         co_cshm_post(s, h + 2);

@@ -368,8 +368,11 @@ static void run(MPI_Comm c, int full) {
         size_t large = (80 * 1024) / ext_of(t->kind) + 3; /* more than 64 KiB, odd-ish */
         /* the one-step shared-memory Reduce spreads a vector over several buffers: 80 KiB
          * with the default buffers, 10 KiB with v4's 4 KiB ones (80 KiB then goes in rounds) */
-        size_t counts[] = {0, 1, 7, (10 * 1024) / ext_of(t->kind) + 1, large};
-        for (int j = 0; j < 5; j++) {
+        /* 3 KiB: the one-step Allreduce's images move through the buffers from call to call
+         * (co_cshm_spread) */
+        size_t counts[] = {
+            0, 1, 7, (3 * 1024) / ext_of(t->kind) + 1, (10 * 1024) / ext_of(t->kind) + 1, large};
+        for (int j = 0; j < 6; j++) {
             if ((j >= 3 && (!t->large || !full)) || (j == 0 && !full)) continue;
             run_case(t, counts[j]);
         }
