@@ -472,9 +472,8 @@ static inline size_t co_cshm_cap(const co_cshm *s) { /* payload bytes per buffer
  * the step; a reader whose size differs reports that and uses nothing it read. */
 #define CO_CSHM_SPREAD_MIN 2048u
 static inline size_t co_cshm_spread(const co_cshm *s, uint64_t step, size_t len) {
-    size_t cap = s->chunk - CO_CSHM_HDR, slot = (len + 63) & ~(size_t)63;
     if (len < CO_CSHM_SPREAD_MIN) return 0;
-    size_t k = cap / slot;
+    size_t slot = (len + 63) & ~(size_t)63, k = co_cshm_cap(s) / slot;
     return k > 1 ? (size_t)(step / 2 % k) * slot : 0;
 }
 /* Waiting: poll, run the progress engine, then yield (at once when ranks outnumber cores). */
