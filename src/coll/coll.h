@@ -471,10 +471,13 @@ static inline size_t co_cshm_cap(const co_cshm *s) { /* payload bytes per buffer
  * (docs/collectives.md, "Spread payloads"). Writer and readers derive it from the size and
  * the step; a reader whose size differs reports that and uses nothing it read. */
 #define CO_CSHM_SPREAD_MIN 2048u
-static inline size_t co_cshm_spread(const co_cshm *s, uint64_t step, size_t len) {
+static inline size_t co_cshm_spread_in(size_t room, uint64_t step, size_t len) {
     if (len < CO_CSHM_SPREAD_MIN) return 0;
-    size_t slot = (len + 63) & ~(size_t)63, k = co_cshm_cap(s) / slot;
+    size_t slot = (len + 63) & ~(size_t)63, k = room / slot;
     return k > 1 ? (size_t)(step / 2 % k) * slot : 0;
+}
+static inline size_t co_cshm_spread(const co_cshm *s, uint64_t step, size_t len) {
+    return co_cshm_spread_in(co_cshm_cap(s), step, len);
 }
 /* Waiting: poll, run the progress engine, then yield (at once when ranks outnumber cores). */
 uint64_t co_cshm_wait_word(const _Atomic uint64_t *w, uint64_t value); /* until *w >= value */

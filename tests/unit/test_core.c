@@ -2,7 +2,8 @@
  * the settings parser, the shared-memory queues (wrap-around, full queues, payload
  * integrity) driven as producer and consumer from the same process, the message of a
  * single-copy read from a process that has ended, the measured cost of single-copy reads
- * in the collectives' selection table, and huge pages for buffers that peers copy. */
+ * in the collectives' selection table, huge pages for buffers that peers copy, and where
+ * the collectives' spread payloads go in their buffers. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -350,6 +351,34 @@ static void cma_expose_hugepages(void **state) {
     }
 }
 
+/* Spread payloads (co_cshm_spread_in): a payload of 2 KiB or more that fits a room more than
+ * once starts at a multiple of 64 bytes, ends inside the room, stays put for two steps (the
+ * steps of one call) and visits every place that fits; smaller payloads, and payloads that
+ * fit only once, stay at the start. */
+static void cshm_spread_places(void **state) {
+    (void)state;
+    static const size_t rooms[] = {65536 - 64, 65536 - 16, 8192, 4100, 3000};
+    static const size_t lens[] = {0, 1, 63, 2047, 2048, 2049, 3073, 4096, 21616, 32768, 32769};
+    for (size_t r = 0; r < sizeof rooms / sizeof *rooms; r++) {
+        for (size_t l = 0; l < sizeof lens / sizeof *lens; l++) {
+            size_t room = rooms[r], len = lens[l], slot = (len + 63) & ~(size_t)63;
+            size_t places = len < 2048 || room / slot < 2 ? 1 : room / slot;
+            char seen[64] = {0};
+            for (uint64_t step = 1; step < 400; step++) {
+                size_t at = co_cshm_spread_in(room, step, len);
+                assert_int_equal(at % 64, 0);
+                assert_true(at == 0 || at + len <= room);
+                assert_int_equal(at, co_cshm_spread_in(room, step ^ 1, len));
+                assert_true(at / (slot ? slot : 1) < places);
+                seen[at / (slot ? slot : 1)] = 1;
+            }
+            size_t visited = 0;
+            for (size_t i = 0; i < sizeof seen; i++) visited += seen[i];
+            assert_int_equal(visited, places);
+        }
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(htab_stale_handles),
@@ -359,6 +388,7 @@ int main(void) {
         cmocka_unit_test(cma_from_ended_process),
         cmocka_unit_test(cma_cost_selection),
         cmocka_unit_test(cma_expose_hugepages),
+        cmocka_unit_test(cshm_spread_places),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
