@@ -134,6 +134,8 @@ foreach(v 1 2 4)
 endforeach()
 # nonblocking collectives, against the blocking ones
 cohort_mpi_test(coll_nbc NP 1 2 3 4 5 8)
+# small Iallreduce and Iallgather through the shared buffers, against serial references
+cohort_mpi_test(coll_nbc_shm NP 1 2 3 4 5 8)
 # Ibcast's two schedules: flat up to 8 ranks (each half of a split), binomial beyond
 cohort_mpi_test(coll_ibcast NP 2 3 9 12)
 cohort_mpi_test(coll_persist NP 1 2 3 4 5 8)

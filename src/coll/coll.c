@@ -254,6 +254,8 @@ static int choose(co_comm *c, int kind, size_t bytes, const co_op *op, const co_
 /* The choice also becomes the segment's tag, which every buffer published from now on
  * carries: a reader that finds another tag knows the ranks chose differently. */
 int co_coll_pick(co_comm *c, int kind, size_t bytes, const co_op *op, const co_dtype *dt) {
+    if (CO_UNLIKELY(c->coll && c->coll->nbc_shm_started != c->coll->nbc_shm_finished))
+        co_nbc_shm_drain(c);
     int alg = choose(c, kind, bytes, op, dt);
     if (c->coll && c->coll->shm) c->coll->shm->tag = CO_CSHM_TAG(kind, alg, c->coll->calls);
     return alg;

@@ -179,14 +179,16 @@ typedef struct co_coll_lag {
 } co_coll_lag;
 
 typedef struct co_coll_comm {
-    uint64_t barrier_epoch;         /* counter barriers entered on this communicator */
-    uint64_t ibarrier_epoch;        /* MPI_Ibarrier calls run as counter barriers (nbc.c) */
-    uint64_t ibarrier_done;         /* of those, how many have completed here */
-    struct co_cshm *shm;            /* shared-memory segment, NULL until first needed */
-    int shm_state;                  /* 0: not yet tried, 1: ready, -1: unavailable */
-    int broken;                     /* error class of a disagreement found on it, 0 if none */
-    uint64_t calls;                 /* collective calls made on it */
-    uint64_t nbc_calls;             /* nonblocking ones (their tags, nbc.c) */
+    uint64_t barrier_epoch;  /* counter barriers entered on this communicator */
+    uint64_t ibarrier_epoch; /* MPI_Ibarrier calls run as counter barriers (nbc.c) */
+    uint64_t ibarrier_done;  /* of those, how many have completed here */
+    struct co_cshm *shm;     /* shared-memory segment, NULL until first needed */
+    int shm_state;           /* 0: not yet tried, 1: ready, -1: unavailable */
+    int broken;              /* error class of a disagreement found on it, 0 if none */
+    uint64_t calls;          /* collective calls made on it */
+    uint64_t nbc_calls;      /* nonblocking ones (their tags, nbc.c) */
+    /* nonblocking calls through the shared buffers (nbc.c): started, finished (in turn) */
+    uint64_t nbc_shm_started, nbc_shm_finished;
     co_coll_sig hist[CO_COLL_HIST]; /* this rank's last calls, by call % CO_COLL_HIST */
     co_coll_lag *lag;               /* [size], allocated at the first such finding */
     char broken_msg[400];
@@ -682,6 +684,9 @@ void co_nbc_restart(co_req *r);
 /* Whether a nonblocking call in flight on c uses c's shared-memory segment (a counter
  * MPI_Ibarrier). */
 int co_nbc_uses_segment(const co_comm *c);
+/* Waits until c's nonblocking call through the shared buffers, if one is in flight, has
+ * finished with them (before anything else takes the segment's later steps; nbc.c). */
+void co_nbc_shm_drain(co_comm *c);
 /* Installs the progress hook that advances the schedules; drops the schedules the program
  * never completed (MPI_Finalize). */
 void co_nbc_init(void);

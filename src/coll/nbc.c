@@ -17,7 +17,9 @@
  * root, recursive doubling for Iallreduce (long vectors: recursive halving, then doubling of
  * the parts), one round straight to each block's rank for Ireduce_scatter(_block), a chain for
  * Iscan and Iexscan, and every transfer posted at once for the gathers, scatters, allgathers
- * and alltoalls (Alltoallw's blocking form runs its schedule too). On intercommunicators the
+ * and alltoalls (Alltoallw's blocking form runs its schedule too). Small Iallreduce,
+ * Iallgather and Ialltoall go through the communicator's shared buffers instead, once its
+ * segment is set up ("Shared-memory schedules" below). On intercommunicators the
  * schedules are the blocking ones' steps (inter.c), each group's on its hidden local communicator.
  * The same hook completes the MPI_Comm_idup calls that wait for their master (src/comm/create.c).
  */
@@ -65,6 +67,15 @@ typedef struct nb_sched {
     co_cshm *cshm;
     uint64_t epoch;
     const _Atomic uint64_t *word;
+    /* A shared-memory schedule (shm_start): the segment, the steps it took (g+1: my payload
+     * published, g+2: the peers' read), its buffer tag, how far it is, what it moves */
+    co_cshm *sh;
+    uint64_t g;
+    unsigned shtag;
+    int shstate, shnext;
+    uint64_t ticket; /* its number among the communicator's shared-memory calls */
+    size_t shbytes;
+    co_coll_args sa;
     /* MPI_Isendrecv: a schedule of point-to-point messages (the communicator's own context and
      * the program's tags); its status is the receive's */
     int late_err; /* co_coll_args.err: reported at completion, sends unaffected */
@@ -1058,20 +1069,212 @@ static void finish_round(nb_sched *s) {
     s->posted = 0;
 }
 
+/* Completes s's request with the schedule's outcome. */
+static void complete(nb_sched *s) {
+    co_req *r = s->req;
+    if (s->p2p) {
+        r->status = s->rstatus;
+        r->status.error = s->err;
+    } else {
+        r->status = (co_status){
+            .source = MPI_ANY_SOURCE, .tag = MPI_ANY_TAG, .error = s->err ? s->err : s->late_err};
+    }
+    co_req_complete(r);
+}
+
+/* ---- Shared-memory schedules -------------------------------------------------------------
+ * A small MPI_Iallreduce, MPI_Iallgather or MPI_Ialltoall on a communicator whose segment is
+ * set up goes through the shared buffers as the blocking one-step algorithms do, in two steps
+ * of the segment's sequence taken when the call starts (every rank starts its collectives in
+ * the same order, so the steps agree): g+1, a rank's operand or blocks are in its buffer
+ * g % NBUF; g+2, it has read everyone's. A rank writes once its buffer is free (every rank
+ * past the step its last readers finish), which may be later than the start: the call must
+ * return at once. It then reads each peer's buffer as it finds it ready, in whatever MPI call the
+ * process makes, as any schedule moves on. Steps mean "everything up to here is done", so
+ * while such a call is in flight on a communicator nothing else may post later ones: the
+ * next such call writes only once it has finished (they run in turn, ticket), and a blocking
+ * collective (co_coll_pick) first waits for them all (co_nbc_shm_drain), which needs nothing
+ * but the peers' own progress, since they started these calls before the blocking one.
+ * Whether a call takes this way depends only on what every rank has alike (the segment, the
+ * call and its sizes), never on what is in flight here: ranks that chose differently would
+ * wait for each other for ever. */
+
+/* Between two ranks up to this many bytes (a rank's operand, block, or blocks for
+ * Ialltoall): beyond, messages go by single copy and are quicker. With more ranks, what
+ * fits a buffer (docs/collectives.md, "Nonblocking collectives"). */
+#define NB_SHM_PAIR_MAX 4096
+#define NB_SHM_ALG      14 /* the calls' algorithm number in their buffer tags */
+
+/* Whether call a on c takes the shared buffers, judged only by what the ranks' calls agree on
+ * (the receive side's sizes), so that a rank whose own blocks are larger takes part all the
+ * same; *bytes: what this rank publishes. */
+static int shm_fits(co_comm *c, const co_coll_args *a, size_t *bytes) {
+    co_coll_comm *cc = c->coll;
+    if (c->is_inter || c->size < 2 || !cc || cc->shm_state <= 0 || !cc->shm || cc->broken || a->err)
+        return 0;
+    if (a->kind != CO_COLL_ALLREDUCE && a->kind != CO_COLL_ALLGATHER && a->kind != CO_COLL_ALLTOALL)
+        return 0;
+    size_t n = (size_t)c->size, cap = co_cshm_cap(cc->shm), blk = a->rcount * a->rdt->size;
+    size_t max = n == 2 ? NB_SHM_PAIR_MAX : cap, agreed;
+    int in_place = a->sbuf == MPI_IN_PLACE;
+    switch (a->kind) {
+    case CO_COLL_ALLREDUCE:
+        if (!co_coll_dense(a->rdt) || !a->op) return 0;
+        agreed = *bytes = co_coll_span(a->rdt, a->rcount);
+        break;
+    case CO_COLL_ALLGATHER:
+        agreed = blk;
+        *bytes = in_place ? blk : a->scount * a->sdt->size;
+        break;
+    case CO_COLL_ALLTOALL:
+        agreed = n * blk;
+        *bytes = n * (in_place ? blk : a->scount * a->sdt->size);
+        break;
+    default: return 0;
+    }
+    return agreed && agreed <= max && agreed <= cap;
+}
+
+/* Rank q's buffer b: 1 once it holds step `step` (then *bytes), 0 before; a tag other than
+ * this call's means the ranks' calls differ, and the schedule fails. */
+static int shm_ready(nb_sched *s, int q, unsigned b, uint64_t step, uint64_t *bytes) {
+    const co_cshm_bufhdr *h = (const co_cshm_bufhdr *)co_cshm_buf(s->sh, q, b);
+    uint64_t v = atomic_load_explicit(&h->seq, memory_order_acquire);
+    if (v >> CO_CSHM_TAG_BITS < step) return 0;
+    if ((unsigned)(v & CO_CSHM_TAG_MASK) != s->shtag) {
+        note(s, MPI_ERR_OTHER);
+        *bytes = UINT64_MAX;
+        return 1;
+    }
+    *bytes = h->bytes;
+    return 1;
+}
+
+/* Posts my step: never below one posted before, which would tell the peers that later calls'
+ * buffers are free while this one still reads (the blocking collectives wait for these
+ * calls first, co_nbc_shm_drain). */
+static void shm_post(nb_sched *s, uint64_t step) {
+    co_cshm *sh = s->sh;
+    uint64_t was = atomic_load_explicit(&sh->ctl[sh->me].step, memory_order_relaxed);
+    if (was >= step)
+        co_fatal("a nonblocking collective would post step %llu after step %llu",
+                 (unsigned long long)step, (unsigned long long)was);
+    co_cshm_post(sh, step);
+}
+
+/* Moves a shared-memory schedule on; 1 once it has completed. */
+static int advance_shm(nb_sched *s) {
+    co_cshm *sh = s->sh;
+    const co_coll_args *a = &s->sa;
+    int n = sh->n, me = sh->me, kind = a->kind, in_place = a->sbuf == MPI_IN_PLACE;
+    unsigned b = (unsigned)(s->g % CO_CSHM_NBUF);
+    co_coll_comm *cc = s->c->coll;
+    size_t blk = a->rcount * a->rdt->size;
+    void *mine = co_coll_elem(a->rbuf, (size_t)me * a->rcount, a->rdt); /* my block of rbuf */
+    if (!s->shstate) { /* my buffer, once the calls before are done and it is free */
+        if (s->ticket != cc->nbc_shm_finished) return 0;
+        uint64_t free = sh->free_at[b];
+        for (int q = 0; q < n; q++) {
+            if (sh->seen[q] >= free) continue;
+            uint64_t v = atomic_load_explicit(&sh->ctl[q].step, memory_order_acquire);
+            if (v < free) return 0;
+            sh->seen[q] = v;
+        }
+        char *d = co_cshm_data(sh, me, b);
+        if (s->shbytes > co_cshm_cap(sh)) /* only the size, which my readers report (the
+                                           * API refuses a send larger than the receive) */
+            ;
+        else if (kind == CO_COLL_ALLREDUCE)
+            memcpy(d, (const char *)a->sbuf + a->rdt->true_lb, s->shbytes);
+        else if (kind == CO_COLL_ALLGATHER)
+            co_dt_pack(in_place ? a->rdt : a->sdt, in_place ? a->rcount : a->scount,
+                       in_place ? mine : a->sbuf, 0, d, s->shbytes);
+        else /* Ialltoall: all my blocks, in rank order */
+            co_dt_pack(in_place ? a->rdt : a->sdt, (size_t)n * (in_place ? a->rcount : a->scount),
+                       in_place ? a->rbuf : a->sbuf, 0, d, s->shbytes);
+        co_cshm_bufhdr *h = (co_cshm_bufhdr *)co_cshm_buf(sh, me, b);
+        h->bytes = s->shbytes;
+        atomic_store_explicit(&h->seq, (s->g + 1) << CO_CSHM_TAG_BITS | s->shtag,
+                              memory_order_release);
+        sh->free_at[b] = s->g + 2;
+        shm_post(s, s->g + 1);
+        s->shstate = 1;
+        s->shnext = 1;
+    }
+    size_t want = kind == CO_COLL_ALLREDUCE   ? s->shbytes
+                  : kind == CO_COLL_ALLGATHER ? blk
+                                              : (size_t)n * blk;
+    for (; s->shnext < n; s->shnext++) { /* the peers in turn, from the next rank on */
+        int q = me + s->shnext < n ? me + s->shnext : me + s->shnext - n;
+        uint64_t qb;
+        if (!shm_ready(s, q, b, s->g + 1, &qb)) return 0;
+        if (qb == UINT64_MAX) continue;
+        int r = co_coll_sizes(qb, want);
+        note(s, r);
+        if (r || kind == CO_COLL_ALLREDUCE) continue;
+        const char *d = co_cshm_data(sh, q, b);
+        co_dt_unpack(a->rdt, a->rcount, co_coll_elem(a->rbuf, (size_t)q * a->rcount, a->rdt), 0,
+                     kind == CO_COLL_ALLGATHER ? d : d + (size_t)me * blk, blk);
+    }
+    if (kind != CO_COLL_ALLREDUCE && !in_place) {
+        const void *own = kind == CO_COLL_ALLGATHER
+                              ? a->sbuf
+                              : co_coll_elem(a->sbuf, (size_t)me * a->scount, a->sdt);
+        note(s, co_coll_copy(own, a->scount, a->sdt, mine, a->rcount, a->rdt));
+    } else if (kind == CO_COLL_ALLREDUCE && !s->err) {
+        const void *stack[CO_COLL_SRCS];
+        const void **src = co_coll_srcs(n, stack);
+        for (int q = 0; q < n; q++)
+            src[q] = q == me ? a->sbuf : co_cshm_data(sh, q, b) - a->rdt->true_lb;
+        note(s, co_coll_reduce_n(a->op, a->rdt, a->rcount, src, n, a->rbuf));
+        if (src != stack) co_coll_free(src);
+    }
+    shm_post(s, s->g + 2);
+    cc->nbc_shm_finished++;
+    complete(s);
+    return 1;
+}
+
+/* Starts call a on c through the shared buffers if it qualifies (shm_fits); NULL if not. */
+static nb_sched *shm_start(co_comm *c, const co_coll_args *a, co_req *r, int tag) {
+    size_t bytes;
+    if (r->persistent || !shm_fits(c, a, &bytes)) return NULL;
+    co_coll_comm *cc = c->coll;
+    nb_sched *s = sched_alloc();
+    s->req = r;
+    s->c = c;
+    s->on = c;
+    s->tag = tag;
+    s->sh = cc->shm;
+    s->g = s->sh->seq;
+    s->sh->seq += 2;
+    s->shtag = CO_CSHM_TAG(a->kind, NB_SHM_ALG, (unsigned)(tag - CO_TAG_NBC));
+    s->shbytes = bytes;
+    s->sa = *a;
+    if (a->kind == CO_COLL_ALLREDUCE && a->sbuf == MPI_IN_PLACE) s->sa.sbuf = a->rbuf;
+    if (a->op) co_op_retain(s->op = a->op);
+    if (a->sdt) co_dt_retain(s->dts[0] = a->sdt);
+    if (a->rdt) co_dt_retain(s->dts[1] = a->rdt);
+    s->ticket = cc->nbc_shm_started++;
+    return s;
+}
+
+void co_nbc_shm_drain(co_comm *c) {
+    co_backoff bo = {0};
+    while (c->coll->nbc_shm_started != c->coll->nbc_shm_finished) {
+        if (co_progress())
+            co_backoff_reset(&bo);
+        else
+            co_backoff_idle(&bo);
+    }
+}
+
 /* Moves s on as far as it can go now; 1 once it has completed (its request then too). */
 static int advance(nb_sched *s) {
+    if (s->sh) return advance_shm(s);
     for (;;) {
         if (s->round == s->nrounds) {
-            co_req *r = s->req;
-            if (s->p2p) {
-                r->status = s->rstatus;
-                r->status.error = s->err;
-            } else {
-                r->status = (co_status){.source = MPI_ANY_SOURCE,
-                                        .tag = MPI_ANY_TAG,
-                                        .error = s->err ? s->err : s->late_err};
-            }
-            co_req_complete(r);
+            complete(s);
             return 1;
         }
         if (!s->posted) {
@@ -1156,7 +1359,8 @@ int co_nbc_start(co_comm *c, const co_coll_args *a, co_req **out) {
     if (!r) return MPI_ERR_NO_MEM;
     co_req_set_comm(r, c);
     *out = r;
-    launch(sched_new(c, a, r, tag));
+    nb_sched *s = shm_start(c, a, r, tag);
+    launch(s ? s : sched_new(c, a, r, tag));
     return MPI_SUCCESS;
 }
 
@@ -1317,7 +1521,7 @@ int co_nbc_persistent(co_comm *c, const co_coll_args *a, co_req **out) {
 
 int co_nbc_uses_segment(const co_comm *c) {
     for (const nb_sched *s = active; s; s = s->next)
-        if (s->cshm && s->c == c) return 1;
+        if ((s->cshm || s->sh) && s->c == c) return 1;
     return 0;
 }
 

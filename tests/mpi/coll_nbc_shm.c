@@ -1,0 +1,205 @@
+/* Small MPI_Iallreduce, MPI_Iallgather and MPI_Ialltoall through the communicator's shared
+ * buffers (nbc.c,
+ * "Shared-memory schedules"), against serial references: counts on both sides of the size
+ * limit, in place and not, a strided type, a non-commutative operator (rank order), many
+ * calls in a row so that every buffer is reused; a second call in flight (it waits for the
+ * first), a blocking collective (then one rank reads late while the others run on) and an
+ * MPI_Ibarrier between start and completion, ranks that come late, completion by
+ * MPI_Test; then the errors: counts that differ (MPI_ERR_TRUNCATE on the rank that expects
+ * less, MPI_ERR_COUNT on the others) and ranks that call different collectives at the same
+ * place (MPI_ERR_OTHER), after which the communicator still works. */
+#include "coll_util.h"
+
+#include <stdint.h>
+#include <unistd.h>
+
+static int me, np;
+
+/* Affine maps t -> a*t + b (mod 2^32), composed: associative, not commutative. */
+typedef struct aff {
+    uint32_t a, b;
+} aff;
+static void aff_op(void *in, void *inout, int *len, MPI_Datatype *t) {
+    (void)t;
+    for (int i = 0; i < *len; i++) {
+        aff p = ((aff *)in)[i], *q = &((aff *)inout)[i];
+        *q = (aff){p.a * q->a, p.a * q->b + p.b}; /* in after inout: p(q(t)) */
+    }
+}
+static aff aff_val(int rank, int i, int salt) {
+    return (aff){(uint32_t)(2 * (rank + i + salt) + 1), (uint32_t)(rank * 7 + i + salt)};
+}
+
+static int val(int rank, int i, int salt) {
+    return (rank + 1) * 1000 + i * 3 + salt;
+}
+
+static void complete(MPI_Request *rq, int by_test) {
+    if (!by_test) {
+        CHECK_RC(MPI_Wait(rq, MPI_STATUS_IGNORE));
+        return;
+    }
+    int flag = 0;
+    while (!flag) CHECK_RC(MPI_Test(rq, &flag, MPI_STATUS_IGNORE));
+}
+
+/* One Iallreduce (sum of ints, count k), one Iallgather and one Ialltoall (k ints per block),
+ * each started while the one before is in flight; `mode` puts a blocking Bcast, an Ibarrier or a
+ * late rank between start and completion. */
+static void round_trip(MPI_Comm c, int k, int salt, int mode, int inplace) {
+    int *s = malloc(sizeof(int) * (size_t)k), *r = malloc(sizeof(int) * (size_t)k);
+    int *g = malloc(sizeof(int) * (size_t)k * (size_t)np);
+    int *ts = malloc(sizeof(int) * (size_t)k * (size_t)np);
+    int *tr = malloc(sizeof(int) * (size_t)k * (size_t)np);
+    CHECK(s && r && g && ts && tr, "malloc");
+    for (int i = 0; i < k; i++) s[i] = r[i] = val(me, i, salt);
+    for (int i = 0; i < k * np; i++) g[i] = tr[i] = -1;
+    for (int q = 0; q < np; q++) /* block q of my Ialltoall: for rank q */
+        for (int i = 0; i < k; i++) ts[q * k + i] = val(me, i, salt + 7 * q);
+    if (inplace) {
+        for (int i = 0; i < k; i++) g[me * k + i] = val(me, i, salt);
+        memcpy(tr, ts, sizeof(int) * (size_t)k * (size_t)np);
+    }
+    MPI_Request rq[4];
+    if (mode == 2 && me == (salt % np)) usleep(2000); /* one rank late */
+    CHECK_RC(MPI_Iallreduce(inplace ? MPI_IN_PLACE : s, r, k, MPI_INT, MPI_SUM, c, &rq[0]));
+    CHECK_RC(MPI_Iallgather(inplace ? MPI_IN_PLACE : s, k, MPI_INT, g, k, MPI_INT, c, &rq[1]));
+    CHECK_RC(MPI_Ialltoall(inplace ? MPI_IN_PLACE : ts, k, MPI_INT, tr, k, MPI_INT, c, &rq[3]));
+    int x = me == 0 ? salt : -1;
+    if (mode == 1) { /* then one rank reads late: the others run on into the next calls */
+        CHECK_RC(MPI_Bcast(&x, 1, MPI_INT, 0, c));
+        if (me == (salt % np)) usleep(3000);
+    }
+    if (mode == 3) {
+        CHECK_RC(MPI_Ibarrier(c, &rq[2]));
+        complete(&rq[2], salt & 1);
+    }
+    complete(&rq[1], salt & 1);
+    complete(&rq[3], salt & 2);
+    complete(&rq[0], !(salt & 1));
+    if (mode == 1) CHECK(x == salt, "Bcast between start and wait: %d", x);
+    for (int i = 0; i < k; i++) {
+        long want = 0;
+        for (int q = 0; q < np; q++) want += val(q, i, salt);
+        CHECK(r[i] == (int)want, "Iallreduce k %d mode %d in place %d: [%d] = %d, want %ld", k,
+              mode, inplace, i, r[i], want);
+    }
+    for (int q = 0; q < np; q++)
+        for (int i = 0; i < k; i++)
+            CHECK(g[q * k + i] == val(q, i, salt),
+                  "Iallgather k %d mode %d in place %d: block %d [%d] = %d", k, mode, inplace, q, i,
+                  g[q * k + i]);
+    for (int q = 0; q < np; q++)
+        for (int i = 0; i < k; i++)
+            CHECK(tr[q * k + i] == val(q, i, salt + 7 * me),
+                  "Ialltoall k %d mode %d in place %d: block %d [%d] = %d", k, mode, inplace, q, i,
+                  tr[q * k + i]);
+    free(s), free(r), free(g), free(ts), free(tr);
+}
+
+/* The non-commutative operator and a strided type (every other int of a vector). */
+static void ordered_and_strided(MPI_Comm c, int k, int salt) {
+    MPI_Datatype at, every2;
+    CHECK_RC(MPI_Type_contiguous(2, MPI_UINT32_T, &at));
+    CHECK_RC(MPI_Type_commit(&at));
+    MPI_Op op;
+    CHECK_RC(MPI_Op_create(aff_op, 0, &op));
+    aff *s = malloc(sizeof(aff) * (size_t)k), *r = malloc(sizeof(aff) * (size_t)k);
+    CHECK(s && r, "malloc");
+    for (int i = 0; i < k; i++) s[i] = aff_val(me, i, salt);
+    MPI_Request rq;
+    CHECK_RC(MPI_Iallreduce(s, r, k, at, op, c, &rq));
+    complete(&rq, salt & 1);
+    for (int i = 0; i < k; i++) {
+        aff acc = aff_val(0, i, salt);
+        for (int q = 1; q < np; q++) {
+            aff x = aff_val(q, i, salt);
+            int one = 1;
+            aff_op(&acc, &x, &one, NULL);
+            acc = x;
+        }
+        CHECK(r[i].a == acc.a && r[i].b == acc.b, "ordered Iallreduce k %d: [%d] differs", k, i);
+    }
+    CHECK_RC(MPI_Op_free(&op));
+    CHECK_RC(MPI_Type_free(&at));
+    free(s), free(r);
+
+    CHECK_RC(MPI_Type_vector(k, 1, 2, MPI_INT, &every2));
+    CHECK_RC(MPI_Type_commit(&every2));
+    int *v = malloc(sizeof(int) * 2 * (size_t)k), *g = malloc(sizeof(int) * 2 * (size_t)k * np);
+    CHECK(v && g, "malloc");
+    for (int i = 0; i < 2 * k; i++) v[i] = i % 2 ? -7 : val(me, i / 2, salt);
+    for (int i = 0; i < 2 * k * np; i++) g[i] = -9;
+    MPI_Aint lb, ext;
+    CHECK_RC(MPI_Type_get_extent(every2, &lb, &ext));
+    MPI_Datatype rt;
+    CHECK_RC(MPI_Type_create_resized(every2, 0, 2 * (MPI_Aint)k * (MPI_Aint)sizeof(int), &rt));
+    CHECK_RC(MPI_Type_commit(&rt));
+    CHECK_RC(MPI_Iallgather(v, 1, every2, g, 1, rt, c, &rq));
+    complete(&rq, !(salt & 1));
+    for (int q = 0; q < np; q++)
+        for (int i = 0; i < 2 * k; i++) {
+            int want = i % 2 ? -9 : val(q, i / 2, salt);
+            CHECK(g[q * 2 * k + i] == want, "strided Iallgather k %d: block %d [%d] = %d", k, q, i,
+                  g[q * 2 * k + i]);
+        }
+    CHECK_RC(MPI_Type_free(&rt));
+    CHECK_RC(MPI_Type_free(&every2));
+    free(v), free(g);
+}
+
+static void errors(MPI_Comm c) {
+    int s[100] = {0}, r[16 * 64];
+    MPI_Request rq;
+    /* rank 0 reduces 10 ints, the others 11 */
+    int k = me == 0 ? 10 : 11, rc, cls;
+    CHECK_RC(MPI_Iallreduce(s, r, k, MPI_INT, MPI_SUM, c, &rq));
+    rc = MPI_Wait(&rq, MPI_STATUS_IGNORE);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == (me == 0 ? MPI_ERR_TRUNCATE : MPI_ERR_COUNT), "Iallreduce of %d ints: class %d", k,
+          cls);
+    /* rank 0 gathers blocks of 3 ints, the others of 2 */
+    k = me == 0 ? 3 : 2;
+    CHECK_RC(MPI_Iallgather(s, k, MPI_INT, r, k, MPI_INT, c, &rq));
+    rc = MPI_Wait(&rq, MPI_STATUS_IGNORE);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == (me == 0 ? MPI_ERR_COUNT : MPI_ERR_TRUNCATE), "Iallgather of %d ints: class %d", k,
+          cls);
+    CHECK_RC(MPI_Ialltoall(s, k, MPI_INT, r, k, MPI_INT, c, &rq));
+    rc = MPI_Wait(&rq, MPI_STATUS_IGNORE);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == (me == 0 ? MPI_ERR_COUNT : MPI_ERR_TRUNCATE), "Ialltoall of %d ints: class %d", k,
+          cls);
+    /* rank 0 calls Iallreduce where the others call Iallgather */
+    if (me == 0)
+        CHECK_RC(MPI_Iallreduce(s, r, 1, MPI_INT, MPI_SUM, c, &rq));
+    else
+        CHECK_RC(MPI_Iallgather(s, 1, MPI_INT, r, 1, MPI_INT, c, &rq));
+    rc = MPI_Wait(&rq, MPI_STATUS_IGNORE);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_OTHER, "Iallreduce against Iallgather: class %d", cls);
+    /* the communicator still works */
+    round_trip(c, 5, 99, 0, 0);
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm c;
+    CHECK_RC(MPI_Comm_dup(MPI_COMM_WORLD, &c));
+    MPI_Comm_rank(c, &me);
+    MPI_Comm_size(c, &np);
+    CHECK_RC(MPI_Barrier(c)); /* sets up the segment: from here on the small calls take it */
+    /* 1024 ints: the limit between two ranks; 16380: a whole buffer */
+    static const int ks[] = {1, 7, 300, 1024, 1025, 2000, 5000, 16380, 16381};
+    int salt = 0;
+    for (int rep = 0; rep < 4; rep++)
+        for (size_t j = 0; j < sizeof ks / sizeof *ks; j++)
+            for (int mode = 0; mode < 4; mode++)
+                for (int ip = 0; ip < 2; ip++) round_trip(c, ks[j], salt++, mode, ip);
+    for (size_t j = 0; j < 4; j++) ordered_and_strided(c, ks[j], salt++);
+    if (np > 1) errors(c);
+    CHECK_RC(MPI_Comm_free(&c));
+    MPI_Finalize();
+    return 0;
+}
