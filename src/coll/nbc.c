@@ -17,9 +17,9 @@
  * root, recursive doubling for Iallreduce (long vectors: recursive halving, then doubling of
  * the parts), one round straight to each block's rank for Ireduce_scatter(_block), a chain for
  * Iscan and Iexscan, and every transfer posted at once for the gathers, scatters, allgathers
- * and alltoalls (Alltoallw's blocking form runs its schedule too). Small Iallreduce,
- * Iallgather and Ialltoall go through the communicator's shared buffers instead, once its
- * segment is set up ("Shared-memory schedules" below). On intercommunicators the
+ * and alltoalls (Alltoallw's blocking form runs its schedule too). Small calls of most
+ * kinds go through the communicator's shared buffers instead, once its segment is set up
+ * ("Shared-memory schedules" below). On intercommunicators the
  * schedules are the blocking ones' steps (inter.c), each group's on its hidden local communicator.
  * The same hook completes the MPI_Comm_idup calls that wait for their master (src/comm/create.c).
  */
@@ -1083,8 +1083,9 @@ static void complete(nb_sched *s) {
 }
 
 /* ---- Shared-memory schedules -------------------------------------------------------------
- * A small MPI_Iallreduce, MPI_Iallgather or MPI_Ialltoall on a communicator whose segment is
- * set up goes through the shared buffers as the blocking one-step algorithms do, in two steps
+ * A small MPI_Iallreduce, MPI_Iallgather, MPI_Ialltoall, MPI_Ireduce_scatter_block,
+ * MPI_Ireduce, MPI_Igather, MPI_Ibcast or MPI_Iscatter on a communicator whose segment is set
+ * up goes through the shared buffers as the blocking one-step algorithms do, in two steps
  * of the segment's sequence taken when the call starts (every rank starts its collectives in
  * the same order, so the steps agree): g+1, a rank's operand or blocks are in its buffer
  * g % NBUF; g+2, it has read everyone's. A rank writes once its buffer is free (every rank
@@ -1099,36 +1100,63 @@ static void complete(nb_sched *s) {
  * call and its sizes), never on what is in flight here: ranks that chose differently would
  * wait for each other for ever. */
 
-/* Between two ranks up to this many bytes (a rank's operand, block, or blocks for
- * Ialltoall): beyond, messages go by single copy and are quicker. With more ranks, what
- * fits a buffer (docs/collectives.md, "Nonblocking collectives"). */
-#define NB_SHM_PAIR_MAX 4096
-#define NB_SHM_ALG      14 /* the calls' algorithm number in their buffer tags */
+/* Size limits, measured (docs/collectives.md, "Nonblocking collectives"); beyond them
+ * messages were quicker. Iallreduce, Iallgather, Ialltoall and Ireduce_scatter_block: a
+ * rank's operand, block, or (Ialltoall) blocks, up to NB_SHM_PAIR_MAX between two ranks, where
+ * messages go by single copy, and whatever fits a buffer with more ranks. The rooted calls,
+ * where the root's buffer or the root alone carries everything: Ibcast's message and
+ * Ireduce's vector up to NB_SHM_ROOTED_MAX bytes (NB_SHM_ROOTED_PAIR_MAX between two ranks),
+ * the blocks of Igather and Iscatter up to NB_SHM_ROOTED_MAX together (Igather between two
+ * ranks: twice NB_SHM_ROOTED_PAIR_MAX). */
+#define NB_SHM_PAIR_MAX        4096
+#define NB_SHM_ROOTED_MAX      4096
+#define NB_SHM_ROOTED_PAIR_MAX 1024
+#define NB_SHM_ALG             14 /* the calls' algorithm number in their buffer tags */
 
 /* Whether call a on c takes the shared buffers, judged only by what the ranks' calls agree on
- * (the receive side's sizes), so that a rank whose own blocks are larger takes part all the
- * same; *bytes: what this rank publishes. */
+ * (the sizes every rank's call names alike), so that a rank whose own blocks are larger takes
+ * part all the same; *bytes: what this rank publishes (its readers check it). */
 static int shm_fits(co_comm *c, const co_coll_args *a, size_t *bytes) {
     co_coll_comm *cc = c->coll;
-    if (c->is_inter || c->size < 2 || !cc || cc->shm_state <= 0 || !cc->shm || cc->broken || a->err)
-        return 0;
-    if (a->kind != CO_COLL_ALLREDUCE && a->kind != CO_COLL_ALLGATHER && a->kind != CO_COLL_ALLTOALL)
-        return 0;
-    size_t n = (size_t)c->size, cap = co_cshm_cap(cc->shm), blk = a->rcount * a->rdt->size;
-    size_t max = n == 2 ? NB_SHM_PAIR_MAX : cap, agreed;
-    int in_place = a->sbuf == MPI_IN_PLACE;
+    if (c->is_inter || c->size < 2 || !cc || cc->shm_state <= 0 || !cc->shm || cc->broken) return 0;
+    size_t n = (size_t)c->size, cap = co_cshm_cap(cc->shm), agreed = 0;
+    size_t max = n == 2 ? NB_SHM_PAIR_MAX : cap,
+           rooted = n == 2 ? NB_SHM_ROOTED_PAIR_MAX : NB_SHM_ROOTED_MAX;
+    int in_place = a->sbuf == MPI_IN_PLACE, root = c->rank == a->root;
+    *bytes = 0;
     switch (a->kind) {
     case CO_COLL_ALLREDUCE:
+    case CO_COLL_REDUCE:
+    case CO_COLL_REDUCE_SCATTER_BLOCK: {
         if (!co_coll_dense(a->rdt) || !a->op) return 0;
-        agreed = *bytes = co_coll_span(a->rdt, a->rcount);
+        size_t count = a->kind == CO_COLL_REDUCE_SCATTER_BLOCK ? n * a->rcount : a->rcount;
+        agreed = co_coll_span(a->rdt, count);
+        if (a->kind != CO_COLL_REDUCE || !root) *bytes = agreed;
+        if (a->kind == CO_COLL_REDUCE) max = rooted;
+        break;
+    }
+    case CO_COLL_BCAST:
+        agreed = a->rcount * a->rdt->size;
+        if (root) *bytes = agreed;
+        max = rooted;
         break;
     case CO_COLL_ALLGATHER:
-        agreed = blk;
-        *bytes = in_place ? blk : a->scount * a->sdt->size;
+        agreed = a->rcount * a->rdt->size;
+        *bytes = in_place ? agreed : a->scount * a->sdt->size;
+        break;
+    case CO_COLL_GATHER: /* the senders' blocks (the root's receive blocks) */
+        agreed = root ? a->rcount * a->rdt->size : a->scount * a->sdt->size;
+        if (!root) *bytes = agreed;
+        max = n * agreed <= (n == 2 ? 2 : 1) * rooted ? cap : 0; /* all the root reads */
         break;
     case CO_COLL_ALLTOALL:
-        agreed = n * blk;
-        *bytes = n * (in_place ? blk : a->scount * a->sdt->size);
+        agreed = n * a->rcount * a->rdt->size;
+        *bytes = in_place ? agreed : n * a->scount * a->sdt->size;
+        break;
+    case CO_COLL_SCATTER: /* all the root's blocks */
+        agreed = n * (root ? a->scount * a->sdt->size : a->rcount * a->rdt->size);
+        if (root) *bytes = agreed;
+        max = NB_SHM_ROOTED_MAX;
         break;
     default: return 0;
     }
@@ -1162,73 +1190,122 @@ static void shm_post(nb_sched *s, uint64_t step) {
     co_cshm_post(sh, step);
 }
 
-/* Moves a shared-memory schedule on; 1 once it has completed. */
+/* Combines the operands of elements [e0, e0 + count) of every rank's vector, mine from `in`,
+ * the others' from their buffers b (images of the whole vector), into out, in rank order. */
+static void shm_combine(nb_sched *s, unsigned b, const void *in, size_t e0, size_t count,
+                        void *out) {
+    co_cshm *sh = s->sh;
+    co_dtype *dt = s->sa.rdt;
+    const void *stack[CO_COLL_SRCS];
+    const void **src = co_coll_srcs(sh->n, stack);
+    for (int q = 0; q < sh->n; q++)
+        src[q] = co_coll_elem(q == sh->me ? in : co_cshm_data(sh, q, b) - dt->true_lb, e0, dt);
+    note(s, co_coll_reduce_n(s->sa.op, dt, count, src, sh->n, out));
+    if (src != stack) co_coll_free(src);
+}
+
+/* Moves a shared-memory schedule on; 1 once it has completed. Who publishes what and reads
+ * whom: every rank everything for Iallreduce, Iallgather, Ialltoall and
+ * Ireduce_scatter_block; for Igather and Ireduce the others publish and the root reads
+ * them; for Ibcast and Iscatter the root publishes and the others read it. */
 static int advance_shm(nb_sched *s) {
     co_cshm *sh = s->sh;
     const co_coll_args *a = &s->sa;
     int n = sh->n, me = sh->me, kind = a->kind, in_place = a->sbuf == MPI_IN_PLACE;
+    int root = a->root, rooted = kind == CO_COLL_GATHER || kind == CO_COLL_REDUCE ||
+                                 kind == CO_COLL_BCAST || kind == CO_COLL_SCATTER;
+    int fan_in = kind == CO_COLL_GATHER || kind == CO_COLL_REDUCE;
     unsigned b = (unsigned)(s->g % CO_CSHM_NBUF);
     co_coll_comm *cc = s->c->coll;
-    size_t blk = a->rcount * a->rdt->size;
-    void *mine = co_coll_elem(a->rbuf, (size_t)me * a->rcount, a->rdt); /* my block of rbuf */
+    /* (a rooted call's receive side means nothing on some ranks) */
+    size_t blk = a->rdt ? a->rcount * a->rdt->size : 0;
+    void *mine = a->rdt ? co_coll_elem(a->rbuf, (size_t)me * a->rcount, a->rdt) : NULL;
+    const void *in = in_place ? a->rbuf : a->sbuf; /* a reduction's operand */
     if (!s->shstate) { /* my buffer, once the calls before are done and it is free */
         if (s->ticket != cc->nbc_shm_finished) return 0;
-        uint64_t free = sh->free_at[b];
-        for (int q = 0; q < n; q++) {
-            if (sh->seen[q] >= free) continue;
-            uint64_t v = atomic_load_explicit(&sh->ctl[q].step, memory_order_acquire);
-            if (v < free) return 0;
-            sh->seen[q] = v;
+        int writes = !rooted || (fan_in ? me != root : me == root);
+        if (writes) {
+            uint64_t free = sh->free_at[b];
+            for (int q = 0; q < n; q++) {
+                if (sh->seen[q] >= free) continue;
+                uint64_t v = atomic_load_explicit(&sh->ctl[q].step, memory_order_acquire);
+                if (v < free) return 0;
+                sh->seen[q] = v;
+            }
+            char *d = co_cshm_data(sh, me, b);
+            if (s->shbytes > co_cshm_cap(sh)) /* only the size, which my readers report (the
+                                               * API refuses a send larger than the receive) */
+                ;
+            else if (kind == CO_COLL_ALLREDUCE || kind == CO_COLL_REDUCE ||
+                     kind == CO_COLL_REDUCE_SCATTER_BLOCK)
+                memcpy(d, (const char *)in + a->rdt->true_lb, s->shbytes);
+            else if (kind == CO_COLL_BCAST)
+                co_dt_pack(a->rdt, a->rcount, a->rbuf, 0, d, s->shbytes);
+            else if (kind == CO_COLL_ALLGATHER && in_place)
+                co_dt_pack(a->rdt, a->rcount, mine, 0, d, s->shbytes);
+            else if (kind == CO_COLL_ALLGATHER || kind == CO_COLL_GATHER)
+                co_dt_pack(a->sdt, a->scount, a->sbuf, 0, d, s->shbytes);
+            else if (kind == CO_COLL_ALLTOALL && in_place) /* all my blocks, in rank order */
+                co_dt_pack(a->rdt, (size_t)n * a->rcount, a->rbuf, 0, d, s->shbytes);
+            else /* Ialltoall, Iscatter */
+                co_dt_pack(a->sdt, (size_t)n * a->scount, a->sbuf, 0, d, s->shbytes);
+            co_cshm_bufhdr *h = (co_cshm_bufhdr *)co_cshm_buf(sh, me, b);
+            h->bytes = s->shbytes;
+            atomic_store_explicit(&h->seq, (s->g + 1) << CO_CSHM_TAG_BITS | s->shtag,
+                                  memory_order_release);
+            sh->free_at[b] = s->g + 2;
         }
-        char *d = co_cshm_data(sh, me, b);
-        if (s->shbytes > co_cshm_cap(sh)) /* only the size, which my readers report (the
-                                           * API refuses a send larger than the receive) */
-            ;
-        else if (kind == CO_COLL_ALLREDUCE)
-            memcpy(d, (const char *)a->sbuf + a->rdt->true_lb, s->shbytes);
-        else if (kind == CO_COLL_ALLGATHER)
-            co_dt_pack(in_place ? a->rdt : a->sdt, in_place ? a->rcount : a->scount,
-                       in_place ? mine : a->sbuf, 0, d, s->shbytes);
-        else /* Ialltoall: all my blocks, in rank order */
-            co_dt_pack(in_place ? a->rdt : a->sdt, (size_t)n * (in_place ? a->rcount : a->scount),
-                       in_place ? a->rbuf : a->sbuf, 0, d, s->shbytes);
-        co_cshm_bufhdr *h = (co_cshm_bufhdr *)co_cshm_buf(sh, me, b);
-        h->bytes = s->shbytes;
-        atomic_store_explicit(&h->seq, (s->g + 1) << CO_CSHM_TAG_BITS | s->shtag,
-                              memory_order_release);
-        sh->free_at[b] = s->g + 2;
         shm_post(s, s->g + 1);
         s->shstate = 1;
         s->shnext = 1;
+        if (rooted && (fan_in ? me != root : me == root)) s->shnext = n; /* reads nothing */
     }
-    size_t want = kind == CO_COLL_ALLREDUCE   ? s->shbytes
-                  : kind == CO_COLL_ALLGATHER ? blk
-                                              : (size_t)n * blk;
+    size_t want =
+        kind == CO_COLL_ALLTOALL || kind == CO_COLL_SCATTER ? (size_t)n * blk
+        : kind == CO_COLL_GATHER && me != root              ? s->shbytes
+        : kind == CO_COLL_ALLGATHER || kind == CO_COLL_GATHER || kind == CO_COLL_BCAST
+            ? blk
+            : co_coll_span(a->rdt, kind == CO_COLL_REDUCE_SCATTER_BLOCK ? (size_t)n * a->rcount
+                                                                        : a->rcount);
     for (; s->shnext < n; s->shnext++) { /* the peers in turn, from the next rank on */
         int q = me + s->shnext < n ? me + s->shnext : me + s->shnext - n;
+        if (rooted && !fan_in) { /* the root only */
+            q = root;
+            s->shnext = n - 1;
+        }
         uint64_t qb;
         if (!shm_ready(s, q, b, s->g + 1, &qb)) return 0;
         if (qb == UINT64_MAX) continue;
         int r = co_coll_sizes(qb, want);
         note(s, r);
-        if (r || kind == CO_COLL_ALLREDUCE) continue;
+        if (r) continue;
         const char *d = co_cshm_data(sh, q, b);
-        co_dt_unpack(a->rdt, a->rcount, co_coll_elem(a->rbuf, (size_t)q * a->rcount, a->rdt), 0,
-                     kind == CO_COLL_ALLGATHER ? d : d + (size_t)me * blk, blk);
+        if (kind == CO_COLL_ALLGATHER || kind == CO_COLL_GATHER)
+            co_dt_unpack(a->rdt, a->rcount, co_coll_elem(a->rbuf, (size_t)q * a->rcount, a->rdt), 0,
+                         d, blk);
+        else if (kind == CO_COLL_ALLTOALL)
+            co_dt_unpack(a->rdt, a->rcount, co_coll_elem(a->rbuf, (size_t)q * a->rcount, a->rdt), 0,
+                         d + (size_t)me * blk, blk);
+        else if (kind == CO_COLL_BCAST)
+            co_dt_unpack(a->rdt, a->rcount, a->rbuf, 0, d, blk);
+        else if (kind == CO_COLL_SCATTER)
+            co_dt_unpack(a->rdt, a->rcount, a->rbuf, 0, d + (size_t)me * blk, blk);
     }
-    if (kind != CO_COLL_ALLREDUCE && !in_place) {
-        const void *own = kind == CO_COLL_ALLGATHER
-                              ? a->sbuf
-                              : co_coll_elem(a->sbuf, (size_t)me * a->scount, a->sdt);
-        note(s, co_coll_copy(own, a->scount, a->sdt, mine, a->rcount, a->rdt));
-    } else if (kind == CO_COLL_ALLREDUCE && !s->err) {
-        const void *stack[CO_COLL_SRCS];
-        const void **src = co_coll_srcs(n, stack);
-        for (int q = 0; q < n; q++)
-            src[q] = q == me ? a->sbuf : co_cshm_data(sh, q, b) - a->rdt->true_lb;
-        note(s, co_coll_reduce_n(a->op, a->rdt, a->rcount, src, n, a->rbuf));
-        if (src != stack) co_coll_free(src);
-    }
+    /* local parts: my own block, or the combination */
+    if ((kind == CO_COLL_ALLGATHER || (kind == CO_COLL_GATHER && me == root)) && !in_place)
+        note(s, co_coll_copy(a->sbuf, a->scount, a->sdt,
+                             co_coll_elem(a->rbuf, (size_t)me * a->rcount, a->rdt), a->rcount,
+                             a->rdt));
+    else if (kind == CO_COLL_ALLTOALL && !in_place)
+        note(s, co_coll_copy(co_coll_elem(a->sbuf, (size_t)me * a->scount, a->sdt), a->scount,
+                             a->sdt, mine, a->rcount, a->rdt));
+    else if (kind == CO_COLL_SCATTER && me == root && a->rbuf != MPI_IN_PLACE)
+        note(s, co_coll_copy(co_coll_elem(a->sbuf, (size_t)me * a->scount, a->sdt), a->scount,
+                             a->sdt, a->rbuf, a->rcount, a->rdt));
+    else if (!s->err && (kind == CO_COLL_ALLREDUCE || (kind == CO_COLL_REDUCE && me == root)))
+        shm_combine(s, b, in, 0, a->rcount, a->rbuf);
+    else if (!s->err && kind == CO_COLL_REDUCE_SCATTER_BLOCK)
+        shm_combine(s, b, in, (size_t)me * a->rcount, a->rcount, a->rbuf);
     shm_post(s, s->g + 2);
     cc->nbc_shm_finished++;
     complete(s);
@@ -1245,13 +1322,13 @@ static nb_sched *shm_start(co_comm *c, const co_coll_args *a, co_req *r, int tag
     s->c = c;
     s->on = c;
     s->tag = tag;
+    s->late_err = a->err; /* (a root's own block that did not fit: left out, in place) */
     s->sh = cc->shm;
     s->g = s->sh->seq;
     s->sh->seq += 2;
     s->shtag = CO_CSHM_TAG(a->kind, NB_SHM_ALG, (unsigned)(tag - CO_TAG_NBC));
     s->shbytes = bytes;
     s->sa = *a;
-    if (a->kind == CO_COLL_ALLREDUCE && a->sbuf == MPI_IN_PLACE) s->sa.sbuf = a->rbuf;
     if (a->op) co_op_retain(s->op = a->op);
     if (a->sdt) co_dt_retain(s->dts[0] = a->sdt);
     if (a->rdt) co_dt_retain(s->dts[1] = a->rdt);

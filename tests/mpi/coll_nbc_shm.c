@@ -1,13 +1,13 @@
-/* Small MPI_Iallreduce, MPI_Iallgather and MPI_Ialltoall through the communicator's shared
- * buffers (nbc.c,
- * "Shared-memory schedules"), against serial references: counts on both sides of the size
- * limit, in place and not, a strided type, a non-commutative operator (rank order), many
- * calls in a row so that every buffer is reused; a second call in flight (it waits for the
- * first), a blocking collective (then one rank reads late while the others run on) and an
+/* Small nonblocking collectives through the communicator's shared buffers (nbc.c,
+ * "Shared-memory schedules"): Iallreduce, Iallgather, Ialltoall, Ireduce_scatter_block, and
+ * at every root Ibcast, Iscatter, Igather and Ireduce, against serial references: counts on both
+ * sides of the size limit, in place and not, a strided type, a non-commutative operator (rank
+ * order), many calls in a row so that every buffer is reused; a second call in flight (it waits for
+ * the first), a blocking collective (then one rank reads late while the others run on) and an
  * MPI_Ibarrier between start and completion, ranks that come late, completion by
  * MPI_Test; then the errors: counts that differ (MPI_ERR_TRUNCATE on the rank that expects
- * less, MPI_ERR_COUNT on the others) and ranks that call different collectives at the same
- * place (MPI_ERR_OTHER), after which the communicator still works. */
+ * less, MPI_ERR_COUNT on the others; a root that gets a larger block) and ranks that call different
+ * collectives at the same place (MPI_ERR_OTHER), after which the communicator still works. */
 #include "coll_util.h"
 
 #include <stdint.h>
@@ -148,6 +148,68 @@ static void ordered_and_strided(MPI_Comm c, int k, int salt) {
     free(v), free(g);
 }
 
+/* The rooted calls and Ireduce_scatter_block, every root, in place and not: Ibcast, Iscatter,
+ * Igather and Ireduce (sum) of k ints per block, then Ireduce_scatter_block of k ints. */
+static void rooted(MPI_Comm c, int k, int salt, int inplace) {
+    size_t all = (size_t)k * (size_t)np;
+    int *s = malloc(sizeof(int) * all), *r = malloc(sizeof(int) * all);
+    CHECK(s && r, "malloc");
+    for (int root = 0; root < np; root++, salt++) {
+        int am = me == root, ip = inplace && am;
+        MPI_Request rq;
+        /* Ibcast */
+        for (int i = 0; i < k; i++) r[i] = am ? val(root, i, salt) : -1;
+        CHECK_RC(MPI_Ibcast(r, k, MPI_INT, root, c, &rq));
+        complete(&rq, salt & 1);
+        for (int i = 0; i < k; i++)
+            CHECK(r[i] == val(root, i, salt), "Ibcast k %d root %d: [%d] = %d", k, root, i, r[i]);
+        /* Iscatter: block q for rank q */
+        for (size_t i = 0; i < all; i++) s[i] = val(root, (int)i, salt), r[i] = -1;
+        if (ip) memcpy(r, s, sizeof(int) * all);
+        CHECK_RC(MPI_Iscatter(s, k, MPI_INT, ip ? MPI_IN_PLACE : r, k, MPI_INT, root, c, &rq));
+        complete(&rq, !(salt & 1));
+        for (int i = 0; i < k; i++) {
+            int want = val(root, me * k + i, salt);
+            int got = ip ? r[me * k + i] : r[i];
+            CHECK(got == want, "Iscatter k %d root %d in place %d: [%d] = %d", k, root, ip, i, got);
+        }
+        /* Igather */
+        for (int i = 0; i < k; i++) s[i] = val(me, i, salt);
+        for (size_t i = 0; i < all; i++) r[i] = -1;
+        if (ip) memcpy(r + me * k, s, sizeof(int) * (size_t)k);
+        CHECK_RC(MPI_Igather(ip ? MPI_IN_PLACE : s, k, MPI_INT, r, k, MPI_INT, root, c, &rq));
+        complete(&rq, salt & 2);
+        if (am)
+            for (int q = 0; q < np; q++)
+                for (int i = 0; i < k; i++)
+                    CHECK(r[q * k + i] == val(q, i, salt),
+                          "Igather k %d root %d: block %d [%d] = %d", k, root, q, i, r[q * k + i]);
+        /* Ireduce */
+        for (int i = 0; i < k; i++) s[i] = r[i] = val(me, i, salt);
+        CHECK_RC(MPI_Ireduce(ip ? MPI_IN_PLACE : s, r, k, MPI_INT, MPI_SUM, root, c, &rq));
+        complete(&rq, !(salt & 2));
+        if (am)
+            for (int i = 0; i < k; i++) {
+                long want = 0;
+                for (int q = 0; q < np; q++) want += val(q, i, salt);
+                CHECK(r[i] == (int)want, "Ireduce k %d root %d: [%d] = %d, want %ld", k, root, i,
+                      r[i], want);
+            }
+    }
+    /* Ireduce_scatter_block: my block of the sum */
+    for (size_t i = 0; i < all; i++) s[i] = r[i] = val(me, (int)i, salt);
+    MPI_Request rq;
+    CHECK_RC(MPI_Ireduce_scatter_block(inplace ? MPI_IN_PLACE : s, r, k, MPI_INT, MPI_SUM, c, &rq));
+    complete(&rq, salt & 1);
+    for (int i = 0; i < k; i++) {
+        long want = 0;
+        for (int q = 0; q < np; q++) want += val(q, me * k + i, salt);
+        CHECK(r[i] == (int)want, "Ireduce_scatter_block k %d in place %d: [%d] = %d, want %ld", k,
+              inplace, i, r[i], want);
+    }
+    free(s), free(r);
+}
+
 static void errors(MPI_Comm c) {
     int s[100] = {0}, r[16 * 64];
     MPI_Request rq;
@@ -178,6 +240,12 @@ static void errors(MPI_Comm c) {
     rc = MPI_Wait(&rq, MPI_STATUS_IGNORE);
     MPI_Error_class(rc, &cls);
     CHECK(cls == MPI_ERR_OTHER, "Iallreduce against Iallgather: class %d", cls);
+    /* rank 1 sends 3 ints to a root that expects 2 from everyone */
+    CHECK_RC(MPI_Igather(s, me == 1 ? 3 : 2, MPI_INT, r, 2, MPI_INT, 0, c, &rq));
+    rc = MPI_Wait(&rq, MPI_STATUS_IGNORE);
+    MPI_Error_class(rc, &cls);
+    CHECK(me == 0 ? cls == MPI_ERR_TRUNCATE : rc == MPI_SUCCESS, "Igather of 3 ints: class %d",
+          cls);
     /* the communicator still works */
     round_trip(c, 5, 99, 0, 0);
 }
@@ -198,6 +266,9 @@ int main(int argc, char **argv) {
             for (int mode = 0; mode < 4; mode++)
                 for (int ip = 0; ip < 2; ip++) round_trip(c, ks[j], salt++, mode, ip);
     for (size_t j = 0; j < 4; j++) ordered_and_strided(c, ks[j], salt++);
+    for (int rep = 0; rep < 2; rep++)
+        for (size_t j = 0; j < sizeof ks / sizeof *ks; j++)
+            for (int ip = 0; ip < 2; ip++, salt += np) rooted(c, ks[j], salt, ip);
     if (np > 1) errors(c);
     CHECK_RC(MPI_Comm_free(&c));
     MPI_Finalize();
