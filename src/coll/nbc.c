@@ -1312,7 +1312,9 @@ static int advance_shm(nb_sched *s) {
     return 1;
 }
 
-/* Starts call a on c through the shared buffers if it qualifies (shm_fits); NULL if not. */
+/* Starts call a on c through the shared buffers if it qualifies (shm_fits); NULL if not.
+ * Never a persistent request's: its starts may come in different orders on different
+ * ranks, which would take the steps in different orders. */
 static nb_sched *shm_start(co_comm *c, const co_coll_args *a, co_req *r, int tag) {
     size_t bytes;
     if (r->persistent || !shm_fits(c, a, &bytes)) return NULL;
