@@ -179,16 +179,16 @@ typedef struct co_coll_lag {
 } co_coll_lag;
 
 typedef struct co_coll_comm {
-    uint64_t barrier_epoch;  /* counter barriers entered on this communicator */
-    uint64_t ibarrier_epoch; /* MPI_Ibarrier calls run as counter barriers (nbc.c) */
-    uint64_t ibarrier_done;  /* of those, how many have completed here */
-    struct co_cshm *shm;     /* shared-memory segment, NULL until first needed */
-    int shm_state;           /* 0: not yet tried, 1: ready, -1: unavailable */
-    int broken;              /* error class of a disagreement found on it, 0 if none */
-    uint64_t calls;          /* collective calls made on it */
-    uint64_t nbc_calls;      /* nonblocking ones (their tags, nbc.c) */
-    /* nonblocking calls through the shared buffers (nbc.c): started, finished (in turn) */
-    uint64_t nbc_shm_started, nbc_shm_finished;
+    uint64_t barrier_epoch;         /* counter barriers entered on this communicator */
+    uint64_t ibarrier_epoch;        /* MPI_Ibarrier calls run as counter barriers (nbc.c) */
+    uint64_t ibarrier_done;         /* of those, how many have completed here */
+    struct co_cshm *shm;            /* shared-memory segment, NULL until first needed */
+    int shm_state;                  /* 0: not yet tried, 1: ready, -1: unavailable */
+    int broken;                     /* error class of a disagreement found on it, 0 if none */
+    uint64_t calls;                 /* collective calls made on it */
+    uint64_t nbc_calls;             /* nonblocking ones (their tags, nbc.c) */
+    uint64_t nbc_shm_started;       /* of those, calls through the shared buffers (nbc.c) */
+    uint64_t nbc_shm_finished;      /* of these, how many have finished here (in turn) */
     co_coll_sig hist[CO_COLL_HIST]; /* this rank's last calls, by call % CO_COLL_HIST */
     co_coll_lag *lag;               /* [size], allocated at the first such finding */
     char broken_msg[400];
@@ -473,6 +473,7 @@ static inline size_t co_cshm_cap(const co_cshm *s) { /* payload bytes per buffer
  * (docs/collectives.md, "Spread payloads"). Writer and readers derive it from the size and
  * the step; a reader whose size differs reports that and uses nothing it read. */
 #define CO_CSHM_SPREAD_MIN 2048u
+/* The place within `room` bytes (the single-copy engine's inline blocks after its table). */
 static inline size_t co_cshm_spread_in(size_t room, uint64_t step, size_t len) {
     if (len < CO_CSHM_SPREAD_MIN) return 0;
     size_t slot = (len + 63) & ~(size_t)63, k = room / slot;
@@ -682,9 +683,9 @@ int co_nbc_sendrecv(co_comm *c, const void *sbuf, size_t scount, co_dtype *sdt, 
 int co_nbc_persistent(co_comm *c, const co_coll_args *a, co_req **out);
 void co_nbc_restart(co_req *r);
 /* Whether a nonblocking call in flight on c uses c's shared-memory segment (a counter
- * MPI_Ibarrier). */
+ * MPI_Ibarrier, a call through the shared buffers). */
 int co_nbc_uses_segment(const co_comm *c);
-/* Waits until c's nonblocking call through the shared buffers, if one is in flight, has
+/* Waits until c's nonblocking calls through the shared buffers, if any are in flight, have
  * finished with them (before anything else takes the segment's later steps; nbc.c). */
 void co_nbc_shm_drain(co_comm *c);
 /* Installs the progress hook that advances the schedules; drops the schedules the program

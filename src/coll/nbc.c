@@ -1190,6 +1190,26 @@ static void shm_post(nb_sched *s, uint64_t step) {
     co_cshm_post(sh, step);
 }
 
+/* Copies this rank's payload (s->shbytes) into d: a reduction's operand image, Ibcast's
+ * message, the block of Iallgather and Igather, all the blocks of Ialltoall and Iscatter. */
+static void shm_pack(nb_sched *s, char *d) {
+    const co_coll_args *a = &s->sa;
+    int n = s->sh->n, kind = a->kind, in_place = a->sbuf == MPI_IN_PLACE;
+    if (kind == CO_COLL_ALLREDUCE || kind == CO_COLL_REDUCE || kind == CO_COLL_REDUCE_SCATTER_BLOCK)
+        memcpy(d, (const char *)(in_place ? a->rbuf : a->sbuf) + a->rdt->true_lb, s->shbytes);
+    else if (kind == CO_COLL_BCAST)
+        co_dt_pack(a->rdt, a->rcount, a->rbuf, 0, d, s->shbytes);
+    else if (kind == CO_COLL_ALLGATHER && in_place)
+        co_dt_pack(a->rdt, a->rcount, co_coll_elem(a->rbuf, (size_t)s->sh->me * a->rcount, a->rdt),
+                   0, d, s->shbytes);
+    else if (kind == CO_COLL_ALLGATHER || kind == CO_COLL_GATHER)
+        co_dt_pack(a->sdt, a->scount, a->sbuf, 0, d, s->shbytes);
+    else if (kind == CO_COLL_ALLTOALL && in_place) /* all my blocks, in rank order */
+        co_dt_pack(a->rdt, (size_t)n * a->rcount, a->rbuf, 0, d, s->shbytes);
+    else /* Ialltoall, Iscatter */
+        co_dt_pack(a->sdt, (size_t)n * a->scount, a->sbuf, 0, d, s->shbytes);
+}
+
 /* Combines the operands of elements [e0, e0 + count) of every rank's vector, mine from `in`,
  * the others' from their buffers b (images of the whole vector), into out, in rank order. */
 static void shm_combine(nb_sched *s, unsigned b, const void *in, size_t e0, size_t count,
@@ -1215,6 +1235,8 @@ static int advance_shm(nb_sched *s) {
     int root = a->root, rooted = kind == CO_COLL_GATHER || kind == CO_COLL_REDUCE ||
                                  kind == CO_COLL_BCAST || kind == CO_COLL_SCATTER;
     int fan_in = kind == CO_COLL_GATHER || kind == CO_COLL_REDUCE;
+    /* in a rooted call a rank either publishes or reads */
+    int writes = !rooted || (fan_in ? me != root : me == root);
     unsigned b = (unsigned)(s->g % CO_CSHM_NBUF);
     co_coll_comm *cc = s->c->coll;
     /* (a rooted call's receive side means nothing on some ranks) */
@@ -1223,7 +1245,6 @@ static int advance_shm(nb_sched *s) {
     const void *in = in_place ? a->rbuf : a->sbuf; /* a reduction's operand */
     if (!s->shstate) { /* my buffer, once the calls before are done and it is free */
         if (s->ticket != cc->nbc_shm_finished) return 0;
-        int writes = !rooted || (fan_in ? me != root : me == root);
         if (writes) {
             uint64_t free = sh->free_at[b];
             for (int q = 0; q < n; q++) {
@@ -1232,23 +1253,9 @@ static int advance_shm(nb_sched *s) {
                 if (v < free) return 0;
                 sh->seen[q] = v;
             }
-            char *d = co_cshm_data(sh, me, b);
-            if (s->shbytes > co_cshm_cap(sh)) /* only the size, which my readers report (the
-                                               * API refuses a send larger than the receive) */
-                ;
-            else if (kind == CO_COLL_ALLREDUCE || kind == CO_COLL_REDUCE ||
-                     kind == CO_COLL_REDUCE_SCATTER_BLOCK)
-                memcpy(d, (const char *)in + a->rdt->true_lb, s->shbytes);
-            else if (kind == CO_COLL_BCAST)
-                co_dt_pack(a->rdt, a->rcount, a->rbuf, 0, d, s->shbytes);
-            else if (kind == CO_COLL_ALLGATHER && in_place)
-                co_dt_pack(a->rdt, a->rcount, mine, 0, d, s->shbytes);
-            else if (kind == CO_COLL_ALLGATHER || kind == CO_COLL_GATHER)
-                co_dt_pack(a->sdt, a->scount, a->sbuf, 0, d, s->shbytes);
-            else if (kind == CO_COLL_ALLTOALL && in_place) /* all my blocks, in rank order */
-                co_dt_pack(a->rdt, (size_t)n * a->rcount, a->rbuf, 0, d, s->shbytes);
-            else /* Ialltoall, Iscatter */
-                co_dt_pack(a->sdt, (size_t)n * a->scount, a->sbuf, 0, d, s->shbytes);
+            /* (larger than the buffer: only its size, which my readers report; the API
+             * refuses a send larger than the receive, so none comes here) */
+            if (s->shbytes <= co_cshm_cap(sh)) shm_pack(s, co_cshm_data(sh, me, b));
             co_cshm_bufhdr *h = (co_cshm_bufhdr *)co_cshm_buf(sh, me, b);
             h->bytes = s->shbytes;
             atomic_store_explicit(&h->seq, (s->g + 1) << CO_CSHM_TAG_BITS | s->shtag,
@@ -1257,8 +1264,7 @@ static int advance_shm(nb_sched *s) {
         }
         shm_post(s, s->g + 1);
         s->shstate = 1;
-        s->shnext = 1;
-        if (rooted && (fan_in ? me != root : me == root)) s->shnext = n; /* reads nothing */
+        s->shnext = rooted && writes ? n : 1;
     }
     size_t want =
         kind == CO_COLL_ALLTOALL || kind == CO_COLL_SCATTER ? (size_t)n * blk
@@ -1293,9 +1299,7 @@ static int advance_shm(nb_sched *s) {
     }
     /* local parts: my own block, or the combination */
     if ((kind == CO_COLL_ALLGATHER || (kind == CO_COLL_GATHER && me == root)) && !in_place)
-        note(s, co_coll_copy(a->sbuf, a->scount, a->sdt,
-                             co_coll_elem(a->rbuf, (size_t)me * a->rcount, a->rdt), a->rcount,
-                             a->rdt));
+        note(s, co_coll_copy(a->sbuf, a->scount, a->sdt, mine, a->rcount, a->rdt));
     else if (kind == CO_COLL_ALLTOALL && !in_place)
         note(s, co_coll_copy(co_coll_elem(a->sbuf, (size_t)me * a->scount, a->sdt), a->scount,
                              a->sdt, mine, a->rcount, a->rdt));
