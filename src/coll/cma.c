@@ -269,7 +269,7 @@ static int offer_blocks(co_cshm *s, uint64_t g, ent *tab, const void *sbuf, cons
     unsigned b = (unsigned)(g % CO_CSHM_NBUF);
     size_t cap = co_cshm_cap(s), used = (size_t)(n - 1) * sizeof(ent), all = 0;
     char *room = (char *)tab;
-    for (int d = 0; d < n; d++) {
+    for (int d = 0; spread && d < n; d++) {
         size_t bytes = (size_t)counts[d] * dt->size;
         if (d != me && bytes < inl_max && !(m && bytes >= ALLTOALLV_P2P))
             all += (bytes + 15) & ~(size_t)15;

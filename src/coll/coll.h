@@ -518,9 +518,15 @@ static inline void co_cshm_operands(const co_cshm *s, unsigned b, uint64_t step,
 /* Own buffer b for writing, once every rank is past the step at which its last readers
  * finish; returns its payload area. */
 char *co_cshm_acquire(co_cshm *s, unsigned b);
+/* The same without waiting: whether own buffer b is free for writing now. */
+int co_cshm_free_now(co_cshm *s, unsigned b);
 /* Publish own buffer b as step `step`: header size `bytes`, then its seq, then my step. The
  * buffer stays mine until every rank is past `free` (the step by which readers are done). */
 void co_cshm_publish(co_cshm *s, unsigned b, uint64_t step, uint64_t bytes, uint64_t free);
+/* The same under buffer tag `tag` (a nonblocking call's, not the running blocking call's),
+ * without posting the step. */
+void co_cshm_fill(co_cshm *s, unsigned b, uint64_t step, uint64_t bytes, uint64_t free,
+                  unsigned tag);
 /* Rank q's buffer b once it holds step `step` (or later); *bytes: the writer's size. A step
  * published under another tag than mine abandons the call (co_coll_differ), as does
  * co_cshm_next's. */

@@ -105,11 +105,26 @@ char *co_cshm_acquire(co_cshm *s, unsigned b) {
     return co_cshm_data(s, s->me, b);
 }
 
-void co_cshm_publish(co_cshm *s, unsigned b, uint64_t step, uint64_t bytes, uint64_t free) {
+int co_cshm_free_now(co_cshm *s, unsigned b) {
+    for (int q = 0; q < s->n; q++) {
+        if (s->seen[q] >= s->free_at[b]) continue;
+        uint64_t v = atomic_load_explicit(&s->ctl[q].step, memory_order_acquire);
+        if (v < s->free_at[b]) return 0;
+        s->seen[q] = v;
+    }
+    return 1;
+}
+
+void co_cshm_fill(co_cshm *s, unsigned b, uint64_t step, uint64_t bytes, uint64_t free,
+                  unsigned tag) {
     co_cshm_bufhdr *h = (co_cshm_bufhdr *)co_cshm_buf(s, s->me, b);
     h->bytes = bytes;
-    atomic_store_explicit(&h->seq, step << CO_CSHM_TAG_BITS | s->tag, memory_order_release);
+    atomic_store_explicit(&h->seq, step << CO_CSHM_TAG_BITS | tag, memory_order_release);
     s->free_at[b] = free;
+}
+
+void co_cshm_publish(co_cshm *s, unsigned b, uint64_t step, uint64_t bytes, uint64_t free) {
+    co_cshm_fill(s, b, step, bytes, free, s->tag);
     co_cshm_post(s, step);
 }
 

@@ -67,14 +67,14 @@ typedef struct nb_sched {
     co_cshm *cshm;
     uint64_t epoch;
     const _Atomic uint64_t *word;
-    /* A shared-memory schedule (shm_start): the segment, the steps it took (g+1: my payload
+    /* A shared-memory schedule (shm_take): the segment, the steps it took (g+1: my payload
      * published, g+2: the peers' read), its buffer tag, how far it is, what it moves */
     co_cshm *sh;
     uint64_t g;
     unsigned shtag;
     int shstate, shnext;
-    uint64_t ticket; /* its number among the communicator's shared-memory calls */
-    size_t shbytes;
+    uint64_t ticket;        /* its number among the communicator's shared-memory calls */
+    size_t shbytes, shwant; /* what I publish, what I expect of each rank I read */
     co_coll_args sa;
     /* MPI_Isendrecv: a schedule of point-to-point messages (the communicator's own context and
      * the program's tags); its status is the receive's */
@@ -1115,8 +1115,9 @@ static void complete(nb_sched *s) {
 
 /* Whether call a on c takes the shared buffers, judged only by what the ranks' calls agree on
  * (the sizes every rank's call names alike), so that a rank whose own blocks are larger takes
- * part all the same; *bytes: what this rank publishes (its readers check it). */
-static int shm_fits(co_comm *c, const co_coll_args *a, size_t *bytes) {
+ * part all the same; *bytes: what this rank publishes (its readers check it), *want: what it
+ * expects of each rank it reads. */
+static int shm_fits(co_comm *c, const co_coll_args *a, size_t *bytes, size_t *want) {
     co_coll_comm *cc = c->coll;
     if (c->is_inter || c->size < 2 || !cc || cc->shm_state <= 0 || !cc->shm || cc->broken) return 0;
     size_t n = (size_t)c->size, cap = co_cshm_cap(cc->shm), agreed = 0;
@@ -1147,7 +1148,7 @@ static int shm_fits(co_comm *c, const co_coll_args *a, size_t *bytes) {
     case CO_COLL_GATHER: /* the senders' blocks (the root's receive blocks) */
         agreed = root ? a->rcount * a->rdt->size : a->scount * a->sdt->size;
         if (!root) *bytes = agreed;
-        max = n * agreed <= (n == 2 ? 2 : 1) * rooted ? cap : 0; /* all the root reads */
+        if (n * agreed > (n == 2 ? 2 : 1) * rooted) return 0; /* all the root reads */
         break;
     case CO_COLL_ALLTOALL:
         agreed = n * a->rcount * a->rdt->size;
@@ -1160,6 +1161,7 @@ static int shm_fits(co_comm *c, const co_coll_args *a, size_t *bytes) {
         break;
     default: return 0;
     }
+    *want = agreed; /* (whoever reads a rank expects this of it) */
     return agreed && agreed <= max && agreed <= cap;
 }
 
@@ -1246,33 +1248,16 @@ static int advance_shm(nb_sched *s) {
     if (!s->shstate) { /* my buffer, once the calls before are done and it is free */
         if (s->ticket != cc->nbc_shm_finished) return 0;
         if (writes) {
-            uint64_t free = sh->free_at[b];
-            for (int q = 0; q < n; q++) {
-                if (sh->seen[q] >= free) continue;
-                uint64_t v = atomic_load_explicit(&sh->ctl[q].step, memory_order_acquire);
-                if (v < free) return 0;
-                sh->seen[q] = v;
-            }
+            if (!co_cshm_free_now(sh, b)) return 0;
             /* (larger than the buffer: only its size, which my readers report; the API
              * refuses a send larger than the receive, so none comes here) */
             if (s->shbytes <= co_cshm_cap(sh)) shm_pack(s, co_cshm_data(sh, me, b));
-            co_cshm_bufhdr *h = (co_cshm_bufhdr *)co_cshm_buf(sh, me, b);
-            h->bytes = s->shbytes;
-            atomic_store_explicit(&h->seq, (s->g + 1) << CO_CSHM_TAG_BITS | s->shtag,
-                                  memory_order_release);
-            sh->free_at[b] = s->g + 2;
+            co_cshm_fill(sh, b, s->g + 1, s->shbytes, s->g + 2, s->shtag);
         }
         shm_post(s, s->g + 1);
         s->shstate = 1;
         s->shnext = rooted && writes ? n : 1;
     }
-    size_t want =
-        kind == CO_COLL_ALLTOALL || kind == CO_COLL_SCATTER ? (size_t)n * blk
-        : kind == CO_COLL_GATHER && me != root              ? s->shbytes
-        : kind == CO_COLL_ALLGATHER || kind == CO_COLL_GATHER || kind == CO_COLL_BCAST
-            ? blk
-            : co_coll_span(a->rdt, kind == CO_COLL_REDUCE_SCATTER_BLOCK ? (size_t)n * a->rcount
-                                                                        : a->rcount);
     for (; s->shnext < n; s->shnext++) { /* the peers in turn, from the next rank on */
         int q = me + s->shnext < n ? me + s->shnext : me + s->shnext - n;
         if (rooted && !fan_in) { /* the root only */
@@ -1282,7 +1267,7 @@ static int advance_shm(nb_sched *s) {
         uint64_t qb;
         if (!shm_ready(s, q, b, s->g + 1, &qb)) return 0;
         if (qb == UINT64_MAX) continue;
-        int r = co_coll_sizes(qb, want);
+        int r = co_coll_sizes(qb, s->shwant);
         note(s, r);
         if (r) continue;
         const char *d = co_cshm_data(sh, q, b);
@@ -1316,30 +1301,19 @@ static int advance_shm(nb_sched *s) {
     return 1;
 }
 
-/* Starts call a on c through the shared buffers if it qualifies (shm_fits); NULL if not.
- * Never a persistent request's: its starts may come in different orders on different
- * ranks, which would take the steps in different orders. */
-static nb_sched *shm_start(co_comm *c, const co_coll_args *a, co_req *r, int tag) {
-    size_t bytes;
-    if (r->persistent || !shm_fits(c, a, &bytes)) return NULL;
-    co_coll_comm *cc = c->coll;
-    nb_sched *s = sched_alloc();
-    s->req = r;
-    s->c = c;
-    s->on = c;
-    s->tag = tag;
-    s->late_err = a->err; /* (a root's own block that did not fit: left out, in place) */
+/* Makes s (set up for call a) a shared-memory schedule if the call qualifies (shm_fits);
+ * 0 if not. Never a persistent request's: its starts may come in different orders on
+ * different ranks, which would take the steps in different orders. */
+static int shm_take(nb_sched *s, const co_coll_args *a) {
+    if (s->req->persistent || !shm_fits(s->c, a, &s->shbytes, &s->shwant)) return 0;
+    co_coll_comm *cc = s->c->coll;
     s->sh = cc->shm;
     s->g = s->sh->seq;
     s->sh->seq += 2;
-    s->shtag = CO_CSHM_TAG(a->kind, NB_SHM_ALG, (unsigned)(tag - CO_TAG_NBC));
-    s->shbytes = bytes;
+    s->shtag = CO_CSHM_TAG(a->kind, NB_SHM_ALG, (unsigned)(s->tag - CO_TAG_NBC));
     s->sa = *a;
-    if (a->op) co_op_retain(s->op = a->op);
-    if (a->sdt) co_dt_retain(s->dts[0] = a->sdt);
-    if (a->rdt) co_dt_retain(s->dts[1] = a->rdt);
     s->ticket = cc->nbc_shm_started++;
-    return s;
+    return 1;
 }
 
 void co_nbc_shm_drain(co_comm *c) {
@@ -1403,7 +1377,7 @@ static int nbc_progress(void) {
 }
 
 /* A new schedule for call `a` on c, with message tag `tag`, completing request r. */
-static nb_sched *sched_new(co_comm *c, const co_coll_args *a, co_req *r, int tag) {
+static nb_sched *sched_setup(co_comm *c, const co_coll_args *a, co_req *r, int tag) {
     nb_sched *s = sched_alloc();
     s->req = r;
     s->c = c;
@@ -1413,6 +1387,12 @@ static nb_sched *sched_new(co_comm *c, const co_coll_args *a, co_req *r, int tag
     if (a->op) co_op_retain(s->op = a->op);
     if (a->sdt) co_dt_retain(s->dts[0] = a->sdt);
     if (a->rdt) co_dt_retain(s->dts[1] = a->rdt);
+    return s;
+}
+
+/* The same with its rounds built. */
+static nb_sched *sched_new(co_comm *c, const co_coll_args *a, co_req *r, int tag) {
+    nb_sched *s = sched_setup(c, a, r, tag);
     build(s, a);
     return s;
 }
@@ -1442,8 +1422,9 @@ int co_nbc_start(co_comm *c, const co_coll_args *a, co_req **out) {
     if (!r) return MPI_ERR_NO_MEM;
     co_req_set_comm(r, c);
     *out = r;
-    nb_sched *s = shm_start(c, a, r, tag);
-    launch(s ? s : sched_new(c, a, r, tag));
+    nb_sched *s = sched_setup(c, a, r, tag);
+    if (!shm_take(s, a)) build(s, a);
+    launch(s);
     return MPI_SUCCESS;
 }
 
