@@ -1128,9 +1128,12 @@ static int shm_fits(co_comm *c, const co_coll_args *a, size_t *bytes, size_t *wa
     switch (a->kind) {
     case CO_COLL_ALLREDUCE:
     case CO_COLL_REDUCE:
+    case CO_COLL_REDUCE_SCATTER:
     case CO_COLL_REDUCE_SCATTER_BLOCK: {
         if (!co_coll_dense(a->rdt) || !a->op) return 0;
         size_t count = a->kind == CO_COLL_REDUCE_SCATTER_BLOCK ? n * a->rcount : a->rcount;
+        if (a->kind == CO_COLL_REDUCE_SCATTER) /* the whole vector */
+            for (size_t q = count = 0; q < n; q++) count += (size_t)a->rcounts[q];
         agreed = co_coll_span(a->rdt, count);
         if (a->kind != CO_COLL_REDUCE || !root) *bytes = agreed;
         if (a->kind == CO_COLL_REDUCE) max = rooted;
@@ -1144,6 +1147,12 @@ static int shm_fits(co_comm *c, const co_coll_args *a, size_t *bytes, size_t *wa
     case CO_COLL_ALLGATHER:
         agreed = a->rcount * a->rdt->size;
         *bytes = in_place ? agreed : a->scount * a->sdt->size;
+        break;
+    case CO_COLL_ALLGATHERV: /* the largest block (each reader expects its rank's, shm_want) */
+        for (size_t q = 0; q < n; q++)
+            if ((size_t)a->rcounts[q] * a->rdt->size > agreed)
+                agreed = (size_t)a->rcounts[q] * a->rdt->size;
+        *bytes = in_place ? (size_t)a->rcounts[c->rank] * a->rdt->size : a->scount * a->sdt->size;
         break;
     case CO_COLL_GATHER: /* the senders' blocks (the root's receive blocks) */
         agreed = root ? a->rcount * a->rdt->size : a->scount * a->sdt->size;
@@ -1197,14 +1206,18 @@ static void shm_post(nb_sched *s, uint64_t step) {
 static void shm_pack(nb_sched *s, char *d) {
     const co_coll_args *a = &s->sa;
     int n = s->sh->n, kind = a->kind, in_place = a->sbuf == MPI_IN_PLACE;
-    if (kind == CO_COLL_ALLREDUCE || kind == CO_COLL_REDUCE || kind == CO_COLL_REDUCE_SCATTER_BLOCK)
+    if (kind == CO_COLL_ALLREDUCE || kind == CO_COLL_REDUCE || kind == CO_COLL_REDUCE_SCATTER ||
+        kind == CO_COLL_REDUCE_SCATTER_BLOCK)
         memcpy(d, (const char *)(in_place ? a->rbuf : a->sbuf) + a->rdt->true_lb, s->shbytes);
     else if (kind == CO_COLL_BCAST)
         co_dt_pack(a->rdt, a->rcount, a->rbuf, 0, d, s->shbytes);
     else if (kind == CO_COLL_ALLGATHER && in_place)
         co_dt_pack(a->rdt, a->rcount, co_coll_elem(a->rbuf, (size_t)s->sh->me * a->rcount, a->rdt),
                    0, d, s->shbytes);
-    else if (kind == CO_COLL_ALLGATHER || kind == CO_COLL_GATHER)
+    else if (kind == CO_COLL_ALLGATHERV && in_place)
+        co_dt_pack(a->rdt, (size_t)a->rcounts[s->sh->me],
+                   co_coll_elem(a->rbuf, (size_t)a->rdispls[s->sh->me], a->rdt), 0, d, s->shbytes);
+    else if (kind == CO_COLL_ALLGATHER || kind == CO_COLL_ALLGATHERV || kind == CO_COLL_GATHER)
         co_dt_pack(a->sdt, a->scount, a->sbuf, 0, d, s->shbytes);
     else if (kind == CO_COLL_ALLTOALL && in_place) /* all my blocks, in rank order */
         co_dt_pack(a->rdt, (size_t)n * a->rcount, a->rbuf, 0, d, s->shbytes);
@@ -1267,11 +1280,15 @@ static int advance_shm(nb_sched *s) {
         uint64_t qb;
         if (!shm_ready(s, q, b, s->g + 1, &qb)) return 0;
         if (qb == UINT64_MAX) continue;
-        int r = co_coll_sizes(qb, s->shwant);
+        int r = co_coll_sizes(qb, kind == CO_COLL_ALLGATHERV ? (size_t)a->rcounts[q] * a->rdt->size
+                                                             : s->shwant);
         note(s, r);
         if (r) continue;
         const char *d = co_cshm_data(sh, q, b);
-        if (kind == CO_COLL_ALLGATHER || kind == CO_COLL_GATHER)
+        if (kind == CO_COLL_ALLGATHERV)
+            co_dt_unpack(a->rdt, (size_t)a->rcounts[q],
+                         co_coll_elem(a->rbuf, (size_t)a->rdispls[q], a->rdt), 0, d, qb);
+        else if (kind == CO_COLL_ALLGATHER || kind == CO_COLL_GATHER)
             co_dt_unpack(a->rdt, a->rcount, co_coll_elem(a->rbuf, (size_t)q * a->rcount, a->rdt), 0,
                          d, blk);
         else if (kind == CO_COLL_ALLTOALL)
@@ -1285,6 +1302,10 @@ static int advance_shm(nb_sched *s) {
     /* local parts: my own block, or the combination */
     if ((kind == CO_COLL_ALLGATHER || (kind == CO_COLL_GATHER && me == root)) && !in_place)
         note(s, co_coll_copy(a->sbuf, a->scount, a->sdt, mine, a->rcount, a->rdt));
+    else if (kind == CO_COLL_ALLGATHERV && !in_place)
+        note(s, co_coll_copy(a->sbuf, a->scount, a->sdt,
+                             co_coll_elem(a->rbuf, (size_t)a->rdispls[me], a->rdt),
+                             (size_t)a->rcounts[me], a->rdt));
     else if (kind == CO_COLL_ALLTOALL && !in_place)
         note(s, co_coll_copy(co_coll_elem(a->sbuf, (size_t)me * a->scount, a->sdt), a->scount,
                              a->sdt, mine, a->rcount, a->rdt));
@@ -1295,6 +1316,13 @@ static int advance_shm(nb_sched *s) {
         shm_combine(s, b, in, 0, a->rcount, a->rbuf);
     else if (!s->err && kind == CO_COLL_REDUCE_SCATTER_BLOCK)
         shm_combine(s, b, in, (size_t)me * a->rcount, a->rcount, a->rbuf);
+    else if (!s->err && kind == CO_COLL_REDUCE_SCATTER) {
+        size_t e0 = 0;
+        for (int q = 0; q < me; q++) e0 += (size_t)a->rcounts[q];
+        /* in place my result may overlap my operand's part shifted: take that from my buffer */
+        shm_combine(s, b, in_place ? co_cshm_data(sh, me, b) - a->rdt->true_lb : in, e0,
+                    (size_t)a->rcounts[me], a->rbuf);
+    }
     shm_post(s, s->g + 2);
     cc->nbc_shm_finished++;
     complete(s);

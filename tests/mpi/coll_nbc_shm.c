@@ -1,13 +1,14 @@
 /* Small nonblocking collectives through the communicator's shared buffers (nbc.c,
- * "Shared-memory schedules"): Iallreduce, Iallgather, Ialltoall, Ireduce_scatter_block, and
- * at every root Ibcast, Iscatter, Igather and Ireduce, against serial references: counts on both
- * sides of the size limit, in place and not, a strided type, a non-commutative operator (rank
- * order), many calls in a row so that every buffer is reused; a second call in flight (it waits for
- * the first), a blocking collective (then one rank reads late while the others run on) and an
- * MPI_Ibarrier between start and completion, ranks that come late, completion by
- * MPI_Test; then the errors: counts that differ (MPI_ERR_TRUNCATE on the rank that expects
- * less, MPI_ERR_COUNT on the others; a root that gets a larger block) and ranks that call different
- * collectives at the same place (MPI_ERR_OTHER), after which the communicator still works. */
+ * "Shared-memory schedules"): Iallreduce, Iallgather, Ialltoall, Ireduce_scatter_block,
+ * Iallgatherv and Ireduce_scatter (a count per rank), and at every root Ibcast, Iscatter, Igather
+ * and Ireduce, against serial references: counts on both sides of the size limit, in place and not,
+ * a strided type, a non-commutative operator (rank order), many calls in a row so that every buffer
+ * is reused; a second call in flight (it waits for the first), a blocking collective (then one rank
+ * reads late while the others run on) and an MPI_Ibarrier between start and completion, ranks that
+ * come late, completion by MPI_Test; then the errors: counts that differ (MPI_ERR_TRUNCATE on the
+ * rank that expects less, MPI_ERR_COUNT on the others; a root that gets a larger block) and ranks
+ * that call different collectives at the same place (MPI_ERR_OTHER), after which the communicator
+ * still works. */
 #include "coll_util.h"
 
 #include <stdint.h>
@@ -210,6 +211,56 @@ static void rooted(MPI_Comm c, int k, int salt, int inplace) {
     free(s), free(r);
 }
 
+/* The calls with a count per rank: Iallgatherv of blocks of different sizes (rank 1's empty),
+ * placed in reverse rank order with a gap after each, and Ireduce_scatter (sum) with counts
+ * that make, in place, a rank's result overlap its own operand's part shifted (rank 1: one
+ * element after the start) and one rank's part empty. */
+static void varied(MPI_Comm c, int k, int salt, int inplace) {
+    int *cnt = malloc(sizeof(int) * (size_t)np), *dsp = malloc(sizeof(int) * (size_t)np);
+    CHECK(cnt && dsp, "malloc");
+    size_t all = 0;
+    for (int q = np - 1; q >= 0; q--) { /* Iallgatherv: reverse order, gaps of one */
+        cnt[q] = q == 1 ? 0 : k + q;
+        dsp[q] = (int)all;
+        all += (size_t)cnt[q] + 1;
+    }
+    int *s = malloc(sizeof(int) * (all + 1)), *g = malloc(sizeof(int) * (all + 1));
+    CHECK(s && g, "malloc");
+    for (int i = 0; i < cnt[me]; i++) s[i] = val(me, i, salt);
+    for (size_t i = 0; i < all; i++) g[i] = -5;
+    if (inplace)
+        for (int i = 0; i < cnt[me]; i++) g[dsp[me] + i] = val(me, i, salt);
+    MPI_Request rq;
+    CHECK_RC(MPI_Iallgatherv(inplace ? MPI_IN_PLACE : s, cnt[me], MPI_INT, g, cnt, dsp, MPI_INT, c,
+                             &rq));
+    complete(&rq, salt & 1);
+    for (int q = 0; q < np; q++) {
+        for (int i = 0; i < cnt[q]; i++)
+            CHECK(g[dsp[q] + i] == val(q, i, salt),
+                  "Iallgatherv k %d in place %d: block %d [%d] = %d", k, inplace, q, i,
+                  g[dsp[q] + i]);
+        CHECK(g[dsp[q] + cnt[q]] == -5, "Iallgatherv k %d: gap after block %d written", k, q);
+    }
+    free(s), free(g);
+
+    size_t total = 0; /* Ireduce_scatter */
+    for (int q = 0; q < np; q++) total += (size_t)(cnt[q] = q == 0 ? 1 : q == 2 ? 0 : k + 2 * q);
+    s = malloc(sizeof(int) * total), g = malloc(sizeof(int) * total);
+    CHECK(s && g, "malloc");
+    for (size_t i = 0; i < total; i++) s[i] = g[i] = val(me, (int)i, salt);
+    CHECK_RC(MPI_Ireduce_scatter(inplace ? MPI_IN_PLACE : s, g, cnt, MPI_INT, MPI_SUM, c, &rq));
+    complete(&rq, !(salt & 1));
+    size_t e0 = 0;
+    for (int q = 0; q < me; q++) e0 += (size_t)cnt[q];
+    for (int i = 0; i < cnt[me]; i++) {
+        long want = 0;
+        for (int q = 0; q < np; q++) want += val(q, (int)e0 + i, salt);
+        CHECK(g[i] == (int)want, "Ireduce_scatter k %d in place %d: [%d] = %d, want %ld", k,
+              inplace, i, g[i], want);
+    }
+    free(s), free(g), free(cnt), free(dsp);
+}
+
 static void errors(MPI_Comm c) {
     int s[100] = {0}, r[16 * 64];
     MPI_Request rq;
@@ -246,6 +297,14 @@ static void errors(MPI_Comm c) {
     MPI_Error_class(rc, &cls);
     CHECK(me == 0 ? cls == MPI_ERR_TRUNCATE : rc == MPI_SUCCESS, "Igather of 3 ints: class %d",
           cls);
+    /* rank 1 sends 2 ints where everyone's counts say 3 (a larger block is refused at the call) */
+    int cnt[64], dsp[64];
+    for (int q = 0; q < np; q++) cnt[q] = 3, dsp[q] = 3 * q;
+    CHECK_RC(MPI_Iallgatherv(s, me == 1 ? 2 : 3, MPI_INT, r, cnt, dsp, MPI_INT, c, &rq));
+    rc = MPI_Wait(&rq, MPI_STATUS_IGNORE);
+    MPI_Error_class(rc, &cls);
+    CHECK(me == 1 ? rc == MPI_SUCCESS : cls == MPI_ERR_COUNT,
+          "Iallgatherv with rank 1 sending 2 ints: class %d", cls);
     /* the communicator still works */
     round_trip(c, 5, 99, 0, 0);
 }
@@ -269,6 +328,9 @@ int main(int argc, char **argv) {
     for (int rep = 0; rep < 2; rep++)
         for (size_t j = 0; j < sizeof ks / sizeof *ks; j++)
             for (int ip = 0; ip < 2; ip++, salt += np) rooted(c, ks[j], salt, ip);
+    for (int rep = 0; rep < 2; rep++)
+        for (size_t j = 0; j < sizeof ks / sizeof *ks; j++)
+            for (int ip = 0; ip < 2; ip++) varied(c, ks[j], salt++, ip);
     if (np > 1) errors(c);
     CHECK_RC(MPI_Comm_free(&c));
     MPI_Finalize();
