@@ -1,24 +1,24 @@
 /*
  * coll: OSU-style latency of every MPI collective on MPI_COMM_WORLD: Barrier, Bcast, Reduce,
  * Allreduce, Gather, Gatherv, Scatter, Scatterv, Allgather, Allgatherv, Alltoall, Alltoallv,
- * Reduce_scatter, Reduce_scatter_block, Scan, Exscan; and eleven nonblocking ones, each started
- * and at once waited for (Ibarrier, Ibcast, Iallreduce, Iallgather, Ialltoall, Ireduce,
- * Ireduce_scatter_block, Igather, Iscatter, Iallgatherv, Ireduce_scatter: what a program that
- * overlaps nothing pays, OSU's "pure communication latency" of osu_i*). As in the OSU
- * micro-benchmarks, each call is timed on its own (MPI_Wtime before and after) and followed by an
- * MPI_Barrier that is not timed (Barrier itself is timed back to back). Sizes follow OSU: the
- * per-rank message in bytes (Bcast: the broadcast buffer; Gather/Scatter/Allgather: what one rank
- * contributes/receives; Alltoall: what one rank sends to each peer; the v-variants use equal
- * counts). Data-movement collectives use MPI_CHAR; reductions use MPI_FLOAT with MPI_SUM and count
- * = size/4 (at least one element, so they start at 4 B): Reduce/Allreduce/Scan/Exscan reduce size
- * bytes, Reduce_scatter reduces a size-byte vector split as evenly as possible over the ranks
- * (OSU's scheme), and Reduce_scatter_block gives each rank max(1, size/4/np) elements (so it starts
- * at 4*np B). Sizes that round to an already-measured size are skipped; printed sizes are the real
- * ones. Reported value: average over ranks of each rank's mean latency (OSU's default "Avg
- * Latency"), in microseconds; with -f also the maximum over ranks (case <Name>_max); with -l also
- * the time per iteration of the whole loop, the untimed barrier included (case <Name>_loop, average
- * over ranks), which shows how much of a collective's cost a rank pays in the following barrier
- * instead. Roots are rank 0.
+ * Reduce_scatter, Reduce_scatter_block, Scan, Exscan; and fourteen nonblocking ones, each
+ * started and at once waited for (Ibarrier, Ibcast, Iallreduce, Iallgather, Ialltoall, Ireduce,
+ * Ireduce_scatter_block, Igather, Iscatter, Iallgatherv, Ireduce_scatter, Igatherv, Iscatterv,
+ * Ialltoallv: what a program that overlaps nothing pays, OSU's "pure communication latency" of
+ * osu_i*). As in the OSU micro-benchmarks, each call is timed on its own (MPI_Wtime before and
+ * after) and followed by an MPI_Barrier that is not timed (Barrier itself is timed back to back).
+ * Sizes follow OSU: the per-rank message in bytes (Bcast: the broadcast buffer;
+ * Gather/Scatter/Allgather: what one rank contributes/receives; Alltoall: what one rank sends to
+ * each peer; the v-variants use equal counts). Data-movement collectives use MPI_CHAR; reductions
+ * use MPI_FLOAT with MPI_SUM and count = size/4 (at least one element, so they start at 4 B):
+ * Reduce/Allreduce/Scan/Exscan reduce size bytes, Reduce_scatter reduces a size-byte vector split
+ * as evenly as possible over the ranks (OSU's scheme), and Reduce_scatter_block gives each rank
+ * max(1, size/4/np) elements (so it starts at 4*np B). Sizes that round to an already-measured size
+ * are skipped; printed sizes are the real ones. Reported value: average over ranks of each rank's
+ * mean latency (OSU's default "Avg Latency"), in microseconds; with -f also the maximum over ranks
+ * (case <Name>_max); with -l also the time per iteration of the whole loop, the untimed barrier
+ * included (case <Name>_loop, average over ranks), which shows how much of a collective's cost a
+ * rank pays in the following barrier instead. Roots are rank 0.
  *
  * Output: RESULT coll <Collective> <size> <usec> us <iterations>
  */
@@ -53,6 +53,9 @@ enum {
     ISCATTER,
     IALLGATHERV,
     IREDUCE_SCATTER,
+    IGATHERV,
+    ISCATTERV,
+    IALLTOALLV,
     NCOLL
 };
 
@@ -82,7 +85,10 @@ static const char *const coll_names[NCOLL] = {"Barrier",
                                               "Igather",
                                               "Iscatter",
                                               "Iallgatherv",
-                                              "Ireduce_scatter"};
+                                              "Ireduce_scatter",
+                                              "Igatherv",
+                                              "Iscatterv",
+                                              "Ialltoallv"};
 
 typedef struct {
     int which, np, rank;
@@ -142,6 +148,16 @@ static void coll_once(coll_ctx *c) {
         break;
     case IREDUCE_SCATTER:
         MPI_Ireduce_scatter(c->sbuf, c->rbuf, c->counts, MPI_FLOAT, MPI_SUM, w, &rq);
+        break;
+    case IGATHERV:
+        MPI_Igatherv(c->sbuf, n, MPI_CHAR, c->rbuf, c->counts, c->displs, MPI_CHAR, 0, w, &rq);
+        break;
+    case ISCATTERV:
+        MPI_Iscatterv(c->sbuf, c->counts, c->displs, MPI_CHAR, c->rbuf, n, MPI_CHAR, 0, w, &rq);
+        break;
+    case IALLTOALLV:
+        MPI_Ialltoallv(c->sbuf, c->counts, c->displs, MPI_CHAR, c->rbuf, c->counts, c->displs,
+                       MPI_CHAR, w, &rq);
         break;
     }
     if (rq != MPI_REQUEST_NULL) MPI_Wait(&rq, MPI_STATUS_IGNORE);
@@ -222,7 +238,7 @@ int main(int argc, char **argv) {
         "             Reduce_scatter,Reduce_scatter_block,Scan,Exscan,\n"
         "             Ibarrier,Ibcast,Iallreduce,Iallgather,Ialltoall,Ireduce,\n"
         "             Ireduce_scatter_block,Igather,Iscatter,Iallgatherv,\n"
-        "             Ireduce_scatter\n"
+        "             Ireduce_scatter,Igatherv,Iscatterv,Ialltoallv\n"
         "  -f         also report the maximum over ranks (case <Name>_max)\n"
         "  -l         also report the time per iteration with the untimed barrier (<Name>_loop)\n";
     for (int i = 1; i < argc; i++) {

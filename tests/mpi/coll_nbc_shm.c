@@ -261,6 +261,84 @@ static void varied(MPI_Comm c, int k, int salt, int inplace) {
     free(s), free(g), free(cnt), free(dsp);
 }
 
+/* Blocks of rank `from` for rank `to` in the rooted and all-to-all calls with a count per rank:
+ * small ones (inline in the writer's table) mixed with ones of k ints (as messages once the
+ * room for inline blocks is used up). */
+static int vcount(int from, int to, int k) {
+    return (from + to) % 2 ? k : 1 + from + to;
+}
+
+/* Igatherv and Iscatterv at every root (in place there or not) and Ialltoallv, blocks of
+ * vcount, in reverse rank order with a gap of one after each. */
+static void varied_rooted(MPI_Comm c, int k, int salt, int inplace) {
+    int *cnt = malloc(sizeof(int) * (size_t)np), *dsp = malloc(sizeof(int) * (size_t)np);
+    int *rcnt = malloc(sizeof(int) * (size_t)np), *rdsp = malloc(sizeof(int) * (size_t)np);
+    CHECK(cnt && dsp && rcnt && rdsp, "malloc");
+    size_t most = 0;
+    for (int q = 0; q < np; q++) most += (size_t)(2 * k + 2 * np + 2);
+    int *s = malloc(sizeof(int) * most), *r = malloc(sizeof(int) * most);
+    CHECK(s && r, "malloc");
+    MPI_Request rq;
+    for (int root = 0; root < np; root++, salt++) {
+        int am = me == root, ip = inplace && am;
+        size_t all = 0;
+        for (int q = np - 1; q >= 0; q--) { /* the root's layout, block q from/for rank q */
+            cnt[q] = vcount(q, root, k);
+            dsp[q] = (int)all;
+            all += (size_t)cnt[q] + 1;
+        }
+        /* Igatherv */
+        int mine = vcount(me, root, k);
+        for (int i = 0; i < mine; i++) s[i] = val(me, i, salt);
+        for (size_t i = 0; i < all; i++) r[i] = -3;
+        if (ip) memcpy(r + dsp[me], s, sizeof(int) * (size_t)mine);
+        CHECK_RC(
+            MPI_Igatherv(ip ? MPI_IN_PLACE : s, mine, MPI_INT, r, cnt, dsp, MPI_INT, root, c, &rq));
+        complete(&rq, salt & 1);
+        if (am)
+            for (int q = 0; q < np; q++) {
+                for (int i = 0; i < cnt[q]; i++)
+                    CHECK(r[dsp[q] + i] == val(q, i, salt),
+                          "Igatherv k %d root %d in place %d: block %d [%d] = %d", k, root, ip, q,
+                          i, r[dsp[q] + i]);
+                CHECK(r[dsp[q] + cnt[q]] == -3, "Igatherv k %d: gap after block %d written", k, q);
+            }
+        /* Iscatterv */
+        for (int q = 0; q < np; q++)
+            for (int i = 0; i < cnt[q] + 1; i++)
+                s[dsp[q] + i] = i < cnt[q] ? val(root, i, salt + 7 * q) : -4;
+        for (size_t i = 0; i < all; i++) r[i] = -3;
+        if (ip) memcpy(r, s, sizeof(int) * all);
+        CHECK_RC(MPI_Iscatterv(s, cnt, dsp, MPI_INT, ip ? MPI_IN_PLACE : r, mine, MPI_INT, root, c,
+                               &rq));
+        complete(&rq, !(salt & 1));
+        for (int i = 0; i < mine; i++) {
+            int got = ip ? r[dsp[me] + i] : r[i];
+            CHECK(got == val(root, i, salt + 7 * me),
+                  "Iscatterv k %d root %d in place %d: [%d] = %d", k, root, ip, i, got);
+        }
+        if (!ip) CHECK(r[mine] == -3, "Iscatterv k %d root %d: past my block written", k, root);
+    }
+    /* Ialltoallv: I send vcount(me, q) to q, receive vcount(q, me) from q */
+    size_t sall = 0, rall = 0;
+    for (int q = np - 1; q >= 0; q--) {
+        cnt[q] = vcount(me, q, k), dsp[q] = (int)sall, sall += (size_t)cnt[q] + 1;
+        rcnt[q] = vcount(q, me, k), rdsp[q] = (int)rall, rall += (size_t)rcnt[q] + 1;
+    }
+    for (int q = 0; q < np; q++)
+        for (int i = 0; i < cnt[q]; i++) s[dsp[q] + i] = val(me, i, salt + 7 * q);
+    for (size_t i = 0; i < rall; i++) r[i] = -3;
+    CHECK_RC(MPI_Ialltoallv(s, cnt, dsp, MPI_INT, r, rcnt, rdsp, MPI_INT, c, &rq));
+    complete(&rq, salt & 2);
+    for (int q = 0; q < np; q++) {
+        for (int i = 0; i < rcnt[q]; i++)
+            CHECK(r[rdsp[q] + i] == val(q, i, salt + 7 * me), "Ialltoallv k %d: block %d [%d] = %d",
+                  k, q, i, r[rdsp[q] + i]);
+        CHECK(r[rdsp[q] + rcnt[q]] == -3, "Ialltoallv k %d: gap after block %d written", k, q);
+    }
+    free(s), free(r), free(cnt), free(dsp), free(rcnt), free(rdsp);
+}
+
 static void errors(MPI_Comm c) {
     int s[100] = {0}, r[16 * 64];
     MPI_Request rq;
@@ -305,6 +383,22 @@ static void errors(MPI_Comm c) {
     MPI_Error_class(rc, &cls);
     CHECK(me == 1 ? rc == MPI_SUCCESS : cls == MPI_ERR_COUNT,
           "Iallgatherv with rank 1 sending 2 ints: class %d", cls);
+    /* Ialltoallv: rank 1 sends rank 0 one int less than rank 0 expects (inline) */
+    for (int q = 0; q < np; q++) cnt[q] = 3, dsp[q] = 3 * q;
+    int scnt[64];
+    for (int q = 0; q < np; q++) scnt[q] = me == 1 && q == 0 ? 2 : 3;
+    CHECK_RC(MPI_Ialltoallv(s, scnt, dsp, MPI_INT, r, cnt, dsp, MPI_INT, c, &rq));
+    rc = MPI_Wait(&rq, MPI_STATUS_IGNORE);
+    MPI_Error_class(rc, &cls);
+    CHECK(me == 0 ? cls == MPI_ERR_COUNT : rc == MPI_SUCCESS,
+          "Ialltoallv with a block of 2 ints for 3: class %d", cls);
+    /* Igatherv: rank 1 sends 90 ints (a message) where the root expects 2 (inline) */
+    for (int q = 0; q < np; q++) cnt[q] = 2, dsp[q] = 2 * q;
+    CHECK_RC(MPI_Igatherv(s, me == 1 ? 90 : 2, MPI_INT, r, cnt, dsp, MPI_INT, 0, c, &rq));
+    rc = MPI_Wait(&rq, MPI_STATUS_IGNORE);
+    MPI_Error_class(rc, &cls);
+    CHECK(me == 0 ? cls == MPI_ERR_TRUNCATE : rc == MPI_SUCCESS,
+          "Igatherv with a block of 90 ints for 2: class %d", cls);
     /* the communicator still works */
     round_trip(c, 5, 99, 0, 0);
 }
@@ -330,7 +424,10 @@ int main(int argc, char **argv) {
             for (int ip = 0; ip < 2; ip++, salt += np) rooted(c, ks[j], salt, ip);
     for (int rep = 0; rep < 2; rep++)
         for (size_t j = 0; j < sizeof ks / sizeof *ks; j++)
-            for (int ip = 0; ip < 2; ip++) varied(c, ks[j], salt++, ip);
+            for (int ip = 0; ip < 2; ip++, salt += np) {
+                varied(c, ks[j], salt, ip);
+                varied_rooted(c, ks[j], salt, ip);
+            }
     if (np > 1) errors(c);
     CHECK_RC(MPI_Comm_free(&c));
     MPI_Finalize();
