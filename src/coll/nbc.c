@@ -1085,12 +1085,13 @@ static void complete(nb_sched *s) {
 }
 
 /* ---- Shared-memory schedules -------------------------------------------------------------
- * A small MPI_Iallreduce, MPI_Iallgather, MPI_Ialltoall, MPI_Ireduce_scatter_block,
+ * A small MPI_Iallreduce, MPI_Iallgather(v), MPI_Ialltoall, MPI_Ireduce_scatter(_block),
  * MPI_Ireduce, MPI_Igather, MPI_Ibcast or MPI_Iscatter on a communicator whose segment is set
- * up goes through the shared buffers as the blocking one-step algorithms do, in two steps
- * of the segment's sequence taken when the call starts (every rank starts its collectives in
- * the same order, so the steps agree): g+1, a rank's operand or blocks are in its buffer
- * g % NBUF; g+2, it has read everyone's. A rank writes once its buffer is free (every rank
+ * up, and any MPI_Igatherv, MPI_Iscatterv or MPI_Ialltoallv there (a table, its large blocks
+ * as messages: shm_tabled), goes through the shared buffers as the blocking one-step algorithms do,
+ * in two steps of the segment's sequence taken when the call starts (every rank starts its
+ * collectives in the same order, so the steps agree): g+1, a rank's operand or blocks are in its
+ * buffer g % NBUF; g+2, it has read everyone's. A rank writes once its buffer is free (every rank
  * past the step its last readers finish), which may be later than the start: the call must
  * return at once. It then reads each peer's buffer as it finds it ready, in whatever MPI call the
  * process makes, as any schedule moves on. Steps mean "everything up to here is done", so
@@ -1099,8 +1100,8 @@ static void complete(nb_sched *s) {
  * collective (co_coll_pick) first waits for them all (co_nbc_shm_drain), which needs nothing
  * but the peers' own progress, since they started these calls before the blocking one.
  * Whether a call takes this way depends only on what every rank has alike (the segment, the
- * call and its sizes), never on what is in flight here: ranks that chose differently would
- * wait for each other for ever. */
+ * call and its sizes, or for the tabled calls the call alone), never on what is in flight here:
+ * ranks that chose differently would wait for each other for ever. */
 
 /* Size limits, measured (docs/collectives.md, "Nonblocking collectives"); beyond them
  * messages were quicker. Iallreduce, Iallgather, Ialltoall and Ireduce_scatter_block: a
