@@ -1,13 +1,13 @@
 /*
  * coll: OSU-style latency of every MPI collective on MPI_COMM_WORLD: Barrier, Bcast, Reduce,
  * Allreduce, Gather, Gatherv, Scatter, Scatterv, Allgather, Allgatherv, Alltoall, Alltoallv,
- * Reduce_scatter, Reduce_scatter_block, Scan, Exscan; and fourteen nonblocking ones, each
+ * Reduce_scatter, Reduce_scatter_block, Scan, Exscan; and sixteen nonblocking ones, each
  * started and at once waited for (Ibarrier, Ibcast, Iallreduce, Iallgather, Ialltoall, Ireduce,
  * Ireduce_scatter_block, Igather, Iscatter, Iallgatherv, Ireduce_scatter, Igatherv, Iscatterv,
- * Ialltoallv: what a program that overlaps nothing pays, OSU's "pure communication latency" of
- * osu_i*). As in the OSU micro-benchmarks, each call is timed on its own (MPI_Wtime before and
- * after) and followed by an MPI_Barrier that is not timed (Barrier itself is timed back to back).
- * Sizes follow OSU: the per-rank message in bytes (Bcast: the broadcast buffer;
+ * Ialltoallv, Iscan, Iexscan: what a program that overlaps nothing pays, OSU's "pure communication
+ * latency" of osu_i*). As in the OSU micro-benchmarks, each call is timed on its own (MPI_Wtime
+ * before and after) and followed by an MPI_Barrier that is not timed (Barrier itself is timed back
+ * to back). Sizes follow OSU: the per-rank message in bytes (Bcast: the broadcast buffer;
  * Gather/Scatter/Allgather: what one rank contributes/receives; Alltoall: what one rank sends to
  * each peer; the v-variants use equal counts). Data-movement collectives use MPI_CHAR; reductions
  * use MPI_FLOAT with MPI_SUM and count = size/4 (at least one element, so they start at 4 B):
@@ -56,6 +56,8 @@ enum {
     IGATHERV,
     ISCATTERV,
     IALLTOALLV,
+    ISCAN,
+    IEXSCAN,
     NCOLL
 };
 
@@ -88,7 +90,9 @@ static const char *const coll_names[NCOLL] = {"Barrier",
                                               "Ireduce_scatter",
                                               "Igatherv",
                                               "Iscatterv",
-                                              "Ialltoallv"};
+                                              "Ialltoallv",
+                                              "Iscan",
+                                              "Iexscan"};
 
 typedef struct {
     int which, np, rank;
@@ -159,6 +163,8 @@ static void coll_once(coll_ctx *c) {
         MPI_Ialltoallv(c->sbuf, c->counts, c->displs, MPI_CHAR, c->rbuf, c->counts, c->displs,
                        MPI_CHAR, w, &rq);
         break;
+    case ISCAN: MPI_Iscan(c->sbuf, c->rbuf, n, MPI_FLOAT, MPI_SUM, w, &rq); break;
+    case IEXSCAN: MPI_Iexscan(c->sbuf, c->rbuf, n, MPI_FLOAT, MPI_SUM, w, &rq); break;
     }
     if (rq != MPI_REQUEST_NULL) MPI_Wait(&rq, MPI_STATUS_IGNORE);
 }
@@ -196,7 +202,9 @@ static long coll_setup(coll_ctx *c, long size) {
     case IALLREDUCE:
     case IREDUCE:
     case SCAN:
-    case EXSCAN: c->count = (int)nf; return nf * 4;
+    case EXSCAN:
+    case ISCAN:
+    case IEXSCAN: c->count = (int)nf; return nf * 4;
     case REDUCE_SCATTER:
     case IREDUCE_SCATTER:
         for (int i = 0; i < np; i++) c->counts[i] = (int)(nf / np + (i < nf % np ? 1 : 0));
@@ -238,7 +246,7 @@ int main(int argc, char **argv) {
         "             Reduce_scatter,Reduce_scatter_block,Scan,Exscan,\n"
         "             Ibarrier,Ibcast,Iallreduce,Iallgather,Ialltoall,Ireduce,\n"
         "             Ireduce_scatter_block,Igather,Iscatter,Iallgatherv,\n"
-        "             Ireduce_scatter,Igatherv,Iscatterv,Ialltoallv\n"
+        "             Ireduce_scatter,Igatherv,Iscatterv,Ialltoallv,Iscan,Iexscan\n"
         "  -f         also report the maximum over ranks (case <Name>_max)\n"
         "  -l         also report the time per iteration with the untimed barrier (<Name>_loop)\n";
     for (int i = 1; i < argc; i++) {

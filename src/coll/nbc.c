@@ -1104,9 +1104,10 @@ static void complete(nb_sched *s) {
  * ranks that chose differently would wait for each other for ever. */
 
 /* Size limits, measured (docs/collectives.md, "Nonblocking collectives"); beyond them
- * messages were quicker. Iallreduce, Iallgather, Ialltoall and Ireduce_scatter_block: a
+ * messages were quicker. Iallreduce, Iallgather(v), Ialltoall and Ireduce_scatter(_block): a
  * rank's operand, block, or (Ialltoall) blocks, up to NB_SHM_PAIR_MAX between two ranks, where
- * messages go by single copy, and whatever fits a buffer with more ranks. The rooted calls,
+ * messages go by single copy, and whatever fits a buffer with more ranks; Iscan and Iexscan
+ * the same, but NB_SHM_ROOTED_PAIR_MAX between two ranks. The rooted calls,
  * where the root's buffer or the root alone carries everything: Ibcast's message and
  * Ireduce's vector up to NB_SHM_ROOTED_MAX bytes (NB_SHM_ROOTED_PAIR_MAX between two ranks),
  * the blocks of Igather and Iscatter up to NB_SHM_ROOTED_MAX together (Igather between two
@@ -1132,7 +1133,9 @@ static int shm_fits(co_comm *c, const co_coll_args *a, size_t *bytes, size_t *wa
     case CO_COLL_ALLREDUCE:
     case CO_COLL_REDUCE:
     case CO_COLL_REDUCE_SCATTER:
-    case CO_COLL_REDUCE_SCATTER_BLOCK: {
+    case CO_COLL_REDUCE_SCATTER_BLOCK:
+    case CO_COLL_SCAN:
+    case CO_COLL_EXSCAN: {
         if (!co_coll_dense(a->rdt) || !a->op) return 0;
         size_t count = a->kind == CO_COLL_REDUCE_SCATTER_BLOCK ? n * a->rcount : a->rcount;
         if (a->kind == CO_COLL_REDUCE_SCATTER) /* the whole vector */
@@ -1140,6 +1143,7 @@ static int shm_fits(co_comm *c, const co_coll_args *a, size_t *bytes, size_t *wa
         agreed = co_coll_span(a->rdt, count);
         if (a->kind != CO_COLL_REDUCE || !root) *bytes = agreed;
         if (a->kind == CO_COLL_REDUCE) max = rooted;
+        if ((a->kind == CO_COLL_SCAN || a->kind == CO_COLL_EXSCAN) && n == 2) max = rooted;
         break;
     }
     case CO_COLL_BCAST:
@@ -1216,7 +1220,7 @@ static void shm_pack(nb_sched *s, char *d) {
     const co_coll_args *a = &s->sa;
     int n = s->sh->n, kind = a->kind, in_place = a->sbuf == MPI_IN_PLACE;
     if (kind == CO_COLL_ALLREDUCE || kind == CO_COLL_REDUCE || kind == CO_COLL_REDUCE_SCATTER ||
-        kind == CO_COLL_REDUCE_SCATTER_BLOCK)
+        kind == CO_COLL_REDUCE_SCATTER_BLOCK || kind == CO_COLL_SCAN || kind == CO_COLL_EXSCAN)
         memcpy(d, (const char *)(in_place ? a->rbuf : a->sbuf) + a->rdt->true_lb, s->shbytes);
     else if (kind == CO_COLL_BCAST)
         co_dt_pack(a->rdt, a->rcount, a->rbuf, 0, d, s->shbytes);
@@ -1234,17 +1238,18 @@ static void shm_pack(nb_sched *s, char *d) {
         co_dt_pack(a->sdt, (size_t)n * a->scount, a->sbuf, 0, d, s->shbytes);
 }
 
-/* Combines the operands of elements [e0, e0 + count) of every rank's vector, mine from `in`,
- * the others' from their buffers b (images of the whole vector), into out, in rank order. */
-static void shm_combine(nb_sched *s, unsigned b, const void *in, size_t e0, size_t count,
-                        void *out) {
+/* Combines the operands of elements [e0, e0 + count) of the vectors of ranks 0..nr-1, mine
+ * from `in`, the others' from their buffers b (images of the whole vector), into out, in rank
+ * order. */
+static void shm_combine(nb_sched *s, unsigned b, const void *in, size_t e0, size_t count, void *out,
+                        int nr) {
     co_cshm *sh = s->sh;
     co_dtype *dt = s->sa.rdt;
-    const void *stack[CO_COLL_SRCS];
-    const void **src = co_coll_srcs(sh->n, stack);
-    for (int q = 0; q < sh->n; q++)
+    const void *stack[CO_COLL_SRCS] = {0};
+    const void **src = co_coll_srcs(nr, stack);
+    for (int q = 0; q < nr; q++)
         src[q] = co_coll_elem(q == sh->me ? in : co_cshm_data(sh, q, b) - dt->true_lb, e0, dt);
-    note(s, co_coll_reduce_n(s->sa.op, dt, count, src, sh->n, out));
+    note(s, co_coll_reduce_n(s->sa.op, dt, count, src, nr, out));
     if (src != stack) co_coll_free(src);
 }
 
@@ -1416,10 +1421,11 @@ static int advance_shm(nb_sched *s) {
                                  kind == CO_COLL_BCAST || kind == CO_COLL_SCATTER ||
                                  kind == CO_COLL_GATHERV || kind == CO_COLL_SCATTERV;
     int fan_in = kind == CO_COLL_GATHER || kind == CO_COLL_REDUCE || kind == CO_COLL_GATHERV;
-    int tabled = shm_tabled(kind);
+    int tabled = shm_tabled(kind), scan = kind == CO_COLL_SCAN || kind == CO_COLL_EXSCAN;
     if (s->shstate == 2) goto messages;
-    /* in a rooted call a rank either publishes or reads */
-    int writes = !rooted || (fan_in ? me != root : me == root);
+    /* in a rooted call a rank either publishes or reads; in a scan it reads the ranks before
+     * it, and no one reads the last */
+    int writes = scan ? me < n - 1 : !rooted || (fan_in ? me != root : me == root);
     unsigned b = (unsigned)(s->g % CO_CSHM_NBUF);
     co_coll_comm *cc = s->c->coll;
     /* (a rooted call's receive side means nothing on some ranks) */
@@ -1440,7 +1446,7 @@ static int advance_shm(nb_sched *s) {
         }
         shm_post(s, s->g + 1);
         s->shstate = 1;
-        s->shnext = rooted && writes ? n : 1;
+        s->shnext = rooted && writes ? n : scan ? n - me : 1; /* (scan: from rank 0 on) */
     }
     for (; s->shnext < n; s->shnext++) { /* the peers in turn, from the next rank on */
         int q = me + s->shnext < n ? me + s->shnext : me + s->shnext - n;
@@ -1501,15 +1507,17 @@ static int advance_shm(nb_sched *s) {
                              co_coll_elem(a->rbuf, (size_t)a->rdispls[me], a->rdt),
                              (size_t)a->rcounts[me], a->rdt));
     else if (!s->err && (kind == CO_COLL_ALLREDUCE || (kind == CO_COLL_REDUCE && me == root)))
-        shm_combine(s, b, in, 0, a->rcount, a->rbuf);
+        shm_combine(s, b, in, 0, a->rcount, a->rbuf, n);
     else if (!s->err && kind == CO_COLL_REDUCE_SCATTER_BLOCK)
-        shm_combine(s, b, in, (size_t)me * a->rcount, a->rcount, a->rbuf);
+        shm_combine(s, b, in, (size_t)me * a->rcount, a->rcount, a->rbuf, n);
+    else if (!s->err && (kind == CO_COLL_SCAN || (kind == CO_COLL_EXSCAN && me > 0)))
+        shm_combine(s, b, in, 0, a->rcount, a->rbuf, kind == CO_COLL_SCAN ? me + 1 : me);
     else if (!s->err && kind == CO_COLL_REDUCE_SCATTER) {
         size_t e0 = 0;
         for (int q = 0; q < me; q++) e0 += (size_t)a->rcounts[q];
         /* in place my result may overlap my operand's part shifted: take that from my buffer */
         shm_combine(s, b, in_place ? co_cshm_data(sh, me, b) - a->rdt->true_lb : in, e0,
-                    (size_t)a->rcounts[me], a->rbuf);
+                    (size_t)a->rcounts[me], a->rbuf, n);
     }
     shm_post(s, s->g + 2);
     cc->nbc_shm_finished++;

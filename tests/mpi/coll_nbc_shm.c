@@ -1,14 +1,15 @@
-/* Small nonblocking collectives through the communicator's shared buffers (nbc.c,
- * "Shared-memory schedules"): Iallreduce, Iallgather, Ialltoall, Ireduce_scatter_block,
- * Iallgatherv and Ireduce_scatter (a count per rank), and at every root Ibcast, Iscatter, Igather
- * and Ireduce, against serial references: counts on both sides of the size limit, in place and not,
- * a strided type, a non-commutative operator (rank order), many calls in a row so that every buffer
- * is reused; a second call in flight (it waits for the first), a blocking collective (then one rank
- * reads late while the others run on) and an MPI_Ibarrier between start and completion, ranks that
- * come late, completion by MPI_Test; then the errors: counts that differ (MPI_ERR_TRUNCATE on the
- * rank that expects less, MPI_ERR_COUNT on the others; a root that gets a larger block) and ranks
- * that call different collectives at the same place (MPI_ERR_OTHER), after which the communicator
- * still works. */
+/* Small nonblocking collectives through the communicator's shared buffers (nbc.c, "Shared-memory
+ * schedules"): Iallreduce, Iallgather, Ialltoall, Ireduce_scatter_block, Iscan, Iexscan,
+ * Iallgatherv and Ireduce_scatter (a count per rank), Ialltoallv, and at every root Igatherv and
+ * Iscatterv (those three with small blocks inline and large ones as messages), Ibcast, Iscatter,
+ * Igather and Ireduce, against serial references: counts on both sides of the size limit, in place
+ * and not, a strided type, a non-commutative operator (rank order), many calls in a row so that
+ * every buffer is reused; a second call in flight (it waits for the first), a blocking collective
+ * (then one rank reads late while the others run on) and an MPI_Ibarrier between start and
+ * completion, ranks that come late, completion by MPI_Test; then the errors: counts that differ
+ * (MPI_ERR_TRUNCATE on the rank that expects less, MPI_ERR_COUNT on the others; a root that gets a
+ * larger block) and ranks that call different collectives at the same place (MPI_ERR_OTHER), after
+ * which the communicator still works. */
 #include "coll_util.h"
 
 #include <stdint.h>
@@ -261,6 +262,50 @@ static void varied(MPI_Comm c, int k, int salt, int inplace) {
     free(s), free(g), free(cnt), free(dsp);
 }
 
+/* Iscan and Iexscan (sum of k ints), in place and not, and Iscan with the non-commutative
+ * operator (the prefix in rank order). */
+static void scans(MPI_Comm c, int k, int salt, int inplace) {
+    int *s = malloc(sizeof(int) * (size_t)k), *r = malloc(sizeof(int) * (size_t)k);
+    aff *as = malloc(sizeof(aff) * (size_t)k), *ar = malloc(sizeof(aff) * (size_t)k);
+    CHECK(s && r && as && ar, "malloc");
+    MPI_Request rq;
+    for (int ex = 0; ex < 2; ex++) {
+        for (int i = 0; i < k; i++) s[i] = r[i] = val(me, i, salt + ex);
+        if (ex)
+            CHECK_RC(MPI_Iexscan(inplace ? MPI_IN_PLACE : s, r, k, MPI_INT, MPI_SUM, c, &rq));
+        else
+            CHECK_RC(MPI_Iscan(inplace ? MPI_IN_PLACE : s, r, k, MPI_INT, MPI_SUM, c, &rq));
+        complete(&rq, salt & 1);
+        for (int i = 0; i < k && (!ex || me > 0); i++) {
+            long want = 0;
+            for (int q = 0; q < me + !ex; q++) want += val(q, i, salt + ex);
+            CHECK(r[i] == (int)want, "%s k %d in place %d: [%d] = %d, want %ld",
+                  ex ? "Iexscan" : "Iscan", k, inplace, i, r[i], want);
+        }
+    }
+    MPI_Datatype at;
+    CHECK_RC(MPI_Type_contiguous(2, MPI_UINT32_T, &at));
+    CHECK_RC(MPI_Type_commit(&at));
+    MPI_Op op;
+    CHECK_RC(MPI_Op_create(aff_op, 0, &op));
+    for (int i = 0; i < k; i++) as[i] = ar[i] = aff_val(me, i, salt);
+    CHECK_RC(MPI_Iscan(inplace ? MPI_IN_PLACE : as, ar, k, at, op, c, &rq));
+    complete(&rq, !(salt & 1));
+    for (int i = 0; i < k; i++) {
+        aff acc = aff_val(0, i, salt);
+        for (int q = 1; q <= me; q++) {
+            aff x = aff_val(q, i, salt);
+            int one = 1;
+            aff_op(&acc, &x, &one, NULL);
+            acc = x;
+        }
+        CHECK(ar[i].a == acc.a && ar[i].b == acc.b, "ordered Iscan k %d: [%d] differs", k, i);
+    }
+    CHECK_RC(MPI_Op_free(&op));
+    CHECK_RC(MPI_Type_free(&at));
+    free(s), free(r), free(as), free(ar);
+}
+
 /* Blocks of rank `from` for rank `to` in the rooted and all-to-all calls with a count per rank:
  * small ones (inline in the writer's table) mixed with ones of k ints (as messages once the
  * room for inline blocks is used up). */
@@ -426,6 +471,7 @@ int main(int argc, char **argv) {
         for (size_t j = 0; j < sizeof ks / sizeof *ks; j++)
             for (int ip = 0; ip < 2; ip++, salt += np) {
                 varied(c, ks[j], salt, ip);
+                scans(c, ks[j], salt, ip);
                 varied_rooted(c, ks[j], salt, ip);
             }
     if (np > 1) errors(c);
