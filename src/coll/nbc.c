@@ -1397,8 +1397,9 @@ static void shm_from_table(nb_sched *s, int q, unsigned b, uint64_t bytes) {
     if (!r && ent[1] + ent[0] <= bytes) co_dt_unpack(a->rdt, count, dst, 0, d + ent[1], ent[0]);
 }
 
-/* The messages of a tabled call, once its buffers are done: 1 when all have completed. */
-static int shm_msgs_done(nb_sched *s) {
+/* Once its buffers are done: completes the call when its messages (a tabled call's) have
+ * completed; 1 if it did. */
+static int shm_finish(nb_sched *s) {
     for (int i = 0; i < s->npend; i++)
         if (!s->pend[i]->complete) return 0;
     for (int i = 0; i < s->npend; i++) {
@@ -1406,13 +1407,16 @@ static int shm_msgs_done(nb_sched *s) {
         co_req_free(s->pend[i]);
     }
     s->npend = 0;
+    complete(s);
     return 1;
 }
 
 /* Moves a shared-memory schedule on; 1 once it has completed. Who publishes what and reads
- * whom: every rank everything for Iallreduce, Iallgather, Ialltoall and
- * Ireduce_scatter_block; for Igather and Ireduce the others publish and the root reads
- * them; for Ibcast and Iscatter the root publishes and the others read it. */
+ * whom: every rank everything for Iallreduce, Iallgather(v), Ialltoall(v) and
+ * Ireduce_scatter(_block); for Igather(v) and Ireduce the others publish and the root reads
+ * them; for Ibcast and Iscatter(v) the root publishes and the others read it; for Iscan and
+ * Iexscan every rank but the last publishes and each reads the ranks before it (the tabled
+ * calls skip what goes as messages). */
 static int advance_shm(nb_sched *s) {
     co_cshm *sh = s->sh;
     const co_coll_args *a = &s->sa;
@@ -1422,7 +1426,7 @@ static int advance_shm(nb_sched *s) {
                                  kind == CO_COLL_GATHERV || kind == CO_COLL_SCATTERV;
     int fan_in = kind == CO_COLL_GATHER || kind == CO_COLL_REDUCE || kind == CO_COLL_GATHERV;
     int tabled = shm_tabled(kind), scan = kind == CO_COLL_SCAN || kind == CO_COLL_EXSCAN;
-    if (s->shstate == 2) goto messages;
+    if (s->shstate == 2) return shm_finish(s);
     /* in a rooted call a rank either publishes or reads; in a scan it reads the ranks before
      * it, and no one reads the last */
     int writes = scan ? me < n - 1 : !rooted || (fan_in ? me != root : me == root);
@@ -1484,28 +1488,22 @@ static int advance_shm(nb_sched *s) {
     /* local parts: my own block, or the combination */
     if ((kind == CO_COLL_ALLGATHER || (kind == CO_COLL_GATHER && me == root)) && !in_place)
         note(s, co_coll_copy(a->sbuf, a->scount, a->sdt, mine, a->rcount, a->rdt));
-    else if (kind == CO_COLL_ALLGATHERV && !in_place)
+    else if ((kind == CO_COLL_ALLGATHERV || (kind == CO_COLL_GATHERV && me == root)) && !in_place)
         note(s, co_coll_copy(a->sbuf, a->scount, a->sdt,
                              co_coll_elem(a->rbuf, (size_t)a->rdispls[me], a->rdt),
                              (size_t)a->rcounts[me], a->rdt));
-    else if (kind == CO_COLL_ALLTOALL && !in_place)
+    else if (kind == CO_COLL_ALLTOALLV ||
+             (kind == CO_COLL_SCATTERV && me == root && a->rbuf != MPI_IN_PLACE)) {
+        size_t sc, rc;
+        const void *src = shm_send_block(a, me, &sc);
+        void *dst = shm_recv_block(a, me, &rc);
+        note(s, co_coll_copy(src, sc, a->sdt, dst, rc, a->rdt));
+    } else if (kind == CO_COLL_ALLTOALL && !in_place)
         note(s, co_coll_copy(co_coll_elem(a->sbuf, (size_t)me * a->scount, a->sdt), a->scount,
                              a->sdt, mine, a->rcount, a->rdt));
     else if (kind == CO_COLL_SCATTER && me == root && a->rbuf != MPI_IN_PLACE)
         note(s, co_coll_copy(co_coll_elem(a->sbuf, (size_t)me * a->scount, a->sdt), a->scount,
                              a->sdt, a->rbuf, a->rcount, a->rdt));
-    else if (kind == CO_COLL_GATHERV && me == root && !in_place)
-        note(s, co_coll_copy(a->sbuf, a->scount, a->sdt,
-                             co_coll_elem(a->rbuf, (size_t)a->rdispls[me], a->rdt),
-                             (size_t)a->rcounts[me], a->rdt));
-    else if (kind == CO_COLL_SCATTERV && me == root && a->rbuf != MPI_IN_PLACE)
-        note(s, co_coll_copy(co_coll_elem(a->sbuf, (size_t)a->sdispls[me], a->sdt),
-                             (size_t)a->scounts[me], a->sdt, a->rbuf, a->rcount, a->rdt));
-    else if (kind == CO_COLL_ALLTOALLV)
-        note(s, co_coll_copy(co_coll_elem(a->sbuf, (size_t)a->sdispls[me], a->sdt),
-                             (size_t)a->scounts[me], a->sdt,
-                             co_coll_elem(a->rbuf, (size_t)a->rdispls[me], a->rdt),
-                             (size_t)a->rcounts[me], a->rdt));
     else if (!s->err && (kind == CO_COLL_ALLREDUCE || (kind == CO_COLL_REDUCE && me == root)))
         shm_combine(s, b, in, 0, a->rcount, a->rbuf, n);
     else if (!s->err && kind == CO_COLL_REDUCE_SCATTER_BLOCK)
@@ -1522,10 +1520,7 @@ static int advance_shm(nb_sched *s) {
     shm_post(s, s->g + 2);
     cc->nbc_shm_finished++;
     s->shstate = 2; /* the buffers done; a tabled call's messages may still be on their way */
-messages:
-    if (!shm_msgs_done(s)) return 0;
-    complete(s);
-    return 1;
+    return shm_finish(s);
 }
 
 /* Makes s (set up for call a) a shared-memory schedule if the call qualifies (shm_fits);
