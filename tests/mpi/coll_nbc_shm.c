@@ -3,13 +3,14 @@
  * Iallgatherv and Ireduce_scatter (a count per rank), Ialltoallv, and at every root Igatherv and
  * Iscatterv (those three with small blocks inline and large ones as messages), Ibcast, Iscatter,
  * Igather and Ireduce, against serial references: counts on both sides of the size limit, in place
- * and not, a strided type, a non-commutative operator (rank order), many calls in a row so that
- * every buffer is reused; a second call in flight (it waits for the first), a blocking collective
- * (then one rank reads late while the others run on) and an MPI_Ibarrier between start and
- * completion, ranks that come late, completion by MPI_Test; then the errors: counts that differ
- * (MPI_ERR_TRUNCATE on the rank that expects less, MPI_ERR_COUNT on the others; a root that gets a
- * larger block) and ranks that call different collectives at the same place (MPI_ERR_OTHER), after
- * which the communicator still works. */
+ * and not, a strided type (Iallgather; the send side of Igatherv and Ialltoallv), a
+ * non-commutative operator (rank order), many calls in a row so that every buffer is reused; a
+ * second call in flight (it waits for the first), a blocking collective (then one rank reads late
+ * while the others run on) and an MPI_Ibarrier between start and completion, ranks that come late,
+ * completion by MPI_Test; then the errors: counts that differ (MPI_ERR_TRUNCATE on the rank that
+ * expects less, MPI_ERR_COUNT on the others; a root that gets a larger block) and ranks that call
+ * different collectives at the same place (MPI_ERR_OTHER), after which the communicator still
+ * works; and most of it again on the halves of a split with reversed key order. */
 #include "coll_util.h"
 
 #include <stdint.h>
@@ -384,6 +385,48 @@ static void varied_rooted(MPI_Comm c, int k, int salt, int inplace) {
     free(s), free(r), free(cnt), free(dsp), free(rcnt), free(rdsp);
 }
 
+/* Igatherv and Ialltoallv whose send type is strided (every other int of a vector: packed into
+ * the table or sent as a message) and whose receive side is plain ints, k per block. */
+static void strided_v(MPI_Comm c, int k, int salt) {
+    MPI_Datatype every2;
+    CHECK_RC(MPI_Type_vector(k, 1, 2, MPI_INT, &every2));
+    CHECK_RC(MPI_Type_commit(&every2));
+    MPI_Aint lb, ext;
+    CHECK_RC(MPI_Type_get_extent(every2, &lb, &ext));
+    MPI_Datatype st; /* blocks of 2k ints apart, for Ialltoallv's send displacements */
+    CHECK_RC(MPI_Type_create_resized(every2, 0, 2 * (MPI_Aint)k * (MPI_Aint)sizeof(int), &st));
+    CHECK_RC(MPI_Type_commit(&st));
+    int *v = malloc(sizeof(int) * 2 * (size_t)k * (size_t)np),
+        *r = malloc(sizeof(int) * (size_t)k * (size_t)np);
+    int *one = malloc(sizeof(int) * (size_t)np), *cnt = malloc(sizeof(int) * (size_t)np),
+        *dsp = malloc(sizeof(int) * (size_t)np), *sdsp = malloc(sizeof(int) * (size_t)np);
+    CHECK(v && r && one && cnt && dsp && sdsp, "malloc");
+    for (int q = 0; q < np; q++) one[q] = 1, sdsp[q] = q, cnt[q] = k, dsp[q] = k * q;
+    for (int q = 0; q < np; q++)
+        for (int i = 0; i < 2 * k; i++)
+            v[q * 2 * k + i] = i % 2 ? -7 : val(me, i / 2, salt + 7 * q);
+    MPI_Request rq;
+    int root = salt % np;
+    for (int i = 0; i < k * np; i++) r[i] = -1;
+    CHECK_RC(MPI_Igatherv(v, 1, every2, r, cnt, dsp, MPI_INT, root, c, &rq));
+    complete(&rq, salt & 1);
+    if (me == root)
+        for (int q = 0; q < np; q++)
+            for (int i = 0; i < k; i++)
+                CHECK(r[q * k + i] == val(q, i, salt), "strided Igatherv k %d: block %d [%d] = %d",
+                      k, q, i, r[q * k + i]);
+    for (int i = 0; i < k * np; i++) r[i] = -1;
+    CHECK_RC(MPI_Ialltoallv(v, one, sdsp, st, r, cnt, dsp, MPI_INT, c, &rq));
+    complete(&rq, !(salt & 1));
+    for (int q = 0; q < np; q++)
+        for (int i = 0; i < k; i++)
+            CHECK(r[q * k + i] == val(q, i, salt + 7 * me),
+                  "strided Ialltoallv k %d: block %d [%d] = %d", k, q, i, r[q * k + i]);
+    CHECK_RC(MPI_Type_free(&st));
+    CHECK_RC(MPI_Type_free(&every2));
+    free(v), free(r), free(one), free(cnt), free(dsp), free(sdsp);
+}
+
 static void errors(MPI_Comm c) {
     int s[100] = {0}, r[16 * 64];
     MPI_Request rq;
@@ -474,8 +517,25 @@ int main(int argc, char **argv) {
                 scans(c, ks[j], salt, ip);
                 varied_rooted(c, ks[j], salt, ip);
             }
+    for (size_t j = 0; j < sizeof ks / sizeof *ks; j++) strided_v(c, ks[j], salt++);
     if (np > 1) errors(c);
     CHECK_RC(MPI_Comm_free(&c));
+    /* the halves of a split with reversed key order: ranks of the segment other than the world's */
+    int wme = me, wnp = np;
+    CHECK_RC(MPI_Comm_split(MPI_COMM_WORLD, wme % 2, -wme, &c));
+    MPI_Comm_rank(c, &me);
+    MPI_Comm_size(c, &np);
+    CHECK_RC(MPI_Barrier(c));
+    for (size_t j = 0; j < sizeof ks / sizeof *ks; j += 2)
+        for (int ip = 0; ip < 2; ip++, salt += np) {
+            round_trip(c, ks[j], salt, ip, ip);
+            rooted(c, ks[j], salt, ip);
+            varied(c, ks[j], salt, ip);
+            scans(c, ks[j], salt, ip);
+            varied_rooted(c, ks[j], salt, ip);
+        }
+    CHECK_RC(MPI_Comm_free(&c));
+    me = wme, np = wnp;
     MPI_Finalize();
     return 0;
 }
