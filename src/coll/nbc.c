@@ -42,6 +42,8 @@ typedef struct nb_step {
     co_dtype *dt2;
 } nb_step;
 
+#define NB_SHM_BYMSG_OWN 64
+
 typedef struct nb_sched {
     struct nb_sched *next;
     co_req *req; /* the user's request */
@@ -75,8 +77,12 @@ typedef struct nb_sched {
     int shstate, shnext;
     uint64_t ticket;        /* its number among the communicator's shared-memory calls */
     size_t shbytes, shwant; /* what I publish, what I expect of each rank I read */
-    char *bymsg;            /* a tabled call: whether rank q's block to me comes as a message */
-    int shout;              /* a tabled call: whether I send a block inline (publish) */
+    /* a call with slots (shm_slotted): whether rank q's block to me comes as a message (in
+     * bymsg_own up to NB_SHM_BYMSG_OWN ranks), whether I send a block inline (publish), the
+     * bytes of a slot */
+    char *bymsg, bymsg_own[NB_SHM_BYMSG_OWN];
+    int shout;
+    size_t shslot;
     co_coll_args sa;
     /* MPI_Isendrecv: a schedule of point-to-point messages (the communicator's own context and
      * the program's tags); its status is the receive's */
@@ -1087,9 +1093,9 @@ static void complete(nb_sched *s) {
 /* ---- Shared-memory schedules -------------------------------------------------------------
  * A small MPI_Iallreduce, MPI_Iallgather(v), MPI_Ialltoall, MPI_Ireduce_scatter(_block),
  * MPI_Ireduce, MPI_Igather, MPI_Ibcast or MPI_Iscatter on a communicator whose segment is set
- * up, and any MPI_Igatherv, MPI_Iscatterv or MPI_Ialltoallv there (a table, its large blocks
- * as messages: shm_tabled), goes through the shared buffers as the blocking one-step algorithms do,
- * in two steps of the segment's sequence taken when the call starts (every rank starts its
+ * up, and any MPI_Igatherv, MPI_Iscatterv or MPI_Ialltoallv there (slots, their large blocks
+ * as messages: shm_slotted), goes through the shared buffers as the blocking one-step algorithms
+ * do, in two steps of the segment's sequence taken when the call starts (every rank starts its
  * collectives in the same order, so the steps agree): g+1, a rank's operand or blocks are in its
  * buffer g % NBUF; g+2, it has read everyone's. A rank writes once its buffer is free (every rank
  * past the step its last readers finish), which may be later than the start: the call must
@@ -1100,7 +1106,7 @@ static void complete(nb_sched *s) {
  * collective (co_coll_pick) first waits for them all (co_nbc_shm_drain), which needs nothing
  * but the peers' own progress, since they started these calls before the blocking one.
  * Whether a call takes this way depends only on what every rank has alike (the segment, the
- * call and its sizes, or for the tabled calls the call alone), never on what is in flight here:
+ * call and its sizes, or for the slotted calls the call alone), never on what is in flight here:
  * ranks that chose differently would wait for each other for ever. */
 
 /* Size limits, measured (docs/collectives.md, "Nonblocking collectives"); beyond them
@@ -1127,6 +1133,40 @@ static void complete(nb_sched *s) {
  * between two ranks the messages stayed quicker. */
 static size_t nb_eager_max(void) {
     return (size_t)co_st.seg->hdr->eager_limit;
+}
+
+/* Igatherv, Iscatterv and Ialltoallv, whose counts not every rank knows, publish a slot per
+ * block the rank sends (one for an Igatherv sender, one per rank for Iscatterv's root and
+ * Ialltoallv), each starting on a cache line: the block's size, then the block itself. A block
+ * that is not shm_inline goes as a message with the call's tag instead, sent and received from
+ * the start of the call (its two sides have the same size, so both know), and its slot says so
+ * (NB_SHM_BY_MSG). A rank that sends no block inline publishes nothing, and one that expects
+ * none reads nothing: a call of large blocks costs two step posts per rank more than messages
+ * alone (at 8 ranks, writing and reading tables for them took Iscatterv of 1 KiB from 3.1 to
+ * 5.0 µs). Ranks whose sizes differ: a block expected inline that comes as a message is
+ * received then, and the message layer reports the difference; one expected as a message that
+ * comes inline is never sent, and the deadlock watch ends the wait. */
+#define NB_SHM_BY_MSG   (UINT64_C(1) << 63)
+#define NB_SHM_SLOT_HDR sizeof(uint64_t)
+
+static int shm_slotted(int kind) {
+    return kind == CO_COLL_GATHERV || kind == CO_COLL_SCATTERV || kind == CO_COLL_ALLTOALLV;
+}
+
+/* The bytes of a slot, a multiple of the cache line; 0 when the buffer (cap) cannot hold one
+ * per rank. The room for inline blocks is that of Igather (one slot: the sender's buffer),
+ * Iscatter and Ialltoall shared by the blocks a rank may publish. */
+static size_t shm_slot(int kind, size_t n, size_t cap) {
+    size_t line = CO_CACHELINE, slot;
+    if (kind == CO_COLL_GATHERV)
+        slot = cap;
+    else if (kind == CO_COLL_SCATTERV)
+        slot = (NB_SHM_SLOT_HDR + NB_SHM_ROOTED_MAX / n + line - 1) / line * line;
+    else if (n == 2)
+        slot = (NB_SHM_SLOT_HDR + NB_SHM_PAIR_MAX / n + line - 1) / line * line;
+    else
+        slot = cap / n / line * line;
+    return slot >= line && (kind == CO_COLL_GATHERV || n * slot <= cap) ? slot : 0;
 }
 
 /* Whether call a on c takes the shared buffers, judged only by what the ranks' calls agree on
@@ -1185,10 +1225,10 @@ static int shm_fits(co_comm *c, const co_coll_args *a, size_t *bytes, size_t *wa
         break;
     case CO_COLL_GATHERV:
     case CO_COLL_SCATTERV:
-    case CO_COLL_ALLTOALLV: /* a table whatever the sizes (shm_table): room for its entries */
+    case CO_COLL_ALLTOALLV: /* slots whatever the sizes (shm_slots), if the buffer has room */
         if (a->kind == CO_COLL_ALLTOALLV && in_place) return 0; /* (in place on every rank) */
         *want = 0;
-        return 2 * sizeof(uint64_t) * n <= cap;
+        return shm_slot(a->kind, n, cap) != 0;
     case CO_COLL_SCATTER: /* all the root's blocks */
         agreed = n * (root ? a->scount * a->sdt->size : a->rcount * a->rdt->size);
         if (root) *bytes = agreed;
@@ -1266,35 +1306,15 @@ static void shm_combine(nb_sched *s, unsigned b, const void *in, size_t e0, size
     if (src != stack) co_coll_free(src);
 }
 
-/* Igatherv, Iscatterv and Ialltoallv, whose counts not every rank knows, publish a table
- * instead of bare blocks: an entry per block the rank sends (one for an Igatherv sender, one
- * per rank for Iscatterv's root and Ialltoallv), its bytes and its offset in the buffer. A
- * block that is not shm_inline goes as a message with the call's tag instead, sent and
- * received from the start of the call (its two sides have the same size, so both know), and its
- * entry says so (NB_SHM_BY_MSG). A rank that sends no block inline publishes nothing, and one
- * that expects none reads nothing: a call of large blocks costs two step posts per rank more
- * than messages alone (at 8 ranks, writing and reading tables for them took Iscatterv of 1 KiB
- * from 3.1 to 5.0 µs). Ranks whose sizes differ: a block expected inline that comes as a
- * message is received then, and the message layer reports the difference; one expected as a
- * message that comes inline is never sent, and the deadlock watch ends the wait. */
-#define NB_SHM_BY_MSG (UINT64_C(1) << 63)
-
-static int shm_tabled(int kind) {
-    return kind == CO_COLL_GATHERV || kind == CO_COLL_SCATTERV || kind == CO_COLL_ALLTOALLV;
-}
-
-/* Whether a block of `bytes` goes inline: up to the limits of Igather, Iscatter and Ialltoall
- * shared by the blocks a rank may publish (Igatherv's senders share the root's reading), and
- * an Igatherv block that would go by rendezvous from 3 ranks on if it fits the buffer. */
+/* Whether a block of `bytes` goes inline: what a slot holds, but Igatherv's senders share
+ * the root's reading (Igather's limit over n), except from 3 ranks on for a block that would
+ * go by rendezvous and fits the buffer (nb_eager_max). */
 static int shm_inline(const nb_sched *s, size_t bytes) {
-    size_t n = (size_t)s->sh->n, cap = co_cshm_cap(s->sh);
-    switch (s->sa.kind) {
-    case CO_COLL_GATHERV:
+    size_t n = (size_t)s->sh->n;
+    if (s->sa.kind == CO_COLL_GATHERV)
         return bytes <= (n == 2 ? 2 * NB_SHM_ROOTED_PAIR_MAX : NB_SHM_ROOTED_MAX) / n ||
-               (n > 2 && bytes > nb_eager_max() && bytes <= cap - 2 * sizeof(uint64_t));
-    case CO_COLL_SCATTERV: return bytes <= NB_SHM_ROOTED_MAX / n;
-    default: return bytes <= (n == 2 ? NB_SHM_PAIR_MAX : cap - 2 * sizeof(uint64_t) * n) / n;
-    }
+               (n > 2 && bytes > nb_eager_max() && bytes <= s->shslot - NB_SHM_SLOT_HDR);
+    return bytes <= s->shslot - NB_SHM_SLOT_HDR;
 }
 
 /* The block I send to rank q (*count elements of a->sdt) and the one I receive from q. */
@@ -1335,7 +1355,7 @@ static int shm_send_mode(int kind, int n, size_t bytes) {
     return CO_MODE_STD;
 }
 
-/* At the start of a tabled call: the messages of its blocks not inline, both ways
+/* At the start of a slotted call: the messages of its blocks not inline, both ways
  * (s->bymsg[q]: the block from rank q comes as one). */
 static void shm_prepost(nb_sched *s) {
     const co_coll_args *a = &s->sa;
@@ -1343,7 +1363,8 @@ static void shm_prepost(nb_sched *s) {
     size_t count;
     int sends = a->kind == CO_COLL_ALLTOALLV || (a->kind == CO_COLL_GATHERV) != (me == root);
     int recvs = a->kind == CO_COLL_ALLTOALLV || (a->kind == CO_COLL_GATHERV) == (me == root);
-    s->bymsg = nb_tmp(s, co_dt_get(MPI_CHAR), (size_t)n);
+    s->shslot = shm_slot(a->kind, (size_t)n, co_cshm_cap(s->sh));
+    s->bymsg = n <= NB_SHM_BYMSG_OWN ? s->bymsg_own : nb_tmp(s, co_dt_get(MPI_CHAR), (size_t)n);
     memset(s->bymsg, 0, (size_t)n);
     s->shout = 0;
     for (int k = 1; k < n; k++) { /* (as build_pairwise: from me - k, to me + k) */
@@ -1366,54 +1387,53 @@ static void shm_prepost(nb_sched *s) {
     }
 }
 
-/* Writes my table and inline blocks into d; returns the bytes written. My own block is copied
- * locally: its entry stays empty. */
-static size_t shm_table(nb_sched *s, char *d) {
+/* Writes my slots into d; returns the bytes published. My own block is copied locally: its
+ * slot stays empty. */
+static size_t shm_slots(nb_sched *s, char *d) {
     const co_coll_args *a = &s->sa;
     int n = s->sh->n, me = s->sh->me, one = a->kind == CO_COLL_GATHERV, k = one ? 1 : n;
-    size_t at = 2 * sizeof(uint64_t) * (size_t)k, count;
-    uint64_t ent[2];
+    size_t count, end = 0;
     for (int i = 0; i < k; i++) {
         int q = one ? a->root : i;
         const void *src = shm_send_block(a, q, &count);
-        uint64_t bytes = count * a->sdt->size;
-        ent[0] = ent[1] = 0;
+        uint64_t bytes = count * a->sdt->size, h = 0;
+        char *slot = d + (size_t)i * s->shslot;
         if (q != me && !shm_inline(s, bytes))
-            ent[0] = NB_SHM_BY_MSG | bytes;
+            h = NB_SHM_BY_MSG | bytes;
         else if (q != me) {
-            co_dt_pack(a->sdt, count, src, 0, d + at, bytes);
-            ent[0] = bytes;
-            ent[1] = at;
-            at += bytes;
+            co_dt_pack(a->sdt, count, src, 0, slot + NB_SHM_SLOT_HDR, bytes);
+            h = bytes;
+            end = (size_t)i * s->shslot + NB_SHM_SLOT_HDR + bytes;
         }
-        memcpy(d + 2 * sizeof(uint64_t) * (size_t)i, ent, sizeof ent);
+        memcpy(slot, &h, sizeof h);
     }
-    return at;
+    return one ? (end ? end : NB_SHM_SLOT_HDR) : (size_t)k * s->shslot;
 }
 
-/* Reads my entry of rank q's table (buffer b, `bytes` published), where I expect my block
- * inline, and unpacks it. */
-static void shm_from_table(nb_sched *s, int q, unsigned b, uint64_t bytes) {
+/* Reads my slot of rank q's buffer b (`bytes` published), where I expect my block inline, and
+ * unpacks it. */
+static void shm_from_slot(nb_sched *s, int q, unsigned b, uint64_t bytes) {
     const co_coll_args *a = &s->sa;
-    const char *d = co_cshm_data(s->sh, q, b);
-    size_t i = a->kind == CO_COLL_GATHERV ? 0 : (size_t)s->sh->me, count;
+    size_t at = a->kind == CO_COLL_GATHERV ? 0 : (size_t)s->sh->me * s->shslot, count;
+    const char *slot = co_cshm_data(s->sh, q, b) + at;
     void *dst = shm_recv_block(a, q, &count);
-    uint64_t ent[2];
-    if (2 * sizeof(uint64_t) * (i + 1) > bytes) { /* no entry for me: the calls differ */
+    uint64_t h;
+    if (at + NB_SHM_SLOT_HDR > bytes) { /* no slot for me: the calls differ */
         note(s, MPI_ERR_OTHER);
         return;
     }
-    memcpy(ent, d + 2 * sizeof(uint64_t) * i, sizeof ent);
-    if (ent[0] & NB_SHM_BY_MSG) { /* larger than I expect */
+    memcpy(&h, slot, sizeof h);
+    if (h & NB_SHM_BY_MSG) { /* larger than I expect */
         shm_msg(s, 0, dst, count, a->rdt, q, 0);
         return;
     }
-    int r = co_coll_sizes(ent[0], count * a->rdt->size);
+    int r = co_coll_sizes(h, count * a->rdt->size);
     note(s, r);
-    if (!r && ent[1] + ent[0] <= bytes) co_dt_unpack(a->rdt, count, dst, 0, d + ent[1], ent[0]);
+    if (!r && at + NB_SHM_SLOT_HDR + h <= bytes)
+        co_dt_unpack(a->rdt, count, dst, 0, slot + NB_SHM_SLOT_HDR, h);
 }
 
-/* Once its buffers are done: completes the call when its messages (a tabled call's) have
+/* Once its buffers are done: completes the call when its messages (a slotted call's) have
  * completed; 1 if it did. */
 static int shm_finish(nb_sched *s) {
     for (int i = 0; i < s->npend; i++)
@@ -1431,7 +1451,7 @@ static int shm_finish(nb_sched *s) {
  * whom: every rank everything for Iallreduce, Iallgather(v), Ialltoall(v) and
  * Ireduce_scatter(_block); for Igather(v) and Ireduce the others publish and the root reads
  * them; for Ibcast and Iscatter(v) the root publishes and the others read it; for Iscan and
- * Iexscan every rank but the last publishes and each reads the ranks before it (the tabled
+ * Iexscan every rank but the last publishes and each reads the ranks before it (the slotted
  * calls skip what goes as messages). */
 static int advance_shm(nb_sched *s) {
     co_cshm *sh = s->sh;
@@ -1441,7 +1461,7 @@ static int advance_shm(nb_sched *s) {
                                  kind == CO_COLL_BCAST || kind == CO_COLL_SCATTER ||
                                  kind == CO_COLL_GATHERV || kind == CO_COLL_SCATTERV;
     int fan_in = kind == CO_COLL_GATHER || kind == CO_COLL_REDUCE || kind == CO_COLL_GATHERV;
-    int tabled = shm_tabled(kind), scan = kind == CO_COLL_SCAN || kind == CO_COLL_EXSCAN;
+    int slotted = shm_slotted(kind), scan = kind == CO_COLL_SCAN || kind == CO_COLL_EXSCAN;
     if (s->shstate == 2) return shm_finish(s);
     /* in a rooted call a rank either publishes or reads; in a scan it reads the ranks before
      * it, and no one reads the last */
@@ -1454,12 +1474,12 @@ static int advance_shm(nb_sched *s) {
     const void *in = in_place ? a->rbuf : a->sbuf; /* a reduction's operand */
     if (!s->shstate) { /* my buffer, once the calls before are done and it is free */
         if (s->ticket != cc->nbc_shm_finished) return 0;
-        if (writes && (!tabled || s->shout)) {
+        if (writes && (!slotted || s->shout)) {
             if (!co_cshm_free_now(sh, b)) return 0;
             /* (larger than the buffer: only its size, which my readers report; the API
              * refuses a send larger than the receive, so none comes here) */
-            if (tabled)
-                s->shbytes = shm_table(s, co_cshm_data(sh, me, b));
+            if (slotted)
+                s->shbytes = shm_slots(s, co_cshm_data(sh, me, b));
             else if (s->shbytes <= co_cshm_cap(sh))
                 shm_pack(s, co_cshm_data(sh, me, b));
             co_cshm_fill(sh, b, s->g + 1, s->shbytes, s->g + 2, s->shtag);
@@ -1475,11 +1495,11 @@ static int advance_shm(nb_sched *s) {
             s->shnext = n - 1;
         }
         uint64_t qb;
-        if (tabled && s->bymsg[q]) continue; /* its block comes as a message */
+        if (slotted && s->bymsg[q]) continue; /* its block comes as a message */
         if (!shm_ready(s, q, b, s->g + 1, &qb)) return 0;
         if (qb == UINT64_MAX) continue;
-        if (tabled) {
-            shm_from_table(s, q, b, qb);
+        if (slotted) {
+            shm_from_slot(s, q, b, qb);
             continue;
         }
         int r = co_coll_sizes(qb, kind == CO_COLL_ALLGATHERV ? (size_t)a->rcounts[q] * a->rdt->size
@@ -1535,7 +1555,7 @@ static int advance_shm(nb_sched *s) {
     }
     shm_post(s, s->g + 2);
     cc->nbc_shm_finished++;
-    s->shstate = 2; /* the buffers done; a tabled call's messages may still be on their way */
+    s->shstate = 2; /* the buffers done; a slotted call's messages may still be on their way */
     return shm_finish(s);
 }
 
@@ -1551,7 +1571,7 @@ static int shm_take(nb_sched *s, const co_coll_args *a) {
     s->shtag = CO_CSHM_TAG(a->kind, NB_SHM_ALG, (unsigned)(s->tag - CO_TAG_NBC));
     s->sa = *a;
     s->ticket = cc->nbc_shm_started++;
-    if (shm_tabled(a->kind)) shm_prepost(s);
+    if (shm_slotted(a->kind)) shm_prepost(s);
     return 1;
 }
 
