@@ -134,8 +134,10 @@ foreach(v 1 2 4)
 endforeach()
 # nonblocking collectives, against the blocking ones
 cohort_mpi_test(coll_nbc NP 1 2 3 4 5 8)
-# small Iallreduce and Iallgather through the shared buffers, against serial references
+# small nonblocking calls through the shared buffers, against serial references; with 4 KiB
+# buffers too, where fewer calls fit (Iscatterv's slots not at all)
 cohort_mpi_test(coll_nbc_shm NP 1 2 3 4 5 8)
+cohort_mpi_test(coll_nbc_shm NP 3 8 ENV COHORT_COLL_SHM_CHUNK=4K SUFFIX .4k)
 # Ibcast's two schedules: flat up to 8 ranks (each half of a split), binomial beyond
 cohort_mpi_test(coll_ibcast NP 2 3 9 12)
 cohort_mpi_test(coll_persist NP 1 2 3 4 5 8)
