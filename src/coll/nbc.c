@@ -1194,8 +1194,9 @@ static int shm_fits(co_comm *c, const co_coll_args *a, size_t *bytes, size_t *wa
             for (size_t q = count = 0; q < n; q++) count += (size_t)a->rcounts[q];
         agreed = co_coll_span(a->rdt, count);
         if (a->kind != CO_COLL_REDUCE || !root) *bytes = agreed;
-        if (a->kind == CO_COLL_REDUCE && n == 2) max = rooted; /* (beyond, the buffer) */
-        if ((a->kind == CO_COLL_SCAN || a->kind == CO_COLL_EXSCAN) && n == 2) max = rooted;
+        if (n == 2 &&
+            (a->kind == CO_COLL_REDUCE || a->kind == CO_COLL_SCAN || a->kind == CO_COLL_EXSCAN))
+            max = rooted;
         break;
     }
     case CO_COLL_BCAST:
@@ -1207,7 +1208,7 @@ static int shm_fits(co_comm *c, const co_coll_args *a, size_t *bytes, size_t *wa
         agreed = a->rcount * a->rdt->size;
         *bytes = in_place ? agreed : a->scount * a->sdt->size;
         break;
-    case CO_COLL_ALLGATHERV: /* the largest block (each reader expects its rank's, shm_want) */
+    case CO_COLL_ALLGATHERV: /* the largest block (a reader expects each rank's own size) */
         for (size_t q = 0; q < n; q++)
             if ((size_t)a->rcounts[q] * a->rdt->size > agreed)
                 agreed = (size_t)a->rcounts[q] * a->rdt->size;
