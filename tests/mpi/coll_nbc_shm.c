@@ -33,6 +33,18 @@ static aff aff_val(int rank, int i, int salt) {
     return (aff){(uint32_t)(2 * (rank + i + salt) + 1), (uint32_t)(rank * 7 + i + salt)};
 }
 
+/* Element i of ranks 0..upto-1's operands combined in rank order (upto >= 1). */
+static aff aff_prefix(int upto, int i, int salt) {
+    aff acc = aff_val(0, i, salt);
+    for (int q = 1; q < upto; q++) {
+        aff x = aff_val(q, i, salt);
+        int one = 1;
+        aff_op(&acc, &x, &one, NULL);
+        acc = x;
+    }
+    return acc;
+}
+
 static int val(int rank, int i, int salt) {
     return (rank + 1) * 1000 + i * 3 + salt;
 }
@@ -114,13 +126,7 @@ static void ordered_and_strided(MPI_Comm c, int k, int salt) {
     CHECK_RC(MPI_Iallreduce(s, r, k, at, op, c, &rq));
     complete(&rq, salt & 1);
     for (int i = 0; i < k; i++) {
-        aff acc = aff_val(0, i, salt);
-        for (int q = 1; q < np; q++) {
-            aff x = aff_val(q, i, salt);
-            int one = 1;
-            aff_op(&acc, &x, &one, NULL);
-            acc = x;
-        }
+        aff acc = aff_prefix(np, i, salt);
         CHECK(r[i].a == acc.a && r[i].b == acc.b, "ordered Iallreduce k %d: [%d] differs", k, i);
     }
     CHECK_RC(MPI_Op_free(&op));
@@ -293,13 +299,7 @@ static void scans(MPI_Comm c, int k, int salt, int inplace) {
     CHECK_RC(MPI_Iscan(inplace ? MPI_IN_PLACE : as, ar, k, at, op, c, &rq));
     complete(&rq, !(salt & 1));
     for (int i = 0; i < k; i++) {
-        aff acc = aff_val(0, i, salt);
-        for (int q = 1; q <= me; q++) {
-            aff x = aff_val(q, i, salt);
-            int one = 1;
-            aff_op(&acc, &x, &one, NULL);
-            acc = x;
-        }
+        aff acc = aff_prefix(me + 1, i, salt);
         CHECK(ar[i].a == acc.a && ar[i].b == acc.b, "ordered Iscan k %d: [%d] differs", k, i);
     }
     CHECK_RC(MPI_Op_free(&op));
