@@ -1032,6 +1032,14 @@ static int arrive_at(nb_sched *s) {
     return 1;
 }
 
+/* Keeps r (a transfer the schedule posted; NULL: none) among those it waits for. */
+static void pend_add(nb_sched *s, co_req *r) {
+    if (!r) return;
+    r->internal = 1;
+    s->pend = grow(s->pend, &s->pcap, s->npend + 1, sizeof(co_req *));
+    s->pend[s->npend++] = r;
+}
+
 /* Posts the current round's transfers; leaves s->posted 0 while a counter MPI_Ibarrier may not
  * arrive yet. */
 static void post_round(nb_sched *s) {
@@ -1041,7 +1049,6 @@ static void post_round(nb_sched *s) {
         nb_step *t = &s->steps[i];
         if (t->type == NB_ARRIVE && !arrive_at(s)) return;
         if (t->type != NB_SEND && t->type != NB_RECV) continue;
-        s->pend = grow(s->pend, &s->pcap, s->npend + 1, sizeof(co_req *));
         co_req *r = NULL;
         uint64_t ctx = s->p2p ? t->on->ctx : co_coll_ctx(t->on);
         int tag = !s->p2p ? s->tag : t->type == NB_SEND ? s->stag : s->rtag;
@@ -1053,10 +1060,7 @@ static void post_round(nb_sched *s) {
                                     : co_irecv(t->dst, count, t->dt, t->peer, tag, t->on, ctx, &r);
         note(s, rc);
         if (s->p2p && t->type == NB_RECV) s->precv = r;
-        if (r) {
-            r->internal = 1;
-            s->pend[s->npend++] = r;
-        }
+        pend_add(s, r);
     }
     s->posted = 1;
 }
@@ -1343,10 +1347,7 @@ static void shm_msg(nb_sched *s, int send, void *buf, size_t count, co_dtype *dt
     uint64_t ctx = co_coll_ctx(s->c);
     note(s, send ? co_isend(buf, count, dt, peer, s->tag, s->c, ctx, count ? mode : CO_MODE_STD, &r)
                  : co_irecv(buf, count, dt, peer, s->tag, s->c, ctx, &r));
-    if (!r) return;
-    r->internal = 1;
-    s->pend = grow(s->pend, &s->pcap, s->npend + 1, sizeof(co_req *));
-    s->pend[s->npend++] = r;
+    pend_add(s, r);
 }
 
 /* A message's mode: build_pairwise's for Ialltoallv, build_rooted's for Iscatterv. */
