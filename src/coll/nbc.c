@@ -1146,8 +1146,8 @@ static size_t nb_eager_max(void) {
  * the start of the call (its two sides have the same size, so both know), and its slot says so
  * (NB_SHM_BY_MSG). A rank that sends no block inline publishes nothing, and one that expects
  * none reads nothing: a call of large blocks costs two step posts per rank more than messages
- * alone (at 8 ranks, writing and reading tables for them took Iscatterv of 1 KiB from 3.1 to
- * 5.0 µs). Ranks whose sizes differ: a block expected inline that comes as a message is
+ * alone (at 8 ranks, writing and reading the sizes of such blocks too took Iscatterv of 1 KiB
+ * from 3.1 to 5.0 µs). Ranks whose sizes differ: a block expected inline that comes as a message is
  * received then, and the message layer reports the difference; one expected as a message that
  * comes inline is never sent, and the deadlock watch ends the wait. */
 #define NB_SHM_BY_MSG   (UINT64_C(1) << 63)
@@ -1161,16 +1161,12 @@ static int shm_slotted(int kind) {
  * per rank. The room for inline blocks is that of Igather (one slot: the sender's buffer),
  * Iscatter and Ialltoall shared by the blocks a rank may publish. */
 static size_t shm_slot(int kind, size_t n, size_t cap) {
-    size_t line = CO_CACHELINE, slot;
-    if (kind == CO_COLL_GATHERV)
-        slot = cap;
-    else if (kind == CO_COLL_SCATTERV)
-        slot = (NB_SHM_SLOT_HDR + NB_SHM_ROOTED_MAX / n + line - 1) / line * line;
-    else if (n == 2)
-        slot = (NB_SHM_SLOT_HDR + NB_SHM_PAIR_MAX / n + line - 1) / line * line;
-    else
-        slot = cap / n / line * line;
-    return slot >= line && (kind == CO_COLL_GATHERV || n * slot <= cap) ? slot : 0;
+    if (kind == CO_COLL_GATHERV) return cap;
+    size_t line = CO_CACHELINE, room = kind == CO_COLL_SCATTERV ? NB_SHM_ROOTED_MAX / n
+                                       : n == 2                 ? NB_SHM_PAIR_MAX / n
+                                                                : 0; /* 0: the buffer over n */
+    size_t slot = room ? (NB_SHM_SLOT_HDR + room + line - 1) / line * line : cap / n / line * line;
+    return slot >= line && n * slot <= cap ? slot : 0;
 }
 
 /* Whether call a on c takes the shared buffers, judged only by what the ranks' calls agree on
@@ -1394,22 +1390,24 @@ static void shm_prepost(nb_sched *s) {
 static size_t shm_slots(nb_sched *s, char *d) {
     const co_coll_args *a = &s->sa;
     int n = s->sh->n, me = s->sh->me, one = a->kind == CO_COLL_GATHERV, k = one ? 1 : n;
-    size_t count, end = 0;
+    size_t count;
+    uint64_t h = 0;
     for (int i = 0; i < k; i++) {
         int q = one ? a->root : i;
         const void *src = shm_send_block(a, q, &count);
-        uint64_t bytes = count * a->sdt->size, h = 0;
+        uint64_t bytes = count * a->sdt->size;
         char *slot = d + (size_t)i * s->shslot;
+        h = 0;
         if (q != me && !shm_inline(s, bytes))
             h = NB_SHM_BY_MSG | bytes;
         else if (q != me) {
             co_dt_pack(a->sdt, count, src, 0, slot + NB_SHM_SLOT_HDR, bytes);
             h = bytes;
-            end = (size_t)i * s->shslot + NB_SHM_SLOT_HDR + bytes;
         }
         memcpy(slot, &h, sizeof h);
     }
-    return one ? (end ? end : NB_SHM_SLOT_HDR) : (size_t)k * s->shslot;
+    /* (Igatherv's one slot may be most of the buffer: only what it holds) */
+    return one ? NB_SHM_SLOT_HDR + (h & NB_SHM_BY_MSG ? 0 : h) : (size_t)k * s->shslot;
 }
 
 /* Reads my slot of rank q's buffer b (`bytes` published), where I expect my block inline, and
