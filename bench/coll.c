@@ -20,10 +20,24 @@
  * included (case <Name>_loop, average over ranks), which shows how much of a collective's cost a
  * rank pays in the following barrier instead. Roots are rank 0.
  *
+ * Persistent collectives (MPI 4.0; Open MPI 4.1's MPIX_ extension): with -p, each selected
+ * nonblocking collective is measured again as a persistent request (MPI_Iallreduce ->
+ * MPI_Allreduce_init, case Allreduce_init), made once per size and then started and waited for
+ * in place of the call; with -P the same on a duplicate of MPI_COMM_WORLD that carries the hint
+ * mpi_assert_strict_persistent_collective_ordering = true (case Allreduce_init_ordered), which
+ * the benchmark honours (every rank starts the same request; Open MPI 4.1 refuses the key).
+ *
  * Output: RESULT coll <Collective> <size> <usec> us <iterations>
  */
 #include "bench_common.h"
 #include <ctype.h>
+
+#if defined(OPEN_MPI) && MPI_VERSION < 4
+#include <mpi-ext.h>
+#define PINIT(f) MPIX_##f##_init
+#elif MPI_VERSION >= 4 || defined(COHORT)
+#define PINIT(f) MPI_##f##_init
+#endif
 
 enum {
     BARRIER,
@@ -99,13 +113,19 @@ typedef struct {
     int count; /* elements: MPI_CHAR for data movement, MPI_FLOAT for reductions */
     char *sbuf, *rbuf;
     int *counts, *displs;
-    double acc; /* time spent inside the collective on this rank */
+    double acc;       /* time spent inside the collective on this rank */
+    MPI_Request preq; /* -p, -P: the persistent request measured, else MPI_REQUEST_NULL */
 } coll_ctx;
 
 static void coll_once(coll_ctx *c) {
     MPI_Comm w = MPI_COMM_WORLD;
     MPI_Request rq = MPI_REQUEST_NULL;
     int n = c->count;
+    if (c->preq != MPI_REQUEST_NULL) {
+        MPI_Start(&c->preq);
+        MPI_Wait(&c->preq, MPI_STATUS_IGNORE);
+        return;
+    }
     switch (c->which) {
     case BARRIER: MPI_Barrier(w); break;
     case BCAST: MPI_Bcast(c->sbuf, n, MPI_CHAR, 0, w); break;
@@ -167,6 +187,42 @@ static void coll_once(coll_ctx *c) {
     case IEXSCAN: MPI_Iexscan(c->sbuf, c->rbuf, n, MPI_FLOAT, MPI_SUM, w, &rq); break;
     }
     if (rq != MPI_REQUEST_NULL) MPI_Wait(&rq, MPI_STATUS_IGNORE);
+}
+
+/* The persistent request for nonblocking case c->which on w, with coll_once's arguments. */
+static MPI_Request persist_init(coll_ctx *c, MPI_Comm w) {
+    MPI_Request rq = MPI_REQUEST_NULL;
+#ifdef PINIT
+    MPI_Info no = MPI_INFO_NULL;
+    int n = c->count;
+    char *sb = c->sbuf, *rb = c->rbuf;
+    int *cn = c->counts, *ds = c->displs;
+    switch (c->which) {
+    case IBARRIER: PINIT(Barrier)(w, no, &rq); break;
+    case IBCAST: PINIT(Bcast)(sb, n, MPI_CHAR, 0, w, no, &rq); break;
+    case IALLREDUCE: PINIT(Allreduce)(sb, rb, n, MPI_FLOAT, MPI_SUM, w, no, &rq); break;
+    case IALLGATHER: PINIT(Allgather)(sb, n, MPI_CHAR, rb, n, MPI_CHAR, w, no, &rq); break;
+    case IALLTOALL: PINIT(Alltoall)(sb, n, MPI_CHAR, rb, n, MPI_CHAR, w, no, &rq); break;
+    case IREDUCE: PINIT(Reduce)(sb, rb, n, MPI_FLOAT, MPI_SUM, 0, w, no, &rq); break;
+    case IREDUCE_SCATTER_BLOCK:
+        PINIT(Reduce_scatter_block)(sb, rb, n, MPI_FLOAT, MPI_SUM, w, no, &rq);
+        break;
+    case IGATHER: PINIT(Gather)(sb, n, MPI_CHAR, rb, n, MPI_CHAR, 0, w, no, &rq); break;
+    case ISCATTER: PINIT(Scatter)(sb, n, MPI_CHAR, rb, n, MPI_CHAR, 0, w, no, &rq); break;
+    case IALLGATHERV: PINIT(Allgatherv)(sb, n, MPI_CHAR, rb, cn, ds, MPI_CHAR, w, no, &rq); break;
+    case IREDUCE_SCATTER: PINIT(Reduce_scatter)(sb, rb, cn, MPI_FLOAT, MPI_SUM, w, no, &rq); break;
+    case IGATHERV: PINIT(Gatherv)(sb, n, MPI_CHAR, rb, cn, ds, MPI_CHAR, 0, w, no, &rq); break;
+    case ISCATTERV: PINIT(Scatterv)(sb, cn, ds, MPI_CHAR, rb, n, MPI_CHAR, 0, w, no, &rq); break;
+    case IALLTOALLV:
+        PINIT(Alltoallv)(sb, cn, ds, MPI_CHAR, rb, cn, ds, MPI_CHAR, w, no, &rq);
+        break;
+    case ISCAN: PINIT(Scan)(sb, rb, n, MPI_FLOAT, MPI_SUM, w, no, &rq); break;
+    case IEXSCAN: PINIT(Exscan)(sb, rb, n, MPI_FLOAT, MPI_SUM, w, no, &rq); break;
+    }
+#else
+    (void)c, (void)w;
+#endif
+    return rq;
 }
 
 /* OSU loop: time each call, untimed barrier in between. Returns the loop's wall time. */
@@ -236,7 +292,7 @@ int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     bench_opts o;
     bench_defaults(&o, 1, 4L << 20, 4);
-    int selected[NCOLL], any_selected = 0, full = 0, loop = 0;
+    int selected[NCOLL], any_selected = 0, full = 0, loop = 0, persist[2] = {0, 0};
     for (int k = 0; k < NCOLL; k++) selected[k] = 0;
     const char *what = "OSU-style latency of every collective (average over ranks, microseconds).";
     const char *extra =
@@ -248,12 +304,18 @@ int main(int argc, char **argv) {
         "             Ireduce_scatter_block,Igather,Iscatter,Iallgatherv,\n"
         "             Ireduce_scatter,Igatherv,Iscatterv,Ialltoallv,Iscan,Iexscan\n"
         "  -f         also report the maximum over ranks (case <Name>_max)\n"
-        "  -l         also report the time per iteration with the untimed barrier (<Name>_loop)\n";
+        "  -l         also report the time per iteration with the untimed barrier (<Name>_loop)\n"
+        "  -p         also measure each nonblocking collective as a persistent request\n"
+        "             (Allreduce_init...)\n"
+        "  -P         the same on a communicator with the hint\n"
+        "             mpi_assert_strict_persistent_collective_ordering (<Name>_init_ordered)\n";
     for (int i = 1; i < argc; i++) {
         int r = bench_common_opt(&o, argc, argv, &i);
         if (r == 0 && strcmp(argv[i], "-h") == 0) bench_usage_exit(argv[0], what, extra, 0);
         if (r == 0 && strcmp(argv[i], "-f") == 0) r = full = 1;
         if (r == 0 && strcmp(argv[i], "-l") == 0) r = loop = 1;
+        if (r == 0 && strcmp(argv[i], "-p") == 0) r = persist[0] = 1;
+        if (r == 0 && strcmp(argv[i], "-P") == 0) r = persist[1] = 1;
         if (r == 0 && strcmp(argv[i], "-c") == 0 && i + 1 < argc) {
             char buf[512];
             snprintf(buf, sizeof buf, "%s", argv[++i]);
@@ -275,6 +337,26 @@ int main(int argc, char **argv) {
     }
     if (!any_selected)
         for (int k = 0; k < NCOLL; k++) selected[k] = 1;
+#ifndef PINIT
+    if ((persist[0] || persist[1]) && bench_rank() == 0)
+        fprintf(stderr, "-p, -P: this MPI has no persistent collectives\n");
+    if (persist[0] || persist[1]) bench_usage_exit(argv[0], what, extra, 2);
+#endif
+    /* modes: 0 the call, 1 persistent (-p), 2 persistent on the communicator with the hint */
+    MPI_Comm pcomm[3] = {MPI_COMM_NULL, MPI_COMM_WORLD, MPI_COMM_NULL};
+    if (persist[1]) {
+        MPI_Info hint;
+        MPI_Info_create(&hint);
+        /* (Open MPI 4.1 refuses the key: longer than its MPI_MAX_INFO_KEY, 36) */
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        if (MPI_Info_set(hint, "mpi_assert_strict_persistent_collective_ordering", "true") &&
+            bench_rank() == 0)
+            printf("# -P: this MPI refuses the hint; the requests go without it\n");
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+        MPI_Comm_dup_with_info(MPI_COMM_WORLD, hint, &pcomm[2]);
+        MPI_Info_free(&hint);
+    }
+    static const char *const suffix[3] = {"", "_init", "_init_ordered"};
 
     long sizes[BENCH_MAX_SIZES];
     int ns = bench_sizes(&o, sizes);
@@ -282,6 +364,7 @@ int main(int argc, char **argv) {
     memset(&c, 0, sizeof c);
     c.np = bench_nprocs();
     c.rank = bench_rank();
+    c.preq = MPI_REQUEST_NULL;
     long maxsize = bench_max_of(sizes, ns);
     if (maxsize < 4) maxsize = 4;
     size_t bufbytes = (size_t)maxsize * (size_t)c.np + 64;
@@ -299,24 +382,33 @@ int main(int argc, char **argv) {
             long real = coll_setup(&c, sizes[s]);
             if (real == prev) continue;
             prev = real;
-            long iters;
-            double wall = bench_measure(&o, coll_kernel, &c, 0, MPI_COMM_WORLD, &iters);
-            double mine[2] = {c.acc / (double)iters, wall / (double)iters}, sum[2] = {0, 0},
-                   max = 0;
-            MPI_Reduce(mine, sum, 2, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-            MPI_Reduce(&mine[0], &max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-            bench_result("coll", coll_names[k], real, sum[0] / c.np * 1e6, "us", iters);
-            char name[64];
-            if (full) {
-                snprintf(name, sizeof name, "%s_max", coll_names[k]);
-                bench_result("coll", name, real, max * 1e6, "us", iters);
-            }
-            if (loop && k != BARRIER) {
-                snprintf(name, sizeof name, "%s_loop", coll_names[k]);
-                bench_result("coll", name, real, sum[1] / c.np * 1e6, "us", iters);
+            for (int mode = 0; mode < 3; mode++) {
+                if (mode > 0 && (k < IBARRIER || !persist[mode - 1])) continue;
+                if (mode > 0) c.preq = persist_init(&c, pcomm[mode]);
+                long iters;
+                double wall = bench_measure(&o, coll_kernel, &c, 0, MPI_COMM_WORLD, &iters);
+                double mine[2] = {c.acc / (double)iters, wall / (double)iters}, sum[2] = {0, 0},
+                       max = 0;
+                if (c.preq != MPI_REQUEST_NULL) MPI_Request_free(&c.preq);
+                MPI_Reduce(mine, sum, 2, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+                MPI_Reduce(&mine[0], &max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+                /* (Ixxx -> Xxx_init: the name without its I) */
+                char base[64], name[80];
+                snprintf(base, sizeof base, "%s%s", coll_names[k] + (mode > 0), suffix[mode]);
+                if (mode > 0) base[0] = (char)toupper((unsigned char)base[0]);
+                bench_result("coll", base, real, sum[0] / c.np * 1e6, "us", iters);
+                if (full) {
+                    snprintf(name, sizeof name, "%s_max", base);
+                    bench_result("coll", name, real, max * 1e6, "us", iters);
+                }
+                if (loop && k != BARRIER) {
+                    snprintf(name, sizeof name, "%s_loop", base);
+                    bench_result("coll", name, real, sum[1] / c.np * 1e6, "us", iters);
+                }
             }
         }
     }
+    if (pcomm[2] != MPI_COMM_NULL) MPI_Comm_free(&pcomm[2]);
     free(c.sbuf);
     free(c.rbuf);
     free(c.counts);

@@ -688,6 +688,11 @@ int co_nbc_sendrecv(co_comm *c, const void *sbuf, size_t scount, co_dtype *sdt, 
  * nonblocking calls do; co_nbc_restart runs it once more (r inactive). */
 int co_nbc_persistent(co_comm *c, const co_coll_args *a, co_req **out);
 void co_nbc_restart(co_req *r);
+/* The hint mpi_assert_strict_persistent_collective_ordering set to `on` on c (every rank calls
+ * it alike, as MPI requires): the persistent requests made on c from now on run on c's ordered
+ * view, whose shared-memory segment is set up here the first time (collectively), or again on
+ * c. An intercommunicator does not keep the hint. MPI_ERR_NO_MEM when no view could be made. */
+int co_nbc_set_order(co_comm *c, int on);
 /* Whether a nonblocking call in flight on c uses c's shared-memory segment (a counter
  * MPI_Ibarrier, a call through the shared buffers). */
 int co_nbc_uses_segment(const co_comm *c);

@@ -76,6 +76,7 @@ typedef struct nb_sched {
     unsigned shtag;
     int shstate, shnext;
     uint64_t ticket;        /* its number among the communicator's shared-memory calls */
+    int ordered;            /* a persistent request's start on its communicator's ordered view */
     size_t shbytes, shwant; /* what I publish, what I expect of each rank I read */
     /* a call with slots (shm_slotted): whether rank q's block to me comes as a message (in
      * bymsg_own up to NB_SHM_BYMSG_OWN ranks), whether I send a block inline (publish), the
@@ -173,7 +174,8 @@ static void *nb_tmp(nb_sched *s, co_dtype *dt, size_t count) {
  * only while no peer can have added for a later call, which the blocking barrier gets for free
  * and several MPI_Ibarrier calls in flight would break (two arrivals of one rank would stand
  * for a third rank that has not come yet). Not for persistent requests, whose starts may come
- * in different orders on different ranks. Otherwise, and on intercommunicators,
+ * in different orders on different ranks, unless the program asserts that they do not
+ * (co_nbc_set_order). Otherwise, and on intercommunicators,
  * dissemination: ceil(log2 n) rounds of empty messages. */
 static void build_barrier(nb_sched *s, int counter) {
     int n = s->on->size, me = s->on->rank;
@@ -926,7 +928,7 @@ static void build(nb_sched *s, const co_coll_args *a) {
         return;
     }
     switch (a->kind) {
-    case CO_COLL_BARRIER: build_barrier(s, !s->req->persistent); break;
+    case CO_COLL_BARRIER: build_barrier(s, !s->req->persistent || s->ordered); break;
     case CO_COLL_BCAST: build_bcast(s, a->rbuf, a->rcount, a->rdt, a->root); break;
     case CO_COLL_REDUCE: {
         int n = s->on->size;
@@ -1560,10 +1562,11 @@ static int advance_shm(nb_sched *s) {
 }
 
 /* Makes s (set up for call a) a shared-memory schedule if the call qualifies (shm_fits);
- * 0 if not. Never a persistent request's: its starts may come in different orders on
- * different ranks, which would take the steps in different orders. */
+ * 0 if not. A persistent request's only on the ordered view: elsewhere its starts may come
+ * in different orders on different ranks, which would take the steps in different orders. */
 static int shm_take(nb_sched *s, const co_coll_args *a) {
-    if (s->req->persistent || !shm_fits(s->c, a, &s->shbytes, &s->shwant)) return 0;
+    if ((s->req->persistent && !s->ordered) || !shm_fits(s->c, a, &s->shbytes, &s->shwant))
+        return 0;
     co_coll_comm *cc = s->c->coll;
     s->sh = cc->shm;
     s->g = s->sh->seq;
@@ -1646,13 +1649,6 @@ static nb_sched *sched_setup(co_comm *c, const co_coll_args *a, co_req *r, int t
     if (a->op) co_op_retain(s->op = a->op);
     if (a->sdt) co_dt_retain(s->dts[0] = a->sdt);
     if (a->rdt) co_dt_retain(s->dts[1] = a->rdt);
-    return s;
-}
-
-/* The same with its rounds built. */
-static nb_sched *sched_new(co_comm *c, const co_coll_args *a, co_req *r, int tag) {
-    nb_sched *s = sched_setup(c, a, r, tag);
-    build(s, a);
     return s;
 }
 
@@ -1794,12 +1790,23 @@ int co_nbc_sendrecv(co_comm *c, const void *sbuf, size_t scount, co_dtype *sdt, 
  * change while the request lives) and the tag numbered at the init call. Every MPI_Start builds
  * a fresh schedule with that tag: a rank starts the request again only after the previous run
  * completed there, and messages between two ranks on one tag are matched in the order they were
- * sent, so a peer already in the next run cannot take this run's messages. */
+ * sent, so a peer already in the next run cannot take this run's messages.
+ *
+ * Different requests may be started in different orders on different ranks, so their runs
+ * cannot take turns in the communicator's shared buffers, whose steps every rank takes in one
+ * order. A program that asserts one order (the communicator's hint
+ * mpi_assert_strict_persistent_collective_ordering, MPI 4.1) gets them all the same: the
+ * requests made while the hint holds run on the communicator's ordered view (co_nbc_set_order),
+ * whose segment serves them alone, so the starts take its steps in the asserted order whatever
+ * the program's other collectives on the communicator do in between (which the hint leaves
+ * free). Starts that break the assertion meet another request's tag in a buffer and fail with
+ * MPI_ERR_OTHER, as nonblocking calls that differ do. */
 typedef struct nb_persist {
     co_coll_args a;
     co_dtype **wdts; /* Alltoallw's 2 x n types (the copies a.stypes and a.rtypes point into) */
     int nwdts;
     int tag;
+    co_comm *on; /* where the starts run: the communicator or its ordered view */
 } nb_persist;
 
 static void persist_free(co_req *r) {
@@ -1824,6 +1831,7 @@ int co_nbc_persistent(co_comm *c, const co_coll_args *a, co_req **out) {
     }
     p->a = *a;
     p->tag = tag;
+    p->on = c->strict_order == 1 && c->ordered ? c->ordered : c;
     if (a->kind == CO_COLL_ALLTOALLW) {
         int n = c->is_inter ? c->remote->size : c->size;
         p->nwdts = 2 * n;
@@ -1850,7 +1858,21 @@ int co_nbc_uses_segment(const co_comm *c) {
 
 void co_nbc_restart(co_req *r) {
     nb_persist *p = r->cb_arg;
-    launch(sched_new(r->comm, &p->a, r, p->tag));
+    nb_sched *s = sched_setup(p->on, &p->a, r, p->tag);
+    s->ordered = p->on != r->comm;
+    if (!s->ordered || !shm_take(s, &p->a)) build(s, &p->a);
+    launch(s);
+}
+
+int co_nbc_set_order(co_comm *c, int on) {
+    if (c->is_inter) return MPI_SUCCESS; /* (not understood there: the hint is not kept) */
+    c->strict_order = on;
+    if (!on || c->size < 2) return MPI_SUCCESS;
+    int made = !c->ordered;
+    co_comm *v = co_comm_ordered_view(c);
+    if (!v) return MPI_ERR_NO_MEM;
+    if (made) co_cshm_get(v); /* (without a segment the starts go as messages) */
+    return MPI_SUCCESS;
 }
 
 /* A long wait on r: the transfers its schedule waits for are checked as a wait on them would

@@ -42,6 +42,10 @@ static inline int co_comm_members(const co_comm *c) {
 }
 
 int co_comm_dup(co_comm *c, const char *fn, co_comm **out);
+/* Intracommunicator c's hidden view for ordered persistent collectives (c->ordered), made on
+ * first use without any exchange: the same group, no handle, no ID of its own, contexts of its
+ * own, freed with c. NULL for an intercommunicator or when out of memory. */
+co_comm *co_comm_ordered_view(co_comm *c);
 /* MPI_Comm_idup: the attributes are copied now; the new communicator is made now if c's ID
  * stream need not wait for the master, else in the progress engine once the master's message
  * has come (after the earlier pending ones on c). Then *out gets its handle and request r
