@@ -141,8 +141,6 @@ cohort_mpi_test(coll_nbc_shm NP 3 8 ENV COHORT_COLL_SHM_CHUNK=4K SUFFIX .4k)
 # Ibcast's two schedules: flat up to 8 ranks (each half of a split), binomial beyond
 cohort_mpi_test(coll_ibcast NP 2 3 9 12)
 cohort_mpi_test(coll_persist NP 1 2 3 4 5 8)
-# the same with the hint mpi_assert_strict_persistent_collective_ordering on every communicator
-cohort_mpi_test(coll_persist NP 1 2 3 8 ENV PERSIST_ORDERED=1 SUFFIX .ordered)
 # Buffers of more than 2^31 - 1 elements (tests/mpi/coll_bigvec.c; 5 GiB a rank, Alltoall 7;
 # skipped, exit status 77, where less memory is available). Reduce_scatter(_block)'s vector:
 # the automatic choice at 2 and 3 ranks, each algorithm forced at 3 (where a block starts past

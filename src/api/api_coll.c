@@ -300,7 +300,22 @@ static int go(co_comm *c, const char *fn, MPI_Request *req, uint64_t bytes, cons
     int rc;
     if (req == &persistent_slot) {
         if ((rc = co_api_info_arg(c, fn, persistent_info))) return rc;
-        rc = co_nbc_persistent(c, a, &r);
+        /* the request's lane: set up by every rank, as a collective call (nonlocal, MPI 4),
+         * watched for other calls, not for other sizes (those a start reports, as a
+         * nonblocking call's completion does) */
+        co_comm *lane = NULL;
+        if (!c->is_inter && c->size > 1) {
+            int failed;
+            co_nbc_lane_args la = {a, &lane};
+            rc = co_coll_watched(c, a->kind, a->root, a->op, 0, co_nbc_lane, &la, &failed);
+            if (rc && lane) co_nbc_lane_free(lane);
+            if (failed == CO_CALL_BROKEN)
+                return co_error(c, fn, rc, "an earlier collective on this communicator failed: %s",
+                                c->coll->broken_msg);
+            if (failed) return co_error(c, fn, rc, "%s", c->coll->broken_msg);
+            if (rc) return co_error(c, fn, rc, "setting up the request failed");
+        }
+        rc = co_nbc_persistent(c, a, lane, &r);
     } else {
         rc = co_nbc_start(c, a, &r);
     }

@@ -2,12 +2,10 @@
  * groups of a communicator, attributes and intercommunicators. Construction itself lives in
  * src/comm; these entry points check every argument first. */
 #include "api.h"
-#include "../coll/coll.h"
 #include "../comm/idpool.h"
 
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 static int intra_only(co_comm *c, const char *fn) {
     if (c->is_inter)
@@ -110,49 +108,28 @@ int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen) {
 
 /* ---- Construction ---------------------------------------------------------------------------- */
 
-/* Hints: Cohort understands one, mpi_assert_strict_persistent_collective_ordering (MPI 4.1),
- * on intracommunicators: "true" lets the persistent collectives made afterwards take the
- * shared buffers (co_nbc_set_order), "false" stops that for later ones. MPI_Comm_set_info and
- * MPI_Comm_dup_with_info take it from their info, MPI_Comm_dup from the parent; MPI_Comm_idup
- * and MPI_Comm_idup_with_info do not keep it (setting it up waits for every rank, which these
- * calls must not), nor do the other constructors. Other keys are ignored; MPI_Comm_get_info
- * returns the hints in use (MPI 3.1 section 6.4.4): this one once given. */
-#define ORDER_HINT "mpi_assert_strict_persistent_collective_ordering"
-
-/* The hint's value in info (checked): 1 or 0, -1 when absent or neither true nor false. */
-static int order_hint(MPI_Info info) {
-    const char *v = info == MPI_INFO_NULL ? NULL : co_info_lookup(co_info_get(info), ORDER_HINT);
-    return !v ? -1 : !strcasecmp(v, "true") ? 1 : !strcasecmp(v, "false") ? 0 : -1;
-}
-
-static int set_order(co_comm *c, const char *fn, int hint) {
-    if (hint < 0 || hint == c->strict_order) return MPI_SUCCESS;
-    int rc = co_nbc_set_order(c, hint);
-    return rc ? co_error(c, fn, rc, "out of memory for the hint %s", ORDER_HINT) : MPI_SUCCESS;
-}
-
-/* inherit: the parent's hints (MPI_Comm_dup), else those of info. */
-static int dup_common(const char *fn, MPI_Comm comm, MPI_Info info, int inherit,
-                      MPI_Comm *newcomm) {
+/* Hints: Cohort understands none for communicators yet. The info argument is checked (and
+ * MPI_INFO_NULL is what MPI_Comm_dup passes), and MPI_Comm_get_info returns the hints in use,
+ * that is an empty info object (MPI 3.1 section 6.4.4). */
+static int dup_common(const char *fn, MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
     co_comm *c = parent_arg(comm, fn, newcomm, 1, &rc), *n;
     if (!c) return rc;
     if ((rc = co_api_info_arg(c, fn, info))) return rc;
     rc = co_comm_dup(c, fn, &n);
-    if (!rc) rc = set_order(n, fn, inherit ? c->strict_order : order_hint(info));
     *newcomm = co_api_comm_out(n);
     return rc;
 }
 
 CO_WEAK(MPI_Comm_dup, PMPI_Comm_dup);
 int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
-    return dup_common("MPI_Comm_dup", comm, MPI_INFO_NULL, 1, newcomm);
+    return dup_common("MPI_Comm_dup", comm, MPI_INFO_NULL, newcomm);
 }
 
 CO_WEAK(MPI_Comm_dup_with_info, PMPI_Comm_dup_with_info);
 int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
-    return dup_common("MPI_Comm_dup_with_info", comm, info, 0, newcomm);
+    return dup_common("MPI_Comm_dup_with_info", comm, info, newcomm);
 }
 
 /* MPI_Comm_idup (MPI 3.0) and MPI_Comm_idup_with_info (MPI 4.0): the request is a collective
@@ -198,8 +175,7 @@ int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {
     int rc = MPI_SUCCESS;
     co_comm *c = co_api_comm(comm, fn, &rc);
     if (!c) return rc;
-    if ((rc = co_api_info_arg(c, fn, info))) return rc;
-    return set_order(c, fn, order_hint(info));
+    return co_api_info_arg(c, fn, info);
 }
 
 CO_WEAK(MPI_Comm_get_info, PMPI_Comm_get_info);
@@ -212,10 +188,6 @@ int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used) {
     CO_API_OUT(c, fn, info_used);
     co_info *in = co_info_create();
     if (!in) return co_error(c, fn, MPI_ERR_NO_MEM, "out of memory or info handles");
-    if (c->strict_order >= 0 && co_info_set(in, ORDER_HINT, c->strict_order ? "true" : "false")) {
-        co_info_free(in);
-        return co_error(c, fn, MPI_ERR_NO_MEM, "out of memory");
-    }
     *info_used = in->handle;
     return MPI_SUCCESS;
 }

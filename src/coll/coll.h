@@ -457,6 +457,12 @@ CO_NORETURN void co_coll_differ(int q, unsigned theirs, unsigned mine);
 
 /* The communicator's segment, set up collectively on first use; NULL if unavailable. */
 co_cshm *co_cshm_get(co_comm *c);
+/* The payload bytes of a communicator segment's buffers (COHORT_COLL_SHM_CHUNK, at least 4 KiB). */
+size_t co_cshm_full_cap(void);
+/* Sets up the segment of lane (co_comm_lane of `of`), collectively over `of` (within one of
+ * its watched calls, whose tags it takes), with buffers of rank 0's `cap` bytes (0: none);
+ * NULL when rank 0 gave none or the heap slice has not half its room to spare for it. */
+co_cshm *co_cshm_lane(co_comm *lane, co_comm *of, size_t cap);
 static inline char *co_cshm_buf(const co_cshm *s, int rank, unsigned b) {
     return s->data + ((size_t)rank * CO_CSHM_NBUF + b) * s->chunk;
 }
@@ -684,15 +690,21 @@ int co_nbc_sendrecv(co_comm *c, const void *sbuf, size_t scount, co_dtype *sdt, 
                     void *rbuf, size_t rcount, co_dtype *rdt, int source, int rtag, void *own,
                     co_req **out);
 /* Persistent collectives (MPI 4, MPI_Bcast_init...): co_nbc_persistent prepares call `a` as an
- * inactive persistent request (kind CO_REQ_COLL) and takes the call's number on c as the
- * nonblocking calls do; co_nbc_restart runs it once more (r inactive). */
-int co_nbc_persistent(co_comm *c, const co_coll_args *a, co_req **out);
+ * inactive persistent request (kind CO_REQ_COLL) with its lane (NULL: none; nbc.c, "Persistent
+ * collectives"), which it then owns, and takes the call's number on c as the nonblocking calls
+ * do; co_nbc_restart runs it once more (r inactive). */
+int co_nbc_persistent(co_comm *c, const co_coll_args *a, co_comm *lane, co_req **out);
+/* The body of the watched call that an intracommunicator's persistent init call makes before
+ * co_nbc_persistent (arg: a co_nbc_lane_args): sets *out to the request's lane, or leaves it
+ * NULL (no lane: the runs go as messages). *out is set as soon as the lane exists, so that a
+ * caller whose call was abandoned can free it (co_nbc_lane_free). */
+typedef struct co_nbc_lane_args {
+    const co_coll_args *a;
+    co_comm **out;
+} co_nbc_lane_args;
+int co_nbc_lane(co_comm *c, const void *arg);
+void co_nbc_lane_free(co_comm *lane);
 void co_nbc_restart(co_req *r);
-/* The hint mpi_assert_strict_persistent_collective_ordering set to `on` on c (every rank calls
- * it alike, as MPI requires): the persistent requests made on c from now on run on c's ordered
- * view, whose shared-memory segment is set up here the first time (collectively), or again on
- * c. An intercommunicator does not keep the hint. MPI_ERR_NO_MEM when no view could be made. */
-int co_nbc_set_order(co_comm *c, int on);
 /* Whether a nonblocking call in flight on c uses c's shared-memory segment (a counter
  * MPI_Ibarrier, a call through the shared buffers). */
 int co_nbc_uses_segment(const co_comm *c);

@@ -232,23 +232,35 @@ void co_cma_write(co_cshm *s, int q, const void *local, void *remote, size_t n) 
     if (guarded) atomic_store_explicit(&s->sig[s->me].writing, 0, memory_order_release);
 }
 
-/* Set-up, collective over c: rank 0 allocates and broadcasts the offset (or failure); then
- * everyone probes single-copy reads from rank 0 and the verdicts are combined through the
- * segment itself, so that every rank takes the same algorithms afterwards. */
-static co_cshm *setup(co_comm *c) {
+size_t co_cshm_full_cap(void) {
+    return round_up((uint64_t)CO_MAX(co_st.cfg.coll_shm_chunk, 4096) + CO_CSHM_HDR, CO_CACHELINE) -
+           CO_CSHM_HDR;
+}
+
+static uint64_t heap_free(const co_shm_heap *h) {
+    uint64_t f = 0;
+    for (size_t i = 0; i < h->nfree; i++) f += h->free[i].len;
+    return f;
+}
+
+/* Set-up, collective over c: rank 0 allocates and broadcasts the offset (or failure) and the
+ * buffers' size, `cap` bytes of payload each (0: none, the set-up fails); then everyone
+ * probes single-copy reads from rank 0 and the verdicts are combined through the segment
+ * itself, so that every rank takes the same algorithms afterwards. A lane's segment (`of`:
+ * the lane's communicator, which carries the broadcast; NULL for c's own) is made only while
+ * the heap slice keeps half its room for communicators. */
+static co_cshm *setup(co_comm *c, size_t cap, co_comm *of) {
+    int lane = of != NULL;
     co_coll_state *S = co_st.coll;
     int n = c->size;
-    /* a buffer holds COHORT_COLL_SHM_CHUNK bytes of payload after its header (so that a 256 KiB
-     * vector fits the four buffers of a one-step reduction) */
-    size_t chunk =
-        round_up((uint64_t)CO_MAX(co_st.cfg.coll_shm_chunk, 4096) + CO_CSHM_HDR, CO_CACHELINE);
+    size_t chunk = round_up((uint64_t)cap + CO_CSHM_HDR, CO_CACHELINE);
     size_t sig_at = round_up(sizeof(co_cshm_hdr) + (size_t)n * sizeof(co_cshm_ctl), 128);
     size_t ctl_bytes = round_up(sig_at + (size_t)n * sizeof(co_cshm_sig), 4096);
     size_t bytes = ctl_bytes + (size_t)n * CO_CSHM_NBUF * chunk;
     int master = c->local->world[0];
     char *slice = co_seg_heap(co_st.seg, master);
     uint64_t off = CO_SHM_HEAP_FAIL;
-    if (c->rank == 0) {
+    if (c->rank == 0 && cap && (!lane || heap_free(&S->heap) >= bytes + S->heap.size / 2)) {
         off = co_shm_heap_alloc(&S->heap, bytes);
         if (off != CO_SHM_HEAP_FAIL) {
             char *base = slice + off;
@@ -260,7 +272,7 @@ static co_cshm *setup(co_comm *c) {
             co_cshm_ctl *ctl0 = (co_cshm_ctl *)(base + sizeof(co_cshm_hdr));
             atomic_store(&ctl0->addr2, CMA_MAGIC);
             atomic_store(&ctl0->addr, (uint64_t)(uintptr_t)&ctl0->addr2);
-        } else {
+        } else if (!lane) {
             co_log(CO_LOG_INFO,
                    "no room for a %zu-byte collective segment in the heap slice "
                    "(COHORT_HEAP_SLICE); communicator %s uses point-to-point collectives",
@@ -268,7 +280,9 @@ static co_cshm *setup(co_comm *c) {
         }
     }
     co_dtype *u64 = co_dt_get(MPI_UINT64_T);
-    if (co_bcast_binomial(&off, 1, u64, 0, c)) return NULL;
+    uint64_t got[2] = {off, chunk};
+    if (co_bcast_binomial(got, 2, u64, 0, lane ? of : c)) return NULL;
+    off = got[0], chunk = got[1], bytes = ctl_bytes + (size_t)n * CO_CSHM_NBUF * chunk;
     if (off == CO_SHM_HEAP_FAIL) return NULL;
     co_cshm *s = calloc(1, sizeof(*s));
     if (!s) co_fatal("out of memory");
@@ -311,7 +325,14 @@ co_cshm *co_cshm_get(co_comm *c) {
     co_coll_comm *cc = co_coll_comm_of(c);
     if (CO_LIKELY(cc->shm_state > 0)) return cc->shm;
     if (cc->shm_state < 0) return NULL;
-    cc->shm = setup(c);
+    cc->shm = setup(c, co_cshm_full_cap(), NULL);
+    cc->shm_state = cc->shm ? 1 : -1;
+    return cc->shm;
+}
+
+co_cshm *co_cshm_lane(co_comm *lane, co_comm *of, size_t cap) {
+    co_coll_comm *cc = co_coll_comm_of(lane);
+    cc->shm = setup(lane, cap, of);
     cc->shm_state = cc->shm ? 1 : -1;
     return cc->shm;
 }

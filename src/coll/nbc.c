@@ -76,7 +76,7 @@ typedef struct nb_sched {
     unsigned shtag;
     int shstate, shnext;
     uint64_t ticket;        /* its number among the communicator's shared-memory calls */
-    int ordered;            /* a persistent request's start on its communicator's ordered view */
+    int lane;               /* a persistent request's run on its own lane (co_nbc_persistent) */
     size_t shbytes, shwant; /* what I publish, what I expect of each rank I read */
     /* a call with slots (shm_slotted): whether rank q's block to me comes as a message (in
      * bymsg_own up to NB_SHM_BYMSG_OWN ranks), whether I send a block inline (publish), the
@@ -174,8 +174,8 @@ static void *nb_tmp(nb_sched *s, co_dtype *dt, size_t count) {
  * only while no peer can have added for a later call, which the blocking barrier gets for free
  * and several MPI_Ibarrier calls in flight would break (two arrivals of one rank would stand
  * for a third rank that has not come yet). Not for persistent requests, whose starts may come
- * in different orders on different ranks, unless the program asserts that they do not
- * (co_nbc_set_order). Otherwise, and on intercommunicators,
+ * in different orders on different ranks, but on their own lanes (co_nbc_persistent).
+ * Otherwise, and on intercommunicators,
  * dissemination: ceil(log2 n) rounds of empty messages. */
 static void build_barrier(nb_sched *s, int counter) {
     int n = s->on->size, me = s->on->rank;
@@ -928,7 +928,7 @@ static void build(nb_sched *s, const co_coll_args *a) {
         return;
     }
     switch (a->kind) {
-    case CO_COLL_BARRIER: build_barrier(s, !s->req->persistent || s->ordered); break;
+    case CO_COLL_BARRIER: build_barrier(s, !s->req->persistent || s->lane); break;
     case CO_COLL_BCAST: build_bcast(s, a->rbuf, a->rcount, a->rdt, a->root); break;
     case CO_COLL_REDUCE: {
         int n = s->on->size;
@@ -1171,14 +1171,13 @@ static size_t shm_slot(int kind, size_t n, size_t cap) {
     return slot >= line && n * slot <= cap ? slot : 0;
 }
 
-/* Whether call a on c takes the shared buffers, judged only by what the ranks' calls agree on
- * (the sizes every rank's call names alike), so that a rank whose own blocks are larger takes
- * part all the same; *bytes: what this rank publishes (its readers check it), *want: what it
- * expects of each rank it reads. */
-static int shm_fits(co_comm *c, const co_coll_args *a, size_t *bytes, size_t *want) {
-    co_coll_comm *cc = c->coll;
-    if (c->is_inter || c->size < 2 || !cc || cc->shm_state <= 0 || !cc->shm || cc->broken) return 0;
-    size_t n = (size_t)c->size, cap = co_cshm_cap(cc->shm), agreed = 0;
+/* Whether call a on c would take shared buffers of `cap` bytes, judged only by what the ranks'
+ * calls agree on (the sizes every rank's call names alike), so that a rank whose own blocks are
+ * larger takes part all the same; *bytes: what this rank publishes (its readers check it),
+ * *want: what it expects of each rank it reads. */
+static int shm_fits_in(const co_comm *c, const co_coll_args *a, size_t cap, size_t *bytes,
+                       size_t *want) {
+    size_t n = (size_t)c->size, agreed = 0;
     size_t max = n == 2 ? NB_SHM_PAIR_MAX : cap,
            rooted = n == 2 ? NB_SHM_ROOTED_PAIR_MAX : NB_SHM_ROOTED_MAX;
     int in_place = a->sbuf == MPI_IN_PLACE, root = c->rank == a->root;
@@ -1241,6 +1240,13 @@ static int shm_fits(co_comm *c, const co_coll_args *a, size_t *bytes, size_t *wa
     }
     *want = agreed; /* (whoever reads a rank expects this of it) */
     return agreed && agreed <= max && agreed <= cap;
+}
+
+/* The same for c's own buffers, once its segment is set up. */
+static int shm_fits(co_comm *c, const co_coll_args *a, size_t *bytes, size_t *want) {
+    co_coll_comm *cc = c->coll;
+    if (c->is_inter || c->size < 2 || !cc || cc->shm_state <= 0 || !cc->shm || cc->broken) return 0;
+    return shm_fits_in(c, a, co_cshm_cap(cc->shm), bytes, want);
 }
 
 /* Rank q's buffer b: 1 once it holds step `step` (then *bytes), 0 before; a tag other than
@@ -1562,11 +1568,10 @@ static int advance_shm(nb_sched *s) {
 }
 
 /* Makes s (set up for call a) a shared-memory schedule if the call qualifies (shm_fits);
- * 0 if not. A persistent request's only on the ordered view: elsewhere its starts may come
- * in different orders on different ranks, which would take the steps in different orders. */
+ * 0 if not. A persistent request's only on its lane: its starts may come in different orders
+ * on different ranks, which would take a shared segment's steps in different orders. */
 static int shm_take(nb_sched *s, const co_coll_args *a) {
-    if ((s->req->persistent && !s->ordered) || !shm_fits(s->c, a, &s->shbytes, &s->shwant))
-        return 0;
+    if ((s->req->persistent && !s->lane) || !shm_fits(s->c, a, &s->shbytes, &s->shwant)) return 0;
     co_coll_comm *cc = s->c->coll;
     s->sh = cc->shm;
     s->g = s->sh->seq;
@@ -1794,24 +1799,58 @@ int co_nbc_sendrecv(co_comm *c, const void *sbuf, size_t scount, co_dtype *sdt, 
  *
  * Different requests may be started in different orders on different ranks, so their runs
  * cannot take turns in the communicator's shared buffers, whose steps every rank takes in one
- * order. A program that asserts one order (the communicator's hint
- * mpi_assert_strict_persistent_collective_ordering, MPI 4.1) gets them all the same: the
- * requests made while the hint holds run on the communicator's ordered view (co_nbc_set_order),
- * whose segment serves them alone, so the starts take its steps in the asserted order whatever
- * the program's other collectives on the communicator do in between (which the hint leaves
- * free). Starts that break the assertion meet another request's tag in a buffer and fail with
- * MPI_ERR_OTHER, as nonblocking calls that differ do. */
+ * order. So on an intracommunicator every request gets a lane of its own (co_comm_lane): a
+ * hidden communicator over the same group with a small segment of its own, set up by the init
+ * call (MPI 4 makes the init calls nonlocal: they may wait for every rank, and come in one order
+ * everywhere). A request's runs take its lane's steps one after the other, as nonblocking calls
+ * take their communicator's, whatever the other requests and collectives do meanwhile, and get
+ * the nonblocking calls' shared-memory schedules (the barrier: the counter barrier). The lane's
+ * buffers hold what the call needs (lane_cap); a call that would not take shared buffers gets
+ * no lane, nor does any once a lane would leave its communicators less than half the heap slice
+ * (co_cshm_lane); those run as messages. The lanes' messages go on the communicator's contexts
+ * with the request's tag. */
 typedef struct nb_persist {
     co_coll_args a;
     co_dtype **wdts; /* Alltoallw's 2 x n types (the copies a.stypes and a.rtypes point into) */
     int nwdts;
     int tag;
-    co_comm *on; /* where the starts run: the communicator or its ordered view */
+    co_comm *lane;                  /* NULL: the runs go on the communicator itself */
+    struct nb_persist *prev, *next; /* the requests with lanes (co_nbc_fini) */
 } nb_persist;
+
+static nb_persist *laned;
+
+/* The bytes of a lane buffer's payload for call a on c: what one rank publishes, at least
+ * NB_LANE_MIN (so that a rank whose size differs a little still takes the buffers and reports
+ * the difference; the ranks use rank 0's figure), at most what a communicator's buffer holds,
+ * and that for the calls with slots, whose blocks go inline up to a share of the buffer (so
+ * that they do as the nonblocking calls: with 8 KiB, the 8-rank Ialltoallv of 1 KiB blocks
+ * went as messages, 30-44 us against 10-13); a cache line for the barrier (the counter
+ * barrier needs only the control lines); 0 for a call that would not take the buffers. */
+#define NB_LANE_MIN 4096
+static size_t lane_cap(const co_comm *c, const co_coll_args *a) {
+    if (a->kind == CO_COLL_BARRIER) return CO_CACHELINE;
+    size_t full = co_cshm_full_cap(), bytes, want;
+    if (!shm_fits_in(c, a, full, &bytes, &want)) return 0;
+    if (shm_slotted(a->kind)) return full;
+    size_t need = CO_MIN(CO_MAX(want, NB_LANE_MIN), full);
+    return shm_fits_in(c, a, need, &bytes, &want) ? need : 0;
+}
+
+static void lane_drop(nb_persist *p) {
+    if (p->prev)
+        p->prev->next = p->next;
+    else
+        laned = p->next;
+    if (p->next) p->next->prev = p->prev;
+    co_comm_lane_free(p->lane);
+    p->lane = NULL;
+}
 
 static void persist_free(co_req *r) {
     nb_persist *p = r->cb_arg;
     if (!p) return;
+    if (p->lane) lane_drop(p);
     if (p->a.op) co_op_release(p->a.op);
     if (p->a.sdt) co_dt_release(p->a.sdt);
     if (p->a.rdt) co_dt_release(p->a.rdt);
@@ -1820,18 +1859,40 @@ static void persist_free(co_req *r) {
     r->cb_arg = NULL;
 }
 
-int co_nbc_persistent(co_comm *c, const co_coll_args *a, co_req **out) {
+int co_nbc_lane(co_comm *c, const void *arg) {
+    const co_nbc_lane_args *la = arg;
+    co_comm *l = co_comm_lane(c);
+    if (!l) co_fatal("out of memory for a persistent collective");
+    *la->out = l;
+    if (!co_cshm_lane(l, c, lane_cap(c, la->a))) { /* (every rank alike: rank 0's verdict) */
+        co_comm_lane_free(l);
+        *la->out = NULL;
+    }
+    return MPI_SUCCESS;
+}
+
+void co_nbc_lane_free(co_comm *lane) {
+    co_comm_lane_free(lane);
+}
+
+int co_nbc_persistent(co_comm *c, const co_coll_args *a, co_comm *lane, co_req **out) {
     *out = NULL;
     int tag = next_tag(c);
     nb_persist *p = calloc(1, sizeof(*p));
     co_req *r = p ? co_req_new(CO_REQ_COLL) : NULL;
     if (!r) {
         free(p);
+        if (lane) co_comm_lane_free(lane);
         return MPI_ERR_NO_MEM;
     }
     p->a = *a;
     p->tag = tag;
-    p->on = c->strict_order == 1 && c->ordered ? c->ordered : c;
+    if (lane) {
+        p->lane = lane;
+        p->next = laned;
+        if (laned) laned->prev = p;
+        laned = p;
+    }
     if (a->kind == CO_COLL_ALLTOALLW) {
         int n = c->is_inter ? c->remote->size : c->size;
         p->nwdts = 2 * n;
@@ -1858,21 +1919,10 @@ int co_nbc_uses_segment(const co_comm *c) {
 
 void co_nbc_restart(co_req *r) {
     nb_persist *p = r->cb_arg;
-    nb_sched *s = sched_setup(p->on, &p->a, r, p->tag);
-    s->ordered = p->on != r->comm;
-    if (!s->ordered || !shm_take(s, &p->a)) build(s, &p->a);
+    nb_sched *s = sched_setup(p->lane ? p->lane : r->comm, &p->a, r, p->tag);
+    s->lane = p->lane != NULL;
+    if (!s->lane || !shm_take(s, &p->a)) build(s, &p->a);
     launch(s);
-}
-
-int co_nbc_set_order(co_comm *c, int on) {
-    if (c->is_inter) return MPI_SUCCESS; /* (not understood there: the hint is not kept) */
-    c->strict_order = on;
-    if (!on || c->size < 2) return MPI_SUCCESS;
-    int made = !c->ordered;
-    co_comm *v = co_comm_ordered_view(c);
-    if (!v) return MPI_ERR_NO_MEM;
-    if (made) co_cshm_get(v); /* (without a segment the starts go as messages) */
-    return MPI_SUCCESS;
 }
 
 /* A long wait on r: the transfers its schedule waits for are checked as a wait on them would
@@ -1901,6 +1951,7 @@ void co_nbc_fini(void) {
             if (s->pend[i]->kind == CO_REQ_RECV) co_req_cancel(s->pend[i]);
         sched_free(s);
     }
+    while (laned) lane_drop(laned); /* (the requests go later, with the point-to-point layer) */
     while (npool) sched_destroy(pool[--npool]);
     co_st.coll_progress = NULL;
     co_st.sched_wait_check = NULL;

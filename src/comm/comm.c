@@ -38,7 +38,6 @@ co_comm *co_comm_create(co_group *local, co_group *remote, uint64_t id) {
     co_comm *c = calloc(1, sizeof(*c));
     if (!c) return NULL;
     c->refcount = 1;
-    c->strict_order = -1;
     c->local = local;
     co_group_retain(local);
     c->rank = local->rank;
@@ -65,12 +64,13 @@ int co_comm_register(co_comm *c) {
     return c->handle ? MPI_SUCCESS : MPI_ERR_NO_MEM;
 }
 
-void co_comm_destroy(co_comm *c) {
+/* purge: drop the messages still queued for c's contexts (not for a lane, whose contexts
+ * are its communicator's) */
+static void destroy(co_comm *c, int purge) {
     if (co_st.coll_comm_free) co_st.coll_comm_free(c); /* its collective segment */
-    if (co_st.p2p) co_p2p_purge(c->ctx);
+    if (co_st.p2p && purge) co_p2p_purge(c->ctx);
     if (c->handle) co_htab_remove(&co_st.comms, c->handle);
     if (c->local_comm) co_comm_destroy(c->local_comm);
-    if (c->ordered) co_comm_destroy(c->ordered);
     co_topo_free(c->topo);
     co_group_release(c->local);
     co_group_release(c->remote);
@@ -79,6 +79,22 @@ void co_comm_destroy(co_comm *c) {
         free(c->errh);
     }
     free(c);
+}
+
+void co_comm_destroy(co_comm *c) {
+    destroy(c, 1);
+}
+
+co_comm *co_comm_lane(co_comm *c) {
+    co_comm *l = co_comm_create(c->local, NULL, c->id);
+    if (!l) return NULL;
+    l->ctx = c->ctx;
+    memcpy(l->name, c->name, sizeof(l->name));
+    return l;
+}
+
+void co_comm_lane_free(co_comm *l) {
+    destroy(l, 0);
 }
 
 static co_errhandler *builtin_errh(int slot) {
@@ -284,15 +300,6 @@ static co_comm *local_view(co_comm *ic) {
     return l;
 }
 
-co_comm *co_comm_ordered_view(co_comm *c) {
-    if (c->ordered || c->is_inter) return c->ordered;
-    co_comm *v = co_comm_create(c->local, NULL, c->id);
-    if (!v) return NULL;
-    v->ctx = co_hidden_ctx(c->id, CO_HIDDEN_ORDERED);
-    memcpy(v->name, c->name, sizeof(v->name));
-    return c->ordered = v;
-}
-
 /* The member's part of freeing: its stream, pools and the notice to the master. */
 static void release_protocol(co_comm *c) {
     if (c->stream_pending) { /* the master's last stream message must not linger */
@@ -301,8 +308,7 @@ static void release_protocol(co_comm *c) {
         c->stream_pending = 0;
     }
     /* (an intercommunicator whose step inside a group broke: its messages may be in flight) */
-    if (c->quarantined || (c->local_comm && c->local_comm->quarantined) ||
-        (c->ordered && c->ordered->quarantined)) {
+    if (c->quarantined || (c->local_comm && c->local_comm->quarantined)) {
         /* no notice, no release: the ID stays taken */
         if (c->pool) co_idpool_close(c->pool);
         c->pool = NULL;
@@ -358,8 +364,7 @@ int co_comm_new_child(co_comm *parent, co_group *local, co_group *remote, uint64
 /* Requests or probed messages still refer to c (pending operations complete normally after
  * MPI_Comm_free, and their completion reads the communicator): each holds a reference. */
 static int comm_in_use(const co_comm *c) {
-    return c->refcount > 1 || (c->local_comm && c->local_comm->refcount > 1) ||
-           (c->ordered && c->ordered->refcount > 1);
+    return c->refcount > 1 || (c->local_comm && c->local_comm->refcount > 1);
 }
 
 /* Freed communicators whose requests have all gone are destroyed now. */

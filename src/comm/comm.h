@@ -42,10 +42,12 @@ static inline int co_comm_members(const co_comm *c) {
 }
 
 int co_comm_dup(co_comm *c, const char *fn, co_comm **out);
-/* Intracommunicator c's hidden view for ordered persistent collectives (c->ordered), made on
- * first use without any exchange: the same group, no handle, no ID of its own, contexts of its
- * own, freed with c. NULL for an intercommunicator or when out of memory. */
-co_comm *co_comm_ordered_view(co_comm *c);
+/* A lane of intracommunicator c: a hidden communicator over c's group, made without any
+ * exchange, with no handle and no ID of its own. Its traffic goes on c's contexts (its callers
+ * keep their tags apart from c's), its collective state is its own. Freed by
+ * co_comm_lane_free, which leaves c's queued messages alone. NULL when out of memory. */
+co_comm *co_comm_lane(co_comm *c);
+void co_comm_lane_free(co_comm *l);
 /* MPI_Comm_idup: the attributes are copied now; the new communicator is made now if c's ID
  * stream need not wait for the master, else in the progress engine once the master's message
  * has come (after the earlier pending ones on c). Then *out gets its handle and request r

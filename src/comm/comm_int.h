@@ -9,19 +9,17 @@
 #include "../coll/coll.h"
 #include "../p2p/p2p.h"
 
-/* Match contexts no user or collective traffic uses: the top bit set, the ID shifted by three,
+/* Match contexts no user or collective traffic uses: the top bit set, the ID shifted by two,
  * and a selector. User contexts are id << 1 and collective ones id << 1 | 1, both below 2^61,
  * so these never meet them, and they are unique among live communicators as IDs are. */
 enum {
     CO_HIDDEN_CGROUP = 0, /* Comm_create_group traffic on the parent (the user's tag) */
     CO_HIDDEN_ICREATE,    /* Intercomm_create: the leaders, on the peer communicator */
     CO_HIDDEN_LOCAL,      /* an intercommunicator's local group (and LOCAL|1 its collectives) */
-    CO_HIDDEN_ORDERED = 4 /* the view for ordered persistent collectives (and ORDERED|1) */
 };
 static inline uint64_t co_hidden_ctx(uint64_t id, unsigned sel) {
-    return (1ull << 63) | (id << 3) | sel;
+    return (1ull << 63) | (id << 2) | sel;
 }
-_Static_assert(CO_ID_LIMIT <= (1ull << 60), "hidden contexts shift IDs by three");
 
 /* This process's pool for the children of c: the lease pool at c's master, a delegate pool
  * elsewhere (made on first use, for Comm_create_group), the root pool for WORLD at rank 0. */

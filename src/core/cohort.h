@@ -130,11 +130,6 @@ struct co_comm {
     int stream_pending;   /* a stream message from the master is still to be received */
     co_comm *local_comm;  /* intercommunicator: its local group as a hidden intracommunicator */
     int idup_pending;     /* MPI_Comm_idup calls on it waiting for the master's stream message */
-    /* The hint mpi_assert_strict_persistent_collective_ordering: -1 never given, else its
-     * value; while 1, persistent collectives made on it run on `ordered`, a hidden view of
-     * the same group with a shared-memory segment of its own (src/coll/nbc.c). */
-    int strict_order;
-    co_comm *ordered;
 };
 
 /* A communicator's name for messages. */

@@ -7,14 +7,9 @@
  * different ranks; starts mixed with nonblocking and blocking collectives; the request's life
  * (kept by MPI_Wait and MPI_Test, empty when inactive); operator and types freed after the init
  * call; an intercommunicator; and the errors (starting an active request, freeing or
- * cancelling it, bad info, NULL request, bad root). With PERSIST_ORDERED set, every
- * communicator first gets the hint mpi_assert_strict_persistent_collective_ordering (so the
- * requests run through an ordered view's shared buffers), and check_ordered replaces the
- * different start orders, which the hint makes erroneous: the hint as MPI_Comm_get_info and
- * MPI_Comm_dup report it; starts in one order but placed differently among the other
- * collectives on each rank; starts in different orders (MPI_ERR_OTHER for every start, where
- * messages would have matched them up), after which the requests work again; and requests made
- * once the hint is false again, which may then be started in any order. */
+ * cancelling it, bad info, NULL request, bad root); a run through the request's lane that
+ * completes before a tree child has started (check_lane); many requests alive at once, some
+ * without a lane, started in different orders (check_many). */
 #include "coll_util.h"
 
 typedef struct mat {
@@ -305,126 +300,65 @@ static void check_order(MPI_Comm c) {
     CHECK_RC(MPI_Request_free(&rq[1]));
 }
 
-#define ORDER_HINT "mpi_assert_strict_persistent_collective_ordering"
-
-/* c's hint ORDER_HINT as MPI_Comm_get_info gives it ("" when absent). */
-static void order_hint(MPI_Comm c, char *v) {
-    MPI_Info used;
-    int flag = 0;
-    CHECK_RC(MPI_Comm_get_info(c, &used));
-    CHECK_RC(MPI_Info_get(used, ORDER_HINT, 15, v, &flag));
-    if (!flag) v[0] = 0;
-    CHECK_RC(MPI_Info_free(&used));
-}
-
-static void set_order(MPI_Comm c, const char *value) {
-    MPI_Info info;
-    CHECK_RC(MPI_Info_create(&info));
-    CHECK_RC(MPI_Info_set(info, ORDER_HINT, value));
-    CHECK_RC(MPI_Comm_set_info(c, info));
-    CHECK_RC(MPI_Info_free(&info));
-}
-
-/* Requests a (a sum of 2 ints) and b (an allgather of one) made on c, for check_ordered. */
-static int oa[2], osa[2], ob, *orb;
-static void order_pair(MPI_Comm c, MPI_Request *rq) {
-    CHECK_RC(MPI_Allreduce_init(oa, osa, 2, MPI_INT, MPI_SUM, c, MPI_INFO_NULL, &rq[0]));
-    CHECK_RC(MPI_Allgather_init(&ob, 1, MPI_INT, orb, 1, MPI_INT, c, MPI_INFO_NULL, &rq[1]));
-}
-static void order_data(int rank, int run) {
-    oa[0] = rank + run, oa[1] = 3 * rank, ob = 5 * rank + run;
-}
-static void order_results(MPI_Comm c, int run, const char *what) {
-    int n;
-    MPI_Comm_size(c, &n);
-    int tri = n * (n - 1) / 2;
-    CHECK(osa[0] == tri + n * run && osa[1] == 3 * tri, "%s, run %d: sum %d %d", what, run, osa[0],
-          osa[1]);
-    for (int q = 0; q < n; q++)
-        CHECK(orb[q] == 5 * q + run, "%s, run %d: block %d is %d", what, run, q, orb[q]);
-}
-
-/* A communicator with the hint ORDER_HINT set to true (PERSIST_ORDERED). */
-static void check_ordered(MPI_Comm c) {
-    int rank, n, isum, bsum;
+/* The request's lane (nbc.c, "Persistent collectives"): a run of MPI_Reduce_init by rank 2
+ * completes before rank 3 has started, as the operand goes into rank 2's buffer of the lane,
+ * where as messages (a binomial tree towards rank 0) it would wait for rank 3's. Rank 3 starts
+ * only once rank 2 has told it whether its run completed within a bound of MPI_Test calls. */
+static void check_lane(MPI_Comm c) {
+    int rank, n, x, y = -1, flag = 0;
     MPI_Comm_rank(c, &rank);
     MPI_Comm_size(c, &n);
-    int tri = n * (n - 1) / 2;
-    char v[16];
-    order_hint(c, v);
-    CHECK(!strcmp(v, "true"), "get_info: the hint is \"%s\"", v);
-    MPI_Comm d;
-    CHECK_RC(MPI_Comm_dup(c, &d)); /* MPI_Comm_dup keeps the parent's hints */
-    order_hint(d, v);
-    CHECK(!strcmp(v, "true"), "get_info on a dup: the hint is \"%s\"", v);
-    CHECK_RC(MPI_Comm_free(&d));
-    CHECK_RC(MPI_Comm_dup_with_info(c, MPI_INFO_NULL, &d)); /* ... and dup_with_info does not */
-    order_hint(d, v);
-    CHECK(!v[0], "get_info on a dup_with_info: the hint is \"%s\"", v);
-    CHECK_RC(MPI_Comm_free(&d));
+    if (n < 4) return;
+    MPI_Request rq;
+    CHECK_RC(MPI_Reduce_init(&x, &y, 1, MPI_INT, MPI_SUM, 0, c, MPI_INFO_NULL, &rq));
+    for (int run = 0; run < RUNS; run++) {
+        x = rank + run;
+        if (rank == 2) {
+            CHECK_RC(MPI_Start(&rq));
+            for (long t = 0; !flag && t < 100000; t++)
+                CHECK_RC(MPI_Test(&rq, &flag, MPI_STATUS_IGNORE));
+            CHECK(flag, "run %d: rank 2's Reduce_init did not complete before rank 3 started", run);
+            CHECK_RC(MPI_Send(&flag, 1, MPI_INT, 3, 0, c));
+            if (!flag) CHECK_RC(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+            flag = 0;
+        } else {
+            if (rank == 3) CHECK_RC(MPI_Recv(&flag, 1, MPI_INT, 2, 0, c, MPI_STATUS_IGNORE));
+            start_complete(&rq);
+        }
+        CHECK(rank != 0 || y == n * (n - 1) / 2 + n * run, "run %d: Reduce_init gave %d", run, y);
+    }
+    CHECK_RC(MPI_Request_free(&rq));
+}
 
-    orb = malloc(sizeof(int) * (size_t)n);
-    MPI_Request rq[2], nb, late[2];
-    order_pair(c, rq);
-    /* one start order, but among the other collectives on c as each rank likes */
-    for (int run = 0; run < 4; run++) {
-        order_data(rank, run);
-        if ((rank + run) % 2) {
-            CHECK_RC(MPI_Start(&rq[0]));
-            CHECK_RC(MPI_Start(&rq[1]));
-            CHECK_RC(MPI_Iallreduce(&rank, &isum, 1, MPI_INT, MPI_SUM, c, &nb));
-            CHECK_RC(MPI_Allreduce(&rank, &bsum, 1, MPI_INT, MPI_SUM, c));
-        } else {
-            CHECK_RC(MPI_Iallreduce(&rank, &isum, 1, MPI_INT, MPI_SUM, c, &nb));
-            CHECK_RC(MPI_Allreduce(&rank, &bsum, 1, MPI_INT, MPI_SUM, c));
-            CHECK_RC(MPI_Start(&rq[0]));
-            CHECK_RC(MPI_Barrier(c));
-            CHECK_RC(MPI_Start(&rq[1]));
-        }
-        if ((rank + run) % 2) CHECK_RC(MPI_Barrier(c));
-        CHECK_RC(MPI_Waitall(2, rq, MPI_STATUSES_IGNORE));
-        CHECK_RC(MPI_Wait(&nb, MPI_STATUS_IGNORE));
-        order_results(c, run, "one order");
-        CHECK(isum == tri && bsum == tri, "run %d: Iallreduce %d, Allreduce %d", run, isum, bsum);
+/* Many requests alive at once, started in a different order on every rank: of 64 KiB, so that
+ * from 4 ranks on the later ones find no room for a lane and run as messages beside those that
+ * have one. */
+#define MANY      40
+#define MANY_INTS 16384
+static void check_many(MPI_Comm c) {
+    int rank, n;
+    MPI_Comm_rank(c, &rank);
+    MPI_Comm_size(c, &n);
+    int *in = malloc(sizeof(int) * MANY * MANY_INTS), *out = malloc(sizeof(int) * MANY * MANY_INTS);
+    CHECK(in && out, "out of memory");
+    MPI_Request rq[MANY];
+    for (int i = 0; i < MANY; i++)
+        CHECK_RC(MPI_Allreduce_init(in + i * MANY_INTS, out + i * MANY_INTS, MANY_INTS, MPI_INT,
+                                    MPI_SUM, c, MPI_INFO_NULL, &rq[i]));
+    for (int run = 0; run < 2; run++) {
+        for (int i = 0; i < MANY * MANY_INTS; i++) in[i] = rank + i % 7 + run, out[i] = -1;
+        for (int k = 0; k < MANY; k++) CHECK_RC(MPI_Start(&rq[(k * 7 + rank * 3 + run) % MANY]));
+        CHECK_RC(MPI_Waitall(MANY, rq, MPI_STATUSES_IGNORE));
+        for (int i = 0; i < MANY * MANY_INTS; i++)
+            if (out[i] != n * (n - 1) / 2 + n * (i % 7 + run)) {
+                CHECK(0, "run %d: request %d element %d is %d", run, i / MANY_INTS, i % MANY_INTS,
+                      out[i]);
+                break;
+            }
     }
-    if (n > 1) {
-        /* starts in different orders: each meets the other request's data in the buffers */
-        order_data(rank, 0);
-        if (rank == 0) {
-            CHECK_RC(MPI_Start(&rq[0]));
-            CHECK_RC(MPI_Start(&rq[1]));
-        } else {
-            CHECK_RC(MPI_Start(&rq[1]));
-            CHECK_RC(MPI_Start(&rq[0]));
-        }
-        for (int i = 0; i < 2; i++) {
-            int cls, rc = MPI_Wait(&rq[i], MPI_STATUS_IGNORE);
-            MPI_Error_class(rc, &cls);
-            CHECK(cls == MPI_ERR_OTHER, "request %d started out of order: class %d", i, cls);
-        }
-        /* the hint off: requests made now may start in any order, the earlier ones still work */
-        set_order(c, "false");
-        order_hint(c, v);
-        CHECK(!strcmp(v, "false"), "get_info: the hint is \"%s\" after false", v);
-        order_pair(c, late);
-        for (int run = 0; run < 3; run++) {
-            order_data(rank, run);
-            CHECK_RC(MPI_Startall(2, rq));
-            CHECK_RC(MPI_Waitall(2, rq, MPI_STATUSES_IGNORE));
-            order_results(c, run, "after the error");
-            order_data(rank, run + 1);
-            CHECK_RC(MPI_Start(&late[rank % 2]));
-            CHECK_RC(MPI_Start(&late[1 - rank % 2]));
-            CHECK_RC(MPI_Waitall(2, late, MPI_STATUSES_IGNORE));
-            order_results(c, run + 1, "the hint false");
-        }
-        CHECK_RC(MPI_Request_free(&late[0]));
-        CHECK_RC(MPI_Request_free(&late[1]));
-        set_order(c, "true");
-    }
-    CHECK_RC(MPI_Request_free(&rq[0]));
-    CHECK_RC(MPI_Request_free(&rq[1]));
-    free(orb);
+    for (int i = 0; i < MANY; i++) CHECK_RC(MPI_Request_free(&rq[i]));
+    free(in);
+    free(out);
 }
 
 /* An operator and a datatype freed by the program between init and the starts. */
@@ -575,12 +509,6 @@ static void check_inter(void) {
     CHECK_RC(MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half));
     CHECK_RC(MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, rank % 2 ? 0 : 1, 7, &ic));
     MPI_Comm_set_errhandler(ic, MPI_ERRORS_RETURN);
-    if (getenv("PERSIST_ORDERED")) { /* not kept on an intercommunicator (it changes nothing) */
-        set_order(ic, "true");
-        char v[16];
-        order_hint(ic, v);
-        CHECK(!v[0], "get_info on an intercommunicator: the hint is \"%s\"", v);
-    }
     int lrank, rsize;
     MPI_Comm_rank(ic, &lrank);
     MPI_Comm_remote_size(ic, &rsize);
@@ -644,19 +572,17 @@ int main(int argc, char **argv) {
     CHECK(sa && sb && ra && rb, "out of memory");
     MPI_Comm comms[MAXCOMMS];
     int owned[MAXCOMMS];
-    int nc = cu_comms(comms, owned), ordered = getenv("PERSIST_ORDERED") != NULL;
+    int nc = cu_comms(comms, owned);
     for (int i = 0; i < nc; i++) {
         wait_by_test = i % 2;
-        if (ordered) set_order(comms[i], "true");
         check_comm(comms[i]);
         check_alltoallw(comms[i]);
-        if (ordered)
-            check_ordered(comms[i]);
-        else
-            check_order(comms[i]);
+        check_order(comms[i]);
+        check_lane(comms[i]);
         check_freed(comms[i]);
         check_errors(comms[i]);
     }
+    check_many(MPI_COMM_WORLD);
     check_inter();
     check_comm_freed();
     check_handlers();

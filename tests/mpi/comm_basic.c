@@ -288,8 +288,8 @@ int main(int argc, char **argv) {
     CHECK_RC(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &flag));
     CHECK(flag && *tag_ub >= 32767, "MPI_TAG_UB");
 
-    /* hints: one not understood (coll_persist checks the one that is); dup_with_info checks its
-     * info and duplicates, get_info gives an empty info object, set_info checks its info */
+    /* hints: none understood; dup_with_info checks its info and duplicates, get_info gives an
+     * empty info object, set_info checks its info */
     {
         MPI_Info hints, used;
         CHECK_RC(MPI_Info_create(&hints));
