@@ -23,9 +23,7 @@
  * Persistent collectives (MPI 4.0; Open MPI 4.1's MPIX_ extension): with -p, each selected
  * nonblocking collective is measured again as a persistent request (MPI_Iallreduce ->
  * MPI_Allreduce_init, case Allreduce_init), made once per size and then started and waited for
- * in place of the call; with -P the same on a duplicate of MPI_COMM_WORLD that carries the hint
- * mpi_assert_strict_persistent_collective_ordering = true (case Allreduce_init_ordered), which
- * the benchmark honours (every rank starts the same request; Open MPI 4.1 refuses the key).
+ * in place of the call.
  *
  * Output: RESULT coll <Collective> <size> <usec> us <iterations>
  */
@@ -114,7 +112,7 @@ typedef struct {
     char *sbuf, *rbuf;
     int *counts, *displs;
     double acc;       /* time spent inside the collective on this rank */
-    MPI_Request preq; /* -p, -P: the persistent request measured, else MPI_REQUEST_NULL */
+    MPI_Request preq; /* -p: the persistent request measured, else MPI_REQUEST_NULL */
 } coll_ctx;
 
 static void coll_once(coll_ctx *c) {
@@ -292,7 +290,7 @@ int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     bench_opts o;
     bench_defaults(&o, 1, 4L << 20, 4);
-    int selected[NCOLL], any_selected = 0, full = 0, loop = 0, persist[2] = {0, 0};
+    int selected[NCOLL], any_selected = 0, full = 0, loop = 0, persist = 0;
     for (int k = 0; k < NCOLL; k++) selected[k] = 0;
     const char *what = "OSU-style latency of every collective (average over ranks, microseconds).";
     const char *extra =
@@ -306,16 +304,13 @@ int main(int argc, char **argv) {
         "  -f         also report the maximum over ranks (case <Name>_max)\n"
         "  -l         also report the time per iteration with the untimed barrier (<Name>_loop)\n"
         "  -p         also measure each nonblocking collective as a persistent request\n"
-        "             (Allreduce_init...)\n"
-        "  -P         the same on a communicator with the hint\n"
-        "             mpi_assert_strict_persistent_collective_ordering (<Name>_init_ordered)\n";
+        "             (Allreduce_init...)\n";
     for (int i = 1; i < argc; i++) {
         int r = bench_common_opt(&o, argc, argv, &i);
         if (r == 0 && strcmp(argv[i], "-h") == 0) bench_usage_exit(argv[0], what, extra, 0);
         if (r == 0 && strcmp(argv[i], "-f") == 0) r = full = 1;
         if (r == 0 && strcmp(argv[i], "-l") == 0) r = loop = 1;
-        if (r == 0 && strcmp(argv[i], "-p") == 0) r = persist[0] = 1;
-        if (r == 0 && strcmp(argv[i], "-P") == 0) r = persist[1] = 1;
+        if (r == 0 && strcmp(argv[i], "-p") == 0) r = persist = 1;
         if (r == 0 && strcmp(argv[i], "-c") == 0 && i + 1 < argc) {
             char buf[512];
             snprintf(buf, sizeof buf, "%s", argv[++i]);
@@ -338,25 +333,10 @@ int main(int argc, char **argv) {
     if (!any_selected)
         for (int k = 0; k < NCOLL; k++) selected[k] = 1;
 #ifndef PINIT
-    if ((persist[0] || persist[1]) && bench_rank() == 0)
-        fprintf(stderr, "-p, -P: this MPI has no persistent collectives\n");
-    if (persist[0] || persist[1]) bench_usage_exit(argv[0], what, extra, 2);
+    if (persist && bench_rank() == 0)
+        fprintf(stderr, "-p: this MPI has no persistent collectives\n");
+    if (persist) bench_usage_exit(argv[0], what, extra, 2);
 #endif
-    /* modes: 0 the call, 1 persistent (-p), 2 persistent on the communicator with the hint */
-    MPI_Comm pcomm[3] = {MPI_COMM_NULL, MPI_COMM_WORLD, MPI_COMM_NULL};
-    if (persist[1]) {
-        MPI_Info hint;
-        MPI_Info_create(&hint);
-        /* (Open MPI 4.1 refuses the key: longer than its MPI_MAX_INFO_KEY, 36) */
-        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-        if (MPI_Info_set(hint, "mpi_assert_strict_persistent_collective_ordering", "true") &&
-            bench_rank() == 0)
-            printf("# -P: this MPI refuses the hint; the requests go without it\n");
-        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
-        MPI_Comm_dup_with_info(MPI_COMM_WORLD, hint, &pcomm[2]);
-        MPI_Info_free(&hint);
-    }
-    static const char *const suffix[3] = {"", "_init", "_init_ordered"};
 
     long sizes[BENCH_MAX_SIZES];
     int ns = bench_sizes(&o, sizes);
@@ -382,9 +362,9 @@ int main(int argc, char **argv) {
             long real = coll_setup(&c, sizes[s]);
             if (real == prev) continue;
             prev = real;
-            for (int mode = 0; mode < 3; mode++) {
-                if (mode > 0 && (k < IBARRIER || !persist[mode - 1])) continue;
-                if (mode > 0) c.preq = persist_init(&c, pcomm[mode]);
+            for (int mode = 0; mode < 2; mode++) { /* the call, then its persistent request */
+                if (mode > 0 && (k < IBARRIER || !persist)) continue;
+                if (mode > 0) c.preq = persist_init(&c, MPI_COMM_WORLD);
                 long iters;
                 double wall = bench_measure(&o, coll_kernel, &c, 0, MPI_COMM_WORLD, &iters);
                 double mine[2] = {c.acc / (double)iters, wall / (double)iters}, sum[2] = {0, 0},
@@ -394,7 +374,7 @@ int main(int argc, char **argv) {
                 MPI_Reduce(&mine[0], &max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
                 /* (Ixxx -> Xxx_init: the name without its I) */
                 char base[64], name[80];
-                snprintf(base, sizeof base, "%s%s", coll_names[k] + (mode > 0), suffix[mode]);
+                snprintf(base, sizeof base, "%s%s", coll_names[k] + mode, mode ? "_init" : "");
                 if (mode > 0) base[0] = (char)toupper((unsigned char)base[0]);
                 bench_result("coll", base, real, sum[0] / c.np * 1e6, "us", iters);
                 if (full) {
@@ -408,7 +388,6 @@ int main(int argc, char **argv) {
             }
         }
     }
-    if (pcomm[2] != MPI_COMM_NULL) MPI_Comm_free(&pcomm[2]);
     free(c.sbuf);
     free(c.rbuf);
     free(c.counts);
