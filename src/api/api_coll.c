@@ -308,7 +308,7 @@ static int go(co_comm *c, const char *fn, MPI_Request *req, uint64_t bytes, cons
             int failed;
             co_nbc_lane_args la = {a, &lane};
             rc = co_coll_watched(c, a->kind, a->root, a->op, 0, co_nbc_lane, &la, &failed);
-            if (rc && lane) co_nbc_lane_free(lane);
+            if (rc && lane) co_comm_lane_free(lane);
             if (failed == CO_CALL_BROKEN)
                 return co_error(c, fn, rc, "an earlier collective on this communicator failed: %s",
                                 c->coll->broken_msg);

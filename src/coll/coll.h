@@ -457,7 +457,8 @@ CO_NORETURN void co_coll_differ(int q, unsigned theirs, unsigned mine);
 
 /* The communicator's segment, set up collectively on first use; NULL if unavailable. */
 co_cshm *co_cshm_get(co_comm *c);
-/* The payload bytes of a communicator segment's buffers (COHORT_COLL_SHM_CHUNK, at least 4 KiB). */
+/* The payload bytes of a communicator segment's buffers: COHORT_COLL_SHM_CHUNK, at least 4 KiB
+ * (so that a 256 KiB vector fits the four buffers of a one-step reduction). */
 size_t co_cshm_full_cap(void);
 /* Sets up the segment of lane (co_comm_lane of `of`), collectively over `of` (within one of
  * its watched calls, whose tags it takes), with buffers of rank 0's `cap` bytes (0: none);
@@ -697,13 +698,12 @@ int co_nbc_persistent(co_comm *c, const co_coll_args *a, co_comm *lane, co_req *
 /* The body of the watched call that an intracommunicator's persistent init call makes before
  * co_nbc_persistent (arg: a co_nbc_lane_args): sets *out to the request's lane, or leaves it
  * NULL (no lane: the runs go as messages). *out is set as soon as the lane exists, so that a
- * caller whose call was abandoned can free it (co_nbc_lane_free). */
+ * caller whose call was abandoned can free it (co_comm_lane_free). */
 typedef struct co_nbc_lane_args {
     const co_coll_args *a;
     co_comm **out;
 } co_nbc_lane_args;
 int co_nbc_lane(co_comm *c, const void *arg);
-void co_nbc_lane_free(co_comm *lane);
 void co_nbc_restart(co_req *r);
 /* Whether a nonblocking call in flight on c uses c's shared-memory segment (a counter
  * MPI_Ibarrier, a call through the shared buffers). */

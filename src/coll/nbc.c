@@ -1871,10 +1871,6 @@ int co_nbc_lane(co_comm *c, const void *arg) {
     return MPI_SUCCESS;
 }
 
-void co_nbc_lane_free(co_comm *lane) {
-    co_comm_lane_free(lane);
-}
-
 int co_nbc_persistent(co_comm *c, const co_coll_args *a, co_comm *lane, co_req **out) {
     *out = NULL;
     int tag = next_tag(c);
