@@ -250,7 +250,6 @@ static uint64_t heap_free(const co_shm_heap *h) {
  * the lane's communicator, which carries the broadcast; NULL for c's own) is made only while
  * the heap slice keeps half its room for communicators. */
 static co_cshm *setup(co_comm *c, size_t cap, co_comm *of) {
-    int lane = of != NULL;
     co_coll_state *S = co_st.coll;
     int n = c->size;
     size_t chunk = round_up((uint64_t)cap + CO_CSHM_HDR, CO_CACHELINE);
@@ -260,7 +259,7 @@ static co_cshm *setup(co_comm *c, size_t cap, co_comm *of) {
     int master = c->local->world[0];
     char *slice = co_seg_heap(co_st.seg, master);
     uint64_t off = CO_SHM_HEAP_FAIL;
-    if (c->rank == 0 && cap && (!lane || heap_free(&S->heap) >= bytes + S->heap.size / 2)) {
+    if (c->rank == 0 && cap && (!of || heap_free(&S->heap) >= bytes + S->heap.size / 2)) {
         off = co_shm_heap_alloc(&S->heap, bytes);
         if (off != CO_SHM_HEAP_FAIL) {
             char *base = slice + off;
@@ -272,7 +271,7 @@ static co_cshm *setup(co_comm *c, size_t cap, co_comm *of) {
             co_cshm_ctl *ctl0 = (co_cshm_ctl *)(base + sizeof(co_cshm_hdr));
             atomic_store(&ctl0->addr2, CMA_MAGIC);
             atomic_store(&ctl0->addr, (uint64_t)(uintptr_t)&ctl0->addr2);
-        } else if (!lane) {
+        } else if (!of) {
             co_log(CO_LOG_INFO,
                    "no room for a %zu-byte collective segment in the heap slice "
                    "(COHORT_HEAP_SLICE); communicator %s uses point-to-point collectives",
@@ -281,7 +280,7 @@ static co_cshm *setup(co_comm *c, size_t cap, co_comm *of) {
     }
     co_dtype *u64 = co_dt_get(MPI_UINT64_T);
     uint64_t got[2] = {off, chunk};
-    if (co_bcast_binomial(got, 2, u64, 0, lane ? of : c)) return NULL;
+    if (co_bcast_binomial(got, 2, u64, 0, of ? of : c)) return NULL;
     off = got[0], chunk = got[1], bytes = ctl_bytes + (size_t)n * CO_CSHM_NBUF * chunk;
     if (off == CO_SHM_HEAP_FAIL) return NULL;
     co_cshm *s = calloc(1, sizeof(*s));

@@ -1832,9 +1832,9 @@ static size_t lane_cap(const co_comm *c, const co_coll_args *a) {
     if (a->kind == CO_COLL_BARRIER) return CO_CACHELINE;
     size_t full = co_cshm_full_cap(), bytes, want;
     if (!shm_fits_in(c, a, full, &bytes, &want)) return 0;
-    if (shm_slotted(a->kind)) return full;
-    size_t need = CO_MIN(CO_MAX(want, NB_LANE_MIN), full);
-    return shm_fits_in(c, a, need, &bytes, &want) ? need : 0;
+    /* (a buffer of `want` bytes or more holds the call as a full one does: only what the
+     * buffer must hold depends on its size, and slots take a share of it) */
+    return shm_slotted(a->kind) ? full : CO_MIN(CO_MAX(want, NB_LANE_MIN), full);
 }
 
 static void lane_drop(nb_persist *p) {
