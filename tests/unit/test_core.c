@@ -3,7 +3,7 @@
  * integrity) driven as producer and consumer from the same process, the message of a
  * single-copy read from a process that has ended, the measured cost of single-copy reads
  * in the collectives' selection table, huge pages for buffers that peers copy, and where
- * the collectives' spread payloads go in their buffers. */
+ * the collectives' spread payloads go in their buffers, and the heap slices' allocator. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -379,6 +379,64 @@ static void cshm_spread_places(void **state) {
     }
 }
 
+/* The heap slices' allocator (shm_heap.c) on a shared mapping of 64 pages (so at most 8
+ * pages of freed blocks keep theirs): a freed block keeps its pages and content for the next
+ * block while the kept ones stay within that; past it a freed block's pages go (zeros
+ * again); a block that fits only across kept and given-back ranges that touch is still
+ * found, once the kept ranges give their pages back; freed ranges join again. */
+static int all_bytes(const char *p, size_t n, char v) {
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != v) return 0;
+    return 1;
+}
+
+static void shm_heap_kept_pages(void **state) {
+    (void)state;
+    const size_t pg = 4096, n = 64 * pg;
+    char *m = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    assert_true(m != MAP_FAILED);
+    co_shm_heap h;
+    assert_int_equal(co_shm_heap_init(&h, m, n), 0);
+    assert_int_equal(h.keep, 8 * pg);
+    uint64_t a = co_shm_heap_alloc(&h, 3 * pg - 100), b = co_shm_heap_alloc(&h, 5 * pg);
+    assert_int_equal(a, 0);
+    assert_int_equal(b, 3 * pg);
+    memset(m + a, 'a', 3 * pg);
+    memset(m + b, 'b', 5 * pg);
+    co_shm_heap_free(&h, a, 3 * pg);
+    assert_int_equal(h.kept, 3 * pg);
+    co_shm_heap_free(&h, b, 5 * pg); /* 8 pages kept: still within */
+    assert_int_equal(h.kept, 8 * pg);
+    assert_int_equal(h.nfree, 2); /* [0, 8) kept, [8, 64) never used */
+    uint64_t c = co_shm_heap_alloc(&h, 2 * pg);
+    assert_int_equal(c, 0);
+    assert_true(all_bytes(m + c, 2 * pg, 'a')); /* the same pages, not new ones */
+    assert_int_equal(h.kept, 6 * pg);
+    uint64_t d = co_shm_heap_alloc(&h, 40 * pg); /* from the untouched range */
+    assert_int_equal(d, 8 * pg);
+    memset(m + d, 'd', 40 * pg);
+    co_shm_heap_free(&h, d, 40 * pg); /* 6 + 40 pages: more than kept, given back */
+    assert_int_equal(h.kept, 6 * pg);
+    assert_true(all_bytes(m + d, 40 * pg, 0));
+    assert_true(all_bytes(m + 3 * pg, 5 * pg, 'b'));
+    /* [2, 8) kept touches [8, 64) given back: 62 pages only when both are one again */
+    uint64_t e = co_shm_heap_alloc(&h, 62 * pg);
+    assert_int_equal(e, 2 * pg);
+    assert_int_equal(h.kept, 0);
+    assert_true(all_bytes(m + e, 62 * pg, 0)); /* the kept ones given back too */
+    assert_int_equal(co_shm_heap_alloc(&h, pg), CO_SHM_HEAP_FAIL);
+    co_shm_heap_free(&h, c, 2 * pg);
+    co_shm_heap_free(&h, e, 62 * pg);
+    assert_int_equal(h.kept, 2 * pg);
+    assert_int_equal(h.nfree, 2);
+    assert_int_equal(co_shm_heap_alloc(&h, 64 * pg), 0); /* joined */
+    co_shm_heap_free(&h, 0, 64 * pg);
+    assert_int_equal(h.nfree, 1);
+    assert_int_equal(h.free[0].len, 64 * pg);
+    co_shm_heap_fini(&h);
+    munmap(m, n);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(htab_stale_handles),
@@ -389,6 +447,7 @@ int main(void) {
         cmocka_unit_test(cma_cost_selection),
         cmocka_unit_test(cma_expose_hugepages),
         cmocka_unit_test(cshm_spread_places),
+        cmocka_unit_test(shm_heap_kept_pages),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
