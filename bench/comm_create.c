@@ -1,6 +1,9 @@
 /*
  * comm_create: cost of communicator management, in microseconds per pair of calls:
  *   dup_free           MPI_Comm_dup(MPI_COMM_WORLD) + MPI_Comm_free, on all ranks;
+ *   dup_coll_free      the same with one MPI_Allreduce of a double on the new communicator in
+ *                      between (a communicator made for one collective, as a library that dups
+ *                      its caller's communicator per call makes them);
  *   split_free         MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank) + MPI_Comm_free;
  *   create_group_free  MPI_Comm_create_group + MPI_Comm_free on the group of all ranks except
  *                      rank 0 (with 2 ranks: rank 1 alone), called only by the members, which is
@@ -29,6 +32,23 @@ static double dup_kernel(void *vctx, long iters) {
         MPI_Comm c;
         MPI_Comm_dup(MPI_COMM_WORLD, &c);
         MPI_Comm_free(&c);
+    }
+    return MPI_Wtime() - t0;
+}
+
+static double dup_coll_kernel(void *vctx, long iters) {
+    (void)vctx;
+    double x = 1, y = 0;
+    double t0 = MPI_Wtime();
+    for (long i = 0; i < iters; i++) {
+        MPI_Comm c;
+        MPI_Comm_dup(MPI_COMM_WORLD, &c);
+        MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, c);
+        MPI_Comm_free(&c);
+    }
+    if (iters > 0 && y != bench_nprocs()) {
+        fprintf(stderr, "dup_coll_free: MPI_Allreduce gave %g, expected %d\n", y, bench_nprocs());
+        MPI_Abort(MPI_COMM_WORLD, 1);
     }
     return MPI_Wtime() - t0;
 }
@@ -150,6 +170,7 @@ int main(int argc, char **argv) {
                o.target_s * 1e3);
 
     measure(&o, "dup_free", dup_kernel, &x, 0);
+    measure(&o, "dup_coll_free", dup_coll_kernel, &x, 0);
     measure(&o, "split_free", split_kernel, &x, 0);
     measure(&o, "create_group_free", create_group_kernel, &x, 1);
     MPI_Group_free(&rest);
