@@ -176,12 +176,18 @@ typedef double (*bench_kernel)(void *ctx, long iters);
 
 /*
  * Measures one data point and returns the elapsed time of the measured run on the calling rank
- * (*iters_out gets its iteration count). After a first-touch call with one iteration, the kernel
+ * (*iters_out gets its iteration count). After a first-touch call with one iteration, up to 16
+ * more warm-up iterations run (in runs of 1, 1, 2, 4 and 8, stopping once they have taken half
+ * the target on the root): an MPI's first rounds through its own fresh buffers (a shared ring
+ * whose pages are first written, one fault each) can take several times as long as the next
+ * ones, and a calibration that saw only them planned too few iterations, measured in the same
+ * slow phase (OSU's benchmarks skip their first iterations likewise). Then the kernel
  * is run with 1, 4, 16... iterations until the root's elapsed time reaches 1/20 of the target;
  * the count is then scaled so that the measured run lasts about o->target_s, preceded by a
  * warm-up of a tenth of it. The root's timings are broadcast, so every rank of `comm` runs the
  * same counts. If a calibration run already lasted the target (slow operations), it is taken as
- * the measurement: a data point never costs more than about two calls plus the target time.
+ * the measurement: a data point never costs more than about three calls plus twice the target
+ * time.
  * With -i N: one warm-up call, N/10 warm-up iterations, then N measured iterations.
  */
 static inline double bench_measure(const bench_opts *o, bench_kernel fn, void *ctx, int root,
@@ -192,7 +198,13 @@ static inline double bench_measure(const bench_opts *o, bench_kernel fn, void *c
         iters = o->fixed_iters;
     } else {
         long n = 1;
-        double t;
+        double t, spent = 0;
+        for (long done = 0; done < 16 && spent < o->target_s / 2; done += n, n = done) {
+            t = fn(ctx, n);
+            MPI_Bcast(&t, 1, MPI_DOUBLE, root, comm);
+            spent += t;
+        }
+        n = 1;
         for (;;) {
             t = fn(ctx, n);
             MPI_Bcast(&t, 1, MPI_DOUBLE, root, comm);
