@@ -36,11 +36,12 @@ static void drop(co_shm_heap *h, size_t i) {
 }
 
 /* Joins range i with the next one when they touch and agree on keeping their pages. */
-static void join_next(co_shm_heap *h, size_t i) {
+static int join_next(co_shm_heap *h, size_t i) {
     co_shm_heap_range *r = &h->free[i];
-    if (i + 1 >= h->nfree || r->off + r->len != r[1].off || r->kept != r[1].kept) return;
+    if (i + 1 >= h->nfree || r->off + r->len != r[1].off || r->kept != r[1].kept) return 0;
     r->len += r[1].len;
     drop(h, i + 1);
+    return 1;
 }
 
 /* Gives every kept range's pages back, so that ranges that touch become one. */
@@ -51,11 +52,8 @@ static void unkeep_all(co_shm_heap *h) {
             h->free[i].kept = 0;
         }
     h->kept = 0;
-    for (size_t i = 0; i + 1 < h->nfree;) {
-        size_t n = h->nfree;
-        join_next(h, i);
-        if (h->nfree == n) i++;
-    }
+    for (size_t i = 0; i + 1 < h->nfree;)
+        if (!join_next(h, i)) i++;
 }
 
 static uint64_t take(co_shm_heap *h, uint64_t len, int kept_only) {
