@@ -340,6 +340,27 @@ static inline void *co_coll_elem(const void *buf, size_t i, const co_dtype *dt) 
     return (char *)buf + (MPI_Aint)i * co_dt_extent(dt);
 }
 
+/* A scan's vector of `count` elements as a chain of messages passes it on (Scan and Exscan's
+ * linear algorithm, Iscan and Iexscan's schedule): from 3 ranks on in pieces of
+ * COHORT_SCAN_PIECE bytes (at least one element), else whole. Every rank cuts it alike. */
+typedef struct co_pieces {
+    size_t each, n, count; /* elements a piece, pieces (at least 1), elements in all */
+} co_pieces;
+static inline co_pieces co_scan_pieces(size_t count, const co_dtype *dt, int nranks) {
+    size_t piece = (size_t)co_st.cfg.scan_piece, each = count;
+    if (piece && nranks > 2 && dt->size) each = CO_MAX(piece / dt->size, 1);
+    if (each > count) each = count;
+    co_pieces p = {each, each ? (count + each - 1) / each : 1, count};
+    return p;
+}
+/* Piece k's elements and its address in buf. */
+static inline size_t co_piece_count(const co_pieces *p, size_t k) {
+    return k + 1 < p->n ? p->each : p->count - k * p->each;
+}
+static inline void *co_piece(const void *buf, const co_pieces *p, size_t k, const co_dtype *dt) {
+    return co_coll_elem(buf, k * p->each, dt);
+}
+
 /* Combine n operand images in rank order: out = src[0] op src[1] op ... op src[n-1]; `out`
  * is a user buffer of dt (only its elements are written) and may be one of the sources. */
 int co_coll_reduce_n(const co_op *op, co_dtype *dt, size_t count, const void *const *src, int n,

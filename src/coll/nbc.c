@@ -597,42 +597,60 @@ static void build_rscatter(nb_sched *s, const co_coll_args *a) {
 }
 
 /* A chain: rank r receives the prefix of ranks 0..r-1, combines its own operand and passes
- * the prefix of 0..r on. */
+ * the prefix of 0..r on. A long vector goes in pieces: round k receives piece k and passes
+ * on piece k - 1, combined in the round before, and one piece of scratch serves every piece
+ * (a round's local steps run once its transfers are done): COHORT_SCAN_PIECE bytes, so
+ * that the ranks work on different pieces at once. */
 static void build_scan(nb_sched *s, const co_coll_args *a, int excl) {
     int n = s->on->size, me = s->on->rank;
     size_t count = a->rcount;
     co_dtype *dt = a->rdt;
     const void *in = a->sbuf == MPI_IN_PLACE ? a->rbuf : a->sbuf;
-    if (excl && in == a->rbuf && me > 0) { /* the prefix lands in rbuf: keep my operand */
+    co_pieces p = co_scan_pieces(count, dt, n);
+    if (excl && in == a->rbuf && me > 0 && me + 1 < n) { /* the prefix lands in rbuf */
         void *keep = nb_tmp(s, dt, count);
         nb_copy(s, in, count, dt, keep, count, dt);
         nb_round(s);
         in = keep;
     }
-    const void *out = in; /* what I pass on */
-    if (!excl) {
-        if (me > 0) {
-            void *prev = nb_tmp(s, dt, count);
-            nb_recv(s, prev, count, dt, me - 1);
-            nb_copy(s, in, count, dt, a->rbuf, count, dt);
-            nb_reduce(s, prev, a->rbuf, count, dt);
-        } else {
-            nb_copy(s, in, count, dt, a->rbuf, count, dt);
-        }
+    if (me == 0) { /* my operand is the prefix I pass on */
+        if (n > 1)
+            for (size_t k = 0; k < p.n; k++)
+                nb_send(s, co_piece(in, &p, k, dt), co_piece_count(&p, k), dt, 1);
+        if (!excl) nb_copy(s, in, count, dt, a->rbuf, count, dt);
         nb_round(s);
-        out = a->rbuf;
-    } else if (me > 0) {
-        nb_recv(s, a->rbuf, count, dt, me - 1);
-        if (me + 1 < n) {
-            void *next = nb_tmp(s, dt, count);
-            nb_copy(s, in, count, dt, next, count, dt);
-            nb_reduce(s, a->rbuf, next, count, dt);
-            out = next;
+        return;
+    }
+    if (excl && me + 1 == n) { /* the prefix received is all */
+        for (size_t k = 0; k < p.n; k++)
+            nb_recv(s, co_piece(a->rbuf, &p, k, dt), co_piece_count(&p, k), dt, me - 1);
+        nb_round(s);
+        return;
+    }
+    /* inclusive: the prefix received goes into scratch, rbuf gets it combined with my
+     * operand and is what I pass on; exclusive: the prefix lands in rbuf, scratch gets it
+     * combined with my operand and is passed on */
+    void *tmp = nb_tmp(s, dt, p.each);
+    for (size_t k = 0; k <= p.n; k++) {
+        if (k > 0 && me + 1 < n) /* piece k - 1, combined in the round before */
+            nb_send(s, excl ? tmp : co_piece(a->rbuf, &p, k - 1, dt), co_piece_count(&p, k - 1), dt,
+                    me + 1);
+        if (k < p.n) {
+            size_t m = co_piece_count(&p, k);
+            const void *mine = co_piece(in, &p, k, dt);
+            void *res = co_piece(a->rbuf, &p, k, dt);
+            if (!excl) {
+                nb_recv(s, tmp, m, dt, me - 1);
+                nb_copy(s, mine, m, dt, res, m, dt);
+                nb_reduce(s, tmp, res, m, dt);
+            } else {
+                nb_recv(s, res, m, dt, me - 1);
+                nb_copy(s, mine, m, dt, tmp, m, dt);
+                nb_reduce(s, res, tmp, m, dt);
+            }
         }
         nb_round(s);
     }
-    if (me + 1 < n) nb_send(s, out, count, dt, me + 1);
-    nb_round(s);
 }
 
 /* ---- Intercommunicators: the steps of the blocking ones (inter.c), as rounds: inside a

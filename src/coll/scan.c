@@ -9,7 +9,9 @@
 #include <string.h>
 
 const co_coll_alg co_scan_algs[] = {
-    {"linear", 0, "a chain: each rank receives the prefix from rank-1 and passes its own on"},
+    {"linear", 0,
+     "a chain of messages: each rank receives the prefix from rank-1 and passes its own on "
+     "(long vectors from 3 ranks on in pieces, pipelined)"},
     {"recursive_doubling", 0, "ceil(log2 N) rounds exchanging partial results"},
     {"shm", CO_ALG_SHM | CO_ALG_DENSE,
      "operands copied into shared buffers; rank r combines operands 0..r itself"},
@@ -21,40 +23,73 @@ const co_coll_alg co_scan_algs[] = {
 };
 CO_ALG_TABLE_CHECK(co_scan_algs, CO_SCAN_NALGS);
 
+/* Sends of a chain in pieces: at most two in flight, the older waited for before a third. */
+typedef struct {
+    co_req *q[2];
+    unsigned k;
+    int rc;
+} piece_sends;
+
+static void piece_send(piece_sends *w, const void *buf, size_t count, co_dtype *dt, int dest,
+                       co_comm *c) {
+    co_req **slot = &w->q[w->k++ & 1];
+    int r = co_coll_waitall(1, slot);
+    if (r && !w->rc) w->rc = r;
+    r = co_isend(buf, count, dt, dest, co_coll_tag(c, CO_TAG_SCAN), c, co_coll_ctx(c), CO_MODE_STD,
+                 slot);
+    if (r && !w->rc) w->rc = r;
+}
+
+/* A chain: rank r receives the prefix of ranks 0..r-1, combines its own operand and passes
+ * the prefix of 0..r on. From 3 ranks on, a vector longer than COHORT_SCAN_PIECE bytes goes
+ * in pieces of that size, each passed on as soon as it is combined, so that the ranks work
+ * on different pieces at once (docs/collectives.md, "Chain of messages"). An exclusive scan
+ * combines into two pieces of scratch in turn (each sent while the next is combined) and
+ * saves its operand's piece there before the prefix lands on it in place. */
 static int scan_linear(const void *in, void *rbuf, size_t count, co_dtype *dt, co_op *op,
                        co_comm *c, int excl) {
-    int n = c->size, me = c->rank, rc = MPI_SUCCESS;
+    int n = c->size, me = c->rank, rc = MPI_SUCCESS, tag = co_coll_tag(c, CO_TAG_SCAN);
     uint64_t ctx = co_coll_ctx(c);
+    co_pieces p = co_scan_pieces(count, dt, n);
+    piece_sends w = {{NULL, NULL}, 0, MPI_SUCCESS};
     if (me == 0) {
+        for (size_t k = 0; k < p.n; k++)
+            piece_send(&w, co_piece(in, &p, k, dt), co_piece_count(&p, k), dt, 1, c);
         if (!excl && in != rbuf) co_coll_copy_same(in, rbuf, count, dt);
-        return co_send(in, count, dt, 1, co_coll_tag(c, CO_TAG_SCAN), c, ctx);
+        rc = co_coll_waitall(2, w.q);
+        return w.rc ? w.rc : rc;
     }
-    void *pb;
-    void *prefix = co_coll_tmpbuf(dt, count, &pb);
-    if (!prefix) return MPI_ERR_NO_MEM;
-    rc = co_recv(prefix, count, dt, me - 1, co_coll_tag(c, CO_TAG_SCAN), c, ctx, NULL);
-    if (!excl) {
-        if (in != rbuf) co_coll_copy_same(in, rbuf, count, dt);
-        co_op_apply(op, dt, prefix, rbuf, count);
-        if (me < n - 1) {
-            int r = co_send(rbuf, count, dt, me + 1, co_coll_tag(c, CO_TAG_SCAN), c, ctx);
-            if (r && !rc) rc = r;
+    void *tb;
+    char *tmp = co_coll_tmpbuf(dt, excl ? 2 * p.each : p.each, &tb);
+    if (!tmp) return MPI_ERR_NO_MEM;
+    size_t span = (size_t)co_dt_extent(dt) * p.each; /* one piece of scratch */
+    for (size_t k = 0; k < p.n; k++) {
+        size_t m = co_piece_count(&p, k);
+        const void *mine = co_piece(in, &p, k, dt);
+        void *res = co_piece(rbuf, &p, k, dt);
+        int r;
+        if (!excl) { /* res = prefix op operand, passed on */
+            r = co_recv(tmp, m, dt, me - 1, tag, c, ctx, NULL);
+            if (in != rbuf) co_coll_copy_same(mine, res, m, dt);
+            co_op_apply(op, dt, tmp, res, m);
+            if (me + 1 < n) piece_send(&w, res, m, dt, me + 1, c);
+        } else if (me + 1 == n) { /* the prefix is all */
+            r = co_recv(res, m, dt, me - 1, tag, c, ctx, NULL);
+        } else { /* res = prefix; scratch = prefix op operand, passed on */
+            char *next = tmp + (k & 1) * span;
+            r = co_coll_waitall(1, &w.q[k & 1]); /* this scratch piece's last send */
+            if (r && !w.rc) w.rc = r;
+            co_coll_copy_same(mine, next, m, dt); /* before the prefix lands on it in place */
+            r = co_recv(res, m, dt, me - 1, tag, c, ctx, NULL);
+            co_op_apply(op, dt, res, next, m);
+            piece_send(&w, next, m, dt, me + 1, c);
         }
-    } else {
-        if (me < n - 1) {
-            void *nb;
-            void *next = co_coll_tmpbuf(dt, count, &nb);
-            if (!next) return MPI_ERR_NO_MEM;
-            co_coll_copy_same(in, next, count, dt);
-            co_op_apply(op, dt, prefix, next, count);
-            int r = co_send(next, count, dt, me + 1, co_coll_tag(c, CO_TAG_SCAN), c, ctx);
-            if (r && !rc) rc = r;
-            co_coll_free(nb);
-        }
-        co_coll_copy_same(prefix, rbuf, count, dt);
+        if (r && !rc) rc = r;
     }
-    co_coll_free(pb);
-    return rc;
+    int r = co_coll_waitall(2, w.q);
+    co_coll_free(tb);
+    if (w.rc && !rc) rc = w.rc;
+    return rc ? rc : r;
 }
 
 static int scan_rd(const void *in, void *rbuf, size_t count, co_dtype *dt, co_op *op, co_comm *c,

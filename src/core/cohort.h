@@ -240,6 +240,7 @@ typedef struct co_config {
     char exscan_algorithm[32];
     long coll_shm_chunk;
     long nbc_allreduce_split;
+    long scan_piece;
     long id_batch;
     long id_space;
     long cma_cost;

@@ -90,6 +90,10 @@ const co_setting co_settings[] = {
      "force a scan algorithm; auto uses the selection table"},
     {"EXSCAN_ALGORITHM", CO_CFG_STR, "auto", CFG(exscan_algorithm),
      "force an exscan algorithm; auto uses the selection table"},
+    {"SCAN_PIECE", CO_CFG_SIZE, "256K", CFG(scan_piece),
+     "from 3 ranks on, MPI_Scan and MPI_Exscan by messages (algorithm linear), MPI_Iscan and "
+     "MPI_Iexscan by messages and their persistent forms: vectors longer than this many bytes "
+     "go down the chain of ranks in pieces of this size (0: whole)"},
     {"COLL_SHM_CHUNK", CO_CFG_SIZE, "64K", CFG(coll_shm_chunk),
      "bytes per data buffer of a communicator's shared-memory collective segment (each rank "
      "has 4); large collectives are pipelined through them in pieces of this size"},
