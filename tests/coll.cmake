@@ -61,7 +61,7 @@ foreach(t coll_reduce coll_move coll_barrier)
   endforeach()
 endforeach()
 # Scan and Exscan by messages (linear) in pieces of 100 bytes (a few elements), not one
-cohort_mpi_test(coll_reduce NP 3 5 8 ENV ${COLL_V0} COHORT_SCAN_PIECE=100 SUFFIX .v0.pieces)
+cohort_mpi_test(coll_reduce NP 4 5 8 ENV ${COLL_V0} COHORT_SCAN_PIECE=100 SUFFIX .v0.pieces)
 foreach(v 0 1 2 3 4 5 6)
   cohort_mpi_test(coll_errors NP 2 ENV ${COLL_V${v}} SUFFIX .v${v})
 endforeach()
@@ -137,7 +137,7 @@ endforeach()
 # nonblocking collectives, against the blocking ones
 cohort_mpi_test(coll_nbc NP 1 2 3 4 5 8)
 # Iscan and Iexscan by messages in pieces of 100 bytes (a few elements), not one
-cohort_mpi_test(coll_nbc NP 3 5 ENV COHORT_SCAN_PIECE=100 SUFFIX .pieces)
+cohort_mpi_test(coll_nbc NP 4 5 ENV COHORT_SCAN_PIECE=100 SUFFIX .pieces)
 # small nonblocking calls through the shared buffers, against serial references; with 4 KiB
 # buffers too, where fewer calls fit (Iscatterv's slots not at all)
 cohort_mpi_test(coll_nbc_shm NP 1 2 3 4 5 8)

@@ -341,14 +341,14 @@ static inline void *co_coll_elem(const void *buf, size_t i, const co_dtype *dt) 
 }
 
 /* A scan's vector of `count` elements as a chain of messages passes it on (Scan and Exscan's
- * linear algorithm, Iscan and Iexscan's schedule): from 3 ranks on in pieces of
+ * linear algorithm, Iscan and Iexscan's schedule): from 4 ranks on in pieces of
  * COHORT_SCAN_PIECE bytes (at least one element), else whole. Every rank cuts it alike. */
 typedef struct co_pieces {
     size_t each, n, count; /* elements a piece, pieces (at least 1), elements in all */
 } co_pieces;
 static inline co_pieces co_scan_pieces(size_t count, const co_dtype *dt, int nranks) {
     size_t piece = (size_t)co_st.cfg.scan_piece, each = count;
-    if (piece && nranks > 2 && dt->size) each = CO_MAX(piece / dt->size, 1);
+    if (piece && nranks > 3 && dt->size) each = CO_MAX(piece / dt->size, 1);
     if (each > count) each = count;
     co_pieces p = {each, each ? (count + each - 1) / each : 1, count};
     return p;

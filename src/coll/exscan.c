@@ -5,7 +5,7 @@
 const co_coll_alg co_exscan_algs[] = {
     {"linear", 0,
      "a chain of messages: each rank receives the prefix from rank-1 and passes its own on "
-     "(long vectors from 3 ranks on in pieces, pipelined)"},
+     "(long vectors from 4 ranks on in pieces, pipelined)"},
     {"recursive_doubling", 0, "ceil(log2 N) rounds exchanging partial results"},
     {"shm", CO_ALG_SHM | CO_ALG_DENSE,
      "operands copied into shared buffers; rank r combines operands 0..r-1 itself"},

@@ -597,10 +597,10 @@ static void build_rscatter(nb_sched *s, const co_coll_args *a) {
 }
 
 /* A chain: rank r receives the prefix of ranks 0..r-1, combines its own operand and passes
- * the prefix of 0..r on. A long vector goes in pieces: round k receives piece k and passes
- * on piece k - 1, combined in the round before, and one piece of scratch serves every piece
- * (a round's local steps run once its transfers are done): COHORT_SCAN_PIECE bytes, so
- * that the ranks work on different pieces at once. */
+ * the prefix of 0..r on. A long vector (co_scan_pieces) goes in pieces: round k receives piece k
+ * and passes on piece k - 1, combined in the round before, and one piece of scratch serves every
+ * piece (a round's local steps run once its transfers are done): COHORT_SCAN_PIECE bytes, so that
+ * the ranks work on different pieces at once. */
 static void build_scan(nb_sched *s, const co_coll_args *a, int excl) {
     int n = s->on->size, me = s->on->rank;
     size_t count = a->rcount;

@@ -11,7 +11,7 @@
 const co_coll_alg co_scan_algs[] = {
     {"linear", 0,
      "a chain of messages: each rank receives the prefix from rank-1 and passes its own on "
-     "(long vectors from 3 ranks on in pieces, pipelined)"},
+     "(long vectors from 4 ranks on in pieces, pipelined)"},
     {"recursive_doubling", 0, "ceil(log2 N) rounds exchanging partial results"},
     {"shm", CO_ALG_SHM | CO_ALG_DENSE,
      "operands copied into shared buffers; rank r combines operands 0..r itself"},
@@ -41,7 +41,7 @@ static void piece_send(piece_sends *w, const void *buf, size_t count, co_dtype *
 }
 
 /* A chain: rank r receives the prefix of ranks 0..r-1, combines its own operand and passes
- * the prefix of 0..r on. From 3 ranks on, a vector longer than COHORT_SCAN_PIECE bytes goes
+ * the prefix of 0..r on. From 4 ranks on, a vector longer than COHORT_SCAN_PIECE bytes goes
  * in pieces of that size, each passed on as soon as it is combined, so that the ranks work
  * on different pieces at once (docs/collectives.md, "Chain of messages"). An exclusive scan
  * combines into two pieces of scratch in turn (each sent while the next is combined) and

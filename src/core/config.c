@@ -91,7 +91,7 @@ const co_setting co_settings[] = {
     {"EXSCAN_ALGORITHM", CO_CFG_STR, "auto", CFG(exscan_algorithm),
      "force an exscan algorithm; auto uses the selection table"},
     {"SCAN_PIECE", CO_CFG_SIZE, "256K", CFG(scan_piece),
-     "from 3 ranks on, MPI_Scan and MPI_Exscan by messages (algorithm linear), MPI_Iscan and "
+     "from 4 ranks on, MPI_Scan and MPI_Exscan by messages (algorithm linear), MPI_Iscan and "
      "MPI_Iexscan by messages and their persistent forms: vectors longer than this many bytes "
      "go down the chain of ranks in pieces of this size (0: whole)"},
     {"COLL_SHM_CHUNK", CO_CFG_SIZE, "64K", CFG(coll_shm_chunk),

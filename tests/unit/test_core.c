@@ -257,8 +257,9 @@ static void cma_cost_selection(void **state) {
         {CO_COLL_EXSCAN, 2, 16384, 1, costly, CO_SCAN_SHM},
         /* long Exscan vectors: the pipelined chain of messages from 4 to 8 ranks */
         {CO_COLL_EXSCAN, 4, 262144, 1, cheap, CO_SCAN_SHM},
-        {CO_COLL_EXSCAN, 3, 262145, 1, cheap, CO_SCAN_CHAIN},
-        {CO_COLL_EXSCAN, 4, 262145, 1, cheap, CO_SCAN_LINEAR},
+        {CO_COLL_EXSCAN, 4, 524288, 1, cheap, CO_SCAN_CHAIN},
+        {CO_COLL_EXSCAN, 3, 524289, 1, cheap, CO_SCAN_CHAIN},
+        {CO_COLL_EXSCAN, 4, 524289, 1, cheap, CO_SCAN_LINEAR},
         {CO_COLL_EXSCAN, 8, 4u << 20, 1, costly, CO_SCAN_LINEAR},
         {CO_COLL_EXSCAN, 9, 4u << 20, 1, cheap, CO_SCAN_CHAIN},
         {CO_COLL_SCAN, 4, 4u << 20, 1, cheap, CO_SCAN_CHAIN},
