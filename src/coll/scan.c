@@ -60,7 +60,8 @@ static int scan_linear(const void *in, void *rbuf, size_t count, co_dtype *dt, c
         return w.rc ? w.rc : rc;
     }
     void *tb;
-    char *tmp = co_coll_tmpbuf(dt, excl ? 2 * p.each : p.each, &tb);
+    size_t pieces = !excl ? 1 : me + 1 < n ? 2 : 0; /* of scratch (the last Exscan rank: none) */
+    char *tmp = co_coll_tmpbuf(dt, pieces * p.each, &tb);
     if (!tmp) return MPI_ERR_NO_MEM;
     size_t span = (size_t)co_dt_extent(dt) * p.each; /* one piece of scratch */
     for (size_t k = 0; k < p.n; k++) {
