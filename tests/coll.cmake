@@ -136,8 +136,11 @@ foreach(v 1 2 4)
 endforeach()
 # nonblocking collectives, against the blocking ones
 cohort_mpi_test(coll_nbc NP 1 2 3 4 5 8)
-# Iscan and Iexscan by messages in pieces of 100 bytes (a few elements), not one
-cohort_mpi_test(coll_nbc NP 4 5 ENV COHORT_SCAN_PIECE=100 SUFFIX .pieces)
+# Iscan and Iexscan (and their persistent forms) by messages in pieces of 100 bytes (a few
+# elements), not one: with 4 KiB buffers, in which the tests' longer vectors do not fit
+cohort_mpi_test(coll_nbc NP 4 5 ENV COHORT_SCAN_PIECE=100 COHORT_COLL_SHM_CHUNK=4K SUFFIX .pieces)
+cohort_mpi_test(coll_persist NP 4 ENV COHORT_SCAN_PIECE=100 COHORT_COLL_SHM_CHUNK=4K
+  SUFFIX .pieces)
 # small nonblocking calls through the shared buffers, against serial references; with 4 KiB
 # buffers too, where fewer calls fit (Iscatterv's slots not at all)
 cohort_mpi_test(coll_nbc_shm NP 1 2 3 4 5 8)
