@@ -23,20 +23,29 @@ const co_coll_alg co_scan_algs[] = {
 };
 CO_ALG_TABLE_CHECK(co_scan_algs, CO_SCAN_NALGS);
 
-/* Sends of a chain in pieces: at most two in flight, the older waited for before a third. */
+/* Sends of a chain in pieces: at most two in flight, the older waited for before a third
+ * (send k goes into slot k % 2, which an exclusive scan's scratch pieces follow). */
 typedef struct {
     co_req *q[2];
-    unsigned k;
+    unsigned k; /* sends posted */
     int rc;
+    int tag;
+    uint64_t ctx;
 } piece_sends;
+
+/* Waits for the send that last used the next send's slot (and its buffer). */
+static co_req **piece_slot(piece_sends *w) {
+    co_req **slot = &w->q[w->k & 1];
+    int r = co_coll_waitall(1, slot);
+    if (r && !w->rc) w->rc = r;
+    return slot;
+}
 
 static void piece_send(piece_sends *w, const void *buf, size_t count, co_dtype *dt, int dest,
                        co_comm *c) {
-    co_req **slot = &w->q[w->k++ & 1];
-    int r = co_coll_waitall(1, slot);
-    if (r && !w->rc) w->rc = r;
-    r = co_isend(buf, count, dt, dest, co_coll_tag(c, CO_TAG_SCAN), c, co_coll_ctx(c), CO_MODE_STD,
-                 slot);
+    co_req **slot = piece_slot(w);
+    w->k++;
+    int r = co_isend(buf, count, dt, dest, w->tag, c, w->ctx, CO_MODE_STD, slot);
     if (r && !w->rc) w->rc = r;
 }
 
@@ -51,7 +60,7 @@ static int scan_linear(const void *in, void *rbuf, size_t count, co_dtype *dt, c
     int n = c->size, me = c->rank, rc = MPI_SUCCESS, tag = co_coll_tag(c, CO_TAG_SCAN);
     uint64_t ctx = co_coll_ctx(c);
     co_pieces p = co_scan_pieces(count, dt, n);
-    piece_sends w = {{NULL, NULL}, 0, MPI_SUCCESS};
+    piece_sends w = {{NULL, NULL}, 0, MPI_SUCCESS, tag, ctx};
     if (me == 0) {
         for (size_t k = 0; k < p.n; k++)
             piece_send(&w, co_piece(in, &p, k, dt), co_piece_count(&p, k), dt, 1, c);
@@ -77,9 +86,8 @@ static int scan_linear(const void *in, void *rbuf, size_t count, co_dtype *dt, c
         } else if (me + 1 == n) { /* the prefix is all */
             r = co_recv(res, m, dt, me - 1, tag, c, ctx, NULL);
         } else { /* res = prefix; scratch = prefix op operand, passed on */
-            char *next = tmp + (k & 1) * span;
-            r = co_coll_waitall(1, &w.q[k & 1]); /* this scratch piece's last send */
-            if (r && !w.rc) w.rc = r;
+            piece_slot(&w);
+            char *next = tmp + (w.k & 1) * span;  /* (its last send is done) */
             co_coll_copy_same(mine, next, m, dt); /* before the prefix lands on it in place */
             r = co_recv(res, m, dt, me - 1, tag, c, ctx, NULL);
             co_op_apply(op, dt, res, next, m);
