@@ -113,10 +113,10 @@ int main(int argc, char **argv) {
         long ns = cma_ok ? co_shm_cma_probe_ns() : 0;
         if (ns > 0) { /* and what the selection table makes of it */
             size_t shm_max = 0;
-            for (size_t b = 1; b <= ((size_t)1 << 20); b *= 2)
-                if (co_coll_table_pick(CO_COLL_BCAST, 4, b, 1, ns) == CO_BCAST_SHM) shm_max = b;
+            for (size_t b = 1; b <= ((size_t)4 << 20); b *= 2)
+                if (co_coll_table_pick(CO_COLL_BCAST, 8, b, 1, ns) == CO_BCAST_SHM) shm_max = b;
             printf("        a 64-byte read takes %ld ns here (%s; mpiexec measures it for every "
-                   "job: COHORT_CMA_COST), so a broadcast among 4 ranks goes through shared "
+                   "job: COHORT_CMA_COST), so a broadcast among 8 ranks goes through shared "
                    "buffers up to %zu KiB\n",
                    ns, ns >= CO_CMA_COSTLY_NS ? "costly" : "cheap", shm_max / 1024);
         }

@@ -206,8 +206,9 @@ static void cma_from_ended_process(void **state) {
 }
 
 /* The cost of a single-copy read is measured (mpiexec passes it to the ranks) and moves the
- * limit between the shared buffers and single copy of Bcast (not at three ranks), and of
- * Allgather(v), Alltoall, Reduce, Allreduce, Scan and Exscan at two ranks; nothing else. */
+ * limit between the shared buffers and single copy (or messages) of Bcast, Gather,
+ * Allgather(v) and Alltoall at every size of communicator, and of Scatter, Reduce,
+ * Allreduce, Scan and Exscan at two ranks; nothing else. */
 static void cma_cost_selection(void **state) {
     (void)state;
     long ns = co_shm_cma_probe_ns();
@@ -227,34 +228,61 @@ static void cma_cost_selection(void **state) {
         {CO_COLL_BCAST, 4, 8192, 1, costly, CO_BCAST_SHM},
         {CO_COLL_BCAST, 8, 8192, 1, costly, CO_BCAST_SHM},
         {CO_COLL_BCAST, 8, 8193, 1, costly, CO_BCAST_CMA},
-        {CO_COLL_BCAST, 4, 16384, 1, costly, CO_BCAST_CMA},
+        {CO_COLL_BCAST, 5, 65536, 1, costly, CO_BCAST_CMA},
+        {CO_COLL_BCAST, 4, 16384, 1, costly, CO_BCAST_SHM},
         {CO_COLL_BCAST, 2, 8192, 1, cheap, CO_BCAST_CMA},
         {CO_COLL_BCAST, 2, 8192, 1, costly, CO_BCAST_SHM},
-        {CO_COLL_BCAST, 2, 8193, 1, costly, CO_BCAST_CMA},
+        {CO_COLL_BCAST, 2, 262144, 1, costly, CO_BCAST_SHM},
+        {CO_COLL_BCAST, 2, 262145, 1, costly, CO_BCAST_CMA},
         {CO_COLL_BCAST, 3, 4096, 1, costly, CO_BCAST_SHM},
-        {CO_COLL_BCAST, 3, 8192, 1, costly, CO_BCAST_CMA},
-        {CO_COLL_BCAST, 3, 32768, 1, costly, CO_BCAST_CMA},
-        {CO_COLL_BCAST, 4, 65536, 1, costly, CO_BCAST_CMA},
+        {CO_COLL_BCAST, 3, 8192, 1, cheap, CO_BCAST_CMA},
+        {CO_COLL_BCAST, 3, 32768, 1, costly, CO_BCAST_SHM},
+        {CO_COLL_BCAST, 4, 65536, 1, cheap, CO_BCAST_CMA},
+        {CO_COLL_BCAST, 4, 4u << 20, 1, costly, CO_BCAST_SHM},
+        {CO_COLL_BCAST, 4, (4u << 20) + 1, 1, costly, CO_BCAST_CMA},
         /* without shared memory the point-to-point rules apply, whatever the cost */
         {CO_COLL_BCAST, 4, 16384, 0, costly, CO_BCAST_BINOMIAL},
         /* two ranks: Allgather(v) and Alltoall through the shared buffers up to 16 KiB */
         {CO_COLL_ALLGATHER, 2, 8192, 1, cheap, CO_ALLGATHER_CMA},
         {CO_COLL_ALLGATHER, 2, 8192, 1, costly, CO_ALLGATHER_SHM},
         {CO_COLL_ALLGATHERV, 2, 16384, 1, costly, CO_ALLGATHERV_SHM},
-        {CO_COLL_ALLTOALL, 2, 16384, 1, costly, CO_ALLTOALL_SHM},
-        {CO_COLL_ALLTOALL, 2, 32768, 1, costly, CO_ALLTOALL_CMA},
+        {CO_COLL_ALLTOALL, 2, 65536, 1, costly, CO_ALLTOALL_SHM},
+        {CO_COLL_ALLTOALL, 2, 65537, 1, costly, CO_ALLTOALL_CMA},
+        /* more ranks: Allgather(v) through the shared buffers at every size, Alltoall to
+         * 128 KiB at 3 and 4 ranks and to 64 KiB from 5, Gather from 16 to 256 KiB */
+        {CO_COLL_ALLGATHER, 4, 4u << 20, 1, cheap, CO_ALLGATHER_LINEAR},
+        {CO_COLL_ALLGATHER, 4, 4u << 20, 1, costly, CO_ALLGATHER_SHM},
+        {CO_COLL_ALLGATHERV, 8, 1u << 20, 1, costly, CO_ALLGATHERV_SHM},
+        {CO_COLL_ALLGATHER, 3, (4u << 20) + 1, 1, costly, CO_ALLGATHER_LINEAR},
+        {CO_COLL_ALLGATHER, 4, 64, 1, costly, CO_ALLGATHER_CMA},
+        {CO_COLL_ALLTOALL, 4, 131072, 1, cheap, CO_ALLTOALL_LINEAR},
+        {CO_COLL_ALLTOALL, 4, 131072, 1, costly, CO_ALLTOALL_SHM},
+        {CO_COLL_ALLTOALL, 3, 131073, 1, costly, CO_ALLTOALL_LINEAR},
+        {CO_COLL_ALLTOALL, 8, 65536, 1, costly, CO_ALLTOALL_SHM},
+        {CO_COLL_ALLTOALL, 8, 65537, 1, costly, CO_ALLTOALL_LINEAR},
+        {CO_COLL_GATHER, 4, 16384, 1, costly, CO_GATHER_LINEAR},
+        {CO_COLL_GATHER, 4, 65536, 1, cheap, CO_GATHER_CMA},
+        {CO_COLL_GATHER, 8, 262144, 1, costly, CO_GATHER_SHM},
+        {CO_COLL_GATHER, 8, 262145, 1, costly, CO_GATHER_CMA},
+        {CO_COLL_GATHER, 2, 262144, 1, costly, CO_GATHER_SHM},
+        {CO_COLL_SCATTER, 2, 262144, 1, costly, CO_SCATTER_SHM},
+        {CO_COLL_SCATTER, 2, 262145, 1, costly, CO_SCATTER_CMA},
+        {CO_COLL_SCATTER, 4, 65536, 1, costly, CO_SCATTER_CMA},
         /* two-rank reductions: the reader folds from 8 KiB where reads are cheap */
         {CO_COLL_REDUCE, 2, 4096, 1, cheap, CO_REDUCE_SHM},
         {CO_COLL_REDUCE, 2, 8192, 1, cheap, CO_REDUCE_CMA},
-        {CO_COLL_REDUCE, 2, 8192, 1, costly, CO_REDUCE_SHM},
+        {CO_COLL_REDUCE, 2, 262144, 1, costly, CO_REDUCE_SHM},
+        {CO_COLL_REDUCE, 2, 262145, 1, costly, CO_REDUCE_CMA},
         {CO_COLL_ALLREDUCE, 2, 8192, 1, cheap, CO_ALLREDUCE_CMA},
         {CO_COLL_ALLREDUCE, 2, 4u << 20, 1, cheap, CO_ALLREDUCE_CMA},
-        {CO_COLL_ALLREDUCE, 2, 16384, 1, costly, CO_ALLREDUCE_SHM},
-        {CO_COLL_ALLREDUCE, 2, 65536, 1, costly, CO_ALLREDUCE_CMA},
+        {CO_COLL_ALLREDUCE, 2, 131072, 1, costly, CO_ALLREDUCE_SHM},
+        {CO_COLL_ALLREDUCE, 2, 131073, 1, costly, CO_ALLREDUCE_CMA},
         {CO_COLL_SCAN, 2, 8192, 1, cheap, CO_SCAN_CHAIN},
-        {CO_COLL_SCAN, 2, 8192, 1, costly, CO_SCAN_SHM},
+        {CO_COLL_SCAN, 2, 4u << 20, 1, costly, CO_SCAN_SHM},
+        {CO_COLL_SCAN, 2, (4u << 20) + 1, 1, costly, CO_SCAN_CHAIN},
         {CO_COLL_EXSCAN, 2, 8192, 1, cheap, CO_SCAN_CMA},
-        {CO_COLL_EXSCAN, 2, 16384, 1, costly, CO_SCAN_SHM},
+        {CO_COLL_EXSCAN, 2, 131072, 1, costly, CO_SCAN_SHM},
+        {CO_COLL_EXSCAN, 2, 131073, 1, costly, CO_SCAN_CMA},
         /* long Exscan vectors: the pipelined chain of messages from 4 to 8 ranks */
         {CO_COLL_EXSCAN, 4, 262144, 1, cheap, CO_SCAN_SHM},
         {CO_COLL_EXSCAN, 4, 524288, 1, cheap, CO_SCAN_CHAIN},
@@ -264,20 +292,29 @@ static void cma_cost_selection(void **state) {
         {CO_COLL_EXSCAN, 9, 4u << 20, 1, cheap, CO_SCAN_CHAIN},
         {CO_COLL_SCAN, 4, 4u << 20, 1, cheap, CO_SCAN_CHAIN},
     };
-    for (size_t i = 0; i < sizeof(picks) / sizeof(picks[0]); i++)
-        assert_int_equal(co_coll_table_pick(picks[i].kind, picks[i].np, picks[i].bytes,
-                                            picks[i].shared, picks[i].ns),
-                         picks[i].want);
+    int wrong = 0;
+    for (size_t i = 0; i < sizeof(picks) / sizeof(picks[0]); i++) {
+        int got = co_coll_table_pick(picks[i].kind, picks[i].np, picks[i].bytes, picks[i].shared,
+                                     picks[i].ns);
+        if (got != picks[i].want) {
+            print_error("pick %zu (collective %d, %d ranks, %zu bytes, %ld ns): algorithm %d, "
+                        "not %d\n",
+                        i, picks[i].kind, picks[i].np, picks[i].bytes, picks[i].ns, got,
+                        picks[i].want);
+            wrong++;
+        }
+    }
+    assert_int_equal(wrong, 0);
     /* and nothing else depends on it */
     for (size_t b = 1; b <= ((size_t)4 << 20); b *= 2)
         for (int np = 2; np <= 8; np++)
             for (int k = 0; k < CO_COLL_KINDS; k++) {
                 int two =
-                    np == 2 && (k == CO_COLL_ALLGATHER || k == CO_COLL_ALLGATHERV ||
-                                k == CO_COLL_ALLTOALL || k == CO_COLL_REDUCE ||
+                    np == 2 && (k == CO_COLL_SCATTER || k == CO_COLL_REDUCE ||
                                 k == CO_COLL_ALLREDUCE || k == CO_COLL_SCAN || k == CO_COLL_EXSCAN);
-                int bcast = k == CO_COLL_BCAST && np != 3;
-                if (!bcast && !two)
+                int any = k == CO_COLL_BCAST || k == CO_COLL_GATHER || k == CO_COLL_ALLGATHER ||
+                          k == CO_COLL_ALLGATHERV || k == CO_COLL_ALLTOALL;
+                if (!any && !two)
                     assert_int_equal(co_coll_table_pick(k, np, b, 1, cheap),
                                      co_coll_table_pick(k, np, b, 1, costly));
             }
