@@ -453,6 +453,7 @@ typedef struct co_cshm {
     uint64_t off;                   /* region offset in the master's heap slice */
     size_t bytes;                   /* region size */
     int cma;                        /* single copy works between all members */
+    int populated;                  /* this process has mapped every page (co_cshm_populate) */
     pid_t *pids;                    /* process of each rank */
     uint64_t *seen; /* a step each rank is known to have reached: spares reading its line */
     unsigned tag;   /* the running call: CO_CSHM_TAG */
@@ -507,7 +508,11 @@ static inline size_t co_cshm_spread_in(size_t room, uint64_t step, size_t len) {
     size_t slot = (len + 63) & ~(size_t)63, k = room / slot;
     return k > 1 ? (size_t)(step / 2 % k) * slot : 0;
 }
+/* Maps every page of the region into this process at once, the first time a payload is
+ * spread (which takes it round a whole buffer); once per communicator and process. */
+void co_cshm_populate(const co_cshm *s);
 static inline size_t co_cshm_spread(const co_cshm *s, uint64_t step, size_t len) {
+    if (CO_UNLIKELY(len >= CO_CSHM_SPREAD_MIN && !s->populated)) co_cshm_populate(s);
     return co_cshm_spread_in(co_cshm_cap(s), step, len);
 }
 /* Waiting: poll, run the progress engine, then yield (at once when ranks outnumber cores). */

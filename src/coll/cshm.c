@@ -243,6 +243,39 @@ static uint64_t heap_free(const co_shm_heap *h) {
     return f;
 }
 
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22 /* Linux 5.14; older C library headers lack them */
+#endif
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+static void populate(char *p, size_t len, int advice) {
+    if (!len) return;
+    uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), a = (uintptr_t)p & ~(pg - 1);
+    uintptr_t e = ((uintptr_t)p + len + pg - 1) & ~(pg - 1);
+    (void)madvise((void *)a, e - a, advice);
+}
+
+/* Spread payloads (co_cshm_spread) go round a whole buffer in its first 64 steps, reaching a
+ * new page of it at nearly every step, in the writer and in every reader. On a virtual
+ * machine a page fault can cost ten times what the same page costs mapped by madvise
+ * (docs/collectives.md, "Pages of the segment"), so the first such payload maps the whole
+ * region into this process in one system call per area: my control words and buffers for
+ * writing, the others' buffers for reading. The flag only records this process's page
+ * tables. Kernels older than 5.14 refuse the advice; the pages then come by faults. */
+void co_cshm_populate(const co_cshm *cs) {
+    co_cshm *s = (co_cshm *)cs;
+    s->populated = 1;
+    if (!co_st.cfg.coll_populate) return;
+    size_t ctl_bytes = (size_t)(s->data - (char *)s->hdr);
+    size_t own = CO_CSHM_NBUF * s->chunk, mine = (size_t)s->me * own;
+    populate((char *)s->hdr, ctl_bytes, MADV_POPULATE_WRITE);
+    populate(s->data, mine, MADV_POPULATE_READ);
+    populate(s->data + mine + own, s->bytes - ctl_bytes - mine - own, MADV_POPULATE_READ);
+    populate(s->data + mine, own, MADV_POPULATE_WRITE);
+}
+
 /* Set-up, collective over c: rank 0 allocates and broadcasts the offset (or failure) and the
  * buffers' size, `cap` bytes of payload each (0: none, the set-up fails); then everyone
  * probes single-copy reads from rank 0 and the verdicts are combined through the segment

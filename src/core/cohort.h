@@ -239,6 +239,7 @@ typedef struct co_config {
     char scan_algorithm[32];
     char exscan_algorithm[32];
     long coll_shm_chunk;
+    int coll_populate;
     long nbc_allreduce_split;
     long scan_piece;
     long id_batch;
