@@ -172,7 +172,7 @@ static inline int slot(int owner, int peer, int n) {
  * only the writer computes it. */
 static size_t inline_start(const co_cshm *s, uint64_t g, size_t tab, size_t bytes) {
     size_t cap = co_cshm_cap(s);
-    if (bytes >= CO_CSHM_SPREAD_MIN && !s->populated) co_cshm_populate(s);
+    co_cshm_spreading(s, bytes);
     return tab + (tab + bytes <= cap ? co_cshm_spread_in(cap - tab, g + 1, bytes) : 0);
 }
 

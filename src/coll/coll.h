@@ -509,10 +509,14 @@ static inline size_t co_cshm_spread_in(size_t room, uint64_t step, size_t len) {
     return k > 1 ? (size_t)(step / 2 % k) * slot : 0;
 }
 /* Maps every page of the region into this process at once, the first time a payload is
- * spread (which takes it round a whole buffer); once per communicator and process. */
+ * spread (which takes it round a whole buffer); once per communicator and process. Every
+ * place that spreads `len` bytes calls co_cshm_spreading first. */
 void co_cshm_populate(const co_cshm *s);
-static inline size_t co_cshm_spread(const co_cshm *s, uint64_t step, size_t len) {
+static inline void co_cshm_spreading(const co_cshm *s, size_t len) {
     if (CO_UNLIKELY(len >= CO_CSHM_SPREAD_MIN && !s->populated)) co_cshm_populate(s);
+}
+static inline size_t co_cshm_spread(const co_cshm *s, uint64_t step, size_t len) {
+    co_cshm_spreading(s, len);
     return co_cshm_spread_in(co_cshm_cap(s), step, len);
 }
 /* Waiting: poll, run the progress engine, then yield (at once when ranks outnumber cores). */

@@ -33,9 +33,8 @@ int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     const char *mode = getenv("COLL_PAGES");
     CHECK(mode && (!strcmp(mode, "on") || !strcmp(mode, "off")), "set COLL_PAGES=on or off");
-    int on = !strcmp(mode, "on"), me, np;
+    int on = !strcmp(mode, "on"), me;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    MPI_Comm_size(MPI_COMM_WORLD, &np);
     MPI_Comm c; /* a new segment, never touched before */
     CHECK_RC(MPI_Comm_dup(MPI_COMM_WORLD, &c));
     unsigned char *buf = malloc(B);
