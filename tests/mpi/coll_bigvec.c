@@ -70,7 +70,8 @@ static void uniform_case(const char *c, int me, int n) {
     MPI_Request r = MPI_REQUEST_NULL;
     int a2a = strcmp(what, "alltoall") == 0;
     int whole = a2a || strcmp(what, "allgather") == 0 || me == root;
-    uint8_t *buf = malloc((whole ? all : b) + GUARD), *sbuf = a2a ? malloc(all) : NULL;
+    uint8_t *buf = tu_big_malloc((whole ? all : b) + GUARD),
+            *sbuf = a2a ? tu_big_malloc(all) : NULL;
     CHECK(buf && (!a2a || sbuf), "%s: out of memory", c);
     memset(buf + (whole ? all : b), 0xa5, GUARD);
     if (a2a) { /* block q of rank r: key r * n + q */
@@ -132,7 +133,8 @@ int main(int argc, char **argv) {
 
     int *counts = malloc(sizeof(int) * (size_t)n);
     size_t *displs = malloc(sizeof(size_t) * (size_t)n);
-    uint8_t *vec = rs ? malloc(TOTAL) : NULL, *out = rs ? malloc(TOTAL + GUARD) : NULL;
+    uint8_t *vec = rs ? tu_big_malloc(TOTAL) : NULL,
+            *out = rs ? tu_big_malloc(TOTAL + GUARD) : NULL;
     CHECK(counts && displs && (!rs || (vec && out)), "out of memory");
     /* unequal blocks; from 3 ranks on the last is short, so that it starts past element
      * 2^31 - 1 (an int displacement would overflow) */

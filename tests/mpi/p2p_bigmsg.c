@@ -21,7 +21,7 @@ int main(int argc, char **argv) {
     tu_need_memory(12LL << 20);
     int count = (1 << 30) + (1 << 28) + 3;
     size_t n = (size_t)count;
-    uint32_t *b = malloc(n * sizeof(uint32_t));
+    uint32_t *b = tu_big_malloc(n * sizeof(uint32_t));
     CHECK(b, "out of memory");
     if (me == 0) {
         for (size_t i = 0; i < n; i++) b[i] = value(i);
