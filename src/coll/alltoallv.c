@@ -41,8 +41,7 @@ int co_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, co_dt
         co_coll_free(copyb);
         return rc;
     }
-    rc = co_coll_copy(SB(me), (size_t)scounts[me], sdt, RB(me), (size_t)rcounts[me], rdt);
-    if (alg == CO_ALLTOALLV_LINEAR) {
+    if (alg == CO_ALLTOALLV_LINEAR) { /* as Alltoall's: the own block copied after posting */
         co_req **reqs = co_coll_zalloc(2 * (size_t)n, sizeof(*reqs));
         if (!reqs) {
             co_coll_free(copyb);
@@ -57,13 +56,16 @@ int co_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, co_dt
         for (int k = 1; k < n; k++) {
             int to = (me + k) % n;
             int r = co_isend(SB(to), (size_t)scounts[to], sdt, to, co_coll_tag(c, CO_TAG_ALLTOALL),
-                             c, co_coll_ctx(c), CO_MODE_STD, &reqs[n + k]);
+                             c, co_coll_ctx(c), co_coll_linear_mode(c), &reqs[n + k]);
             if (r && !rc) rc = r;
         }
-        int r = co_coll_waitall(2 * n, reqs);
+        int r = co_coll_copy(SB(me), (size_t)scounts[me], sdt, RB(me), (size_t)rcounts[me], rdt);
+        if (r && !rc) rc = r;
+        r = co_coll_waitall(2 * n, reqs);
         if (r && !rc) rc = r;
         co_coll_free(reqs);
     } else {
+        rc = co_coll_copy(SB(me), (size_t)scounts[me], sdt, RB(me), (size_t)rcounts[me], rdt);
         for (int k = 1; k < n; k++) {
             int to = (me + k) % n, from = (me - k + n) % n;
             int r =

@@ -48,6 +48,10 @@ static size_t rooted_min(int n) {
  * 6.1-7.5 / 21-23, 12 KiB 6.7-7.9 / 31-33; 4 ranks near, 12 KiB 4.9-6.0 / 6.4-7.2. Up to 4
  * KiB inline stays ahead (4 ranks, 4 KiB: 2.6-3.3 against 4.6-5.3 by single copy). */
 #define ALLTOALL_INLINE (32768 + 1)
+static size_t alltoall_inline(int n) {
+    if (!co_coll_cma_costly()) return ALLTOALL_INLINE;
+    return n <= 4 ? 128 * 1024 + 1 : 64 * 1024 + 1;
+}
 #define SCATTER_INLINE  (4096 + 1)
 /* With more than two ranks, Alltoallv sends blocks from this size as point-to-point
  * messages, whose copy sender and receiver share (whichever of them is on a core copies,
@@ -232,7 +236,8 @@ static void p2p_post(co_p2p_blocks *m, int send, void *buf, size_t count, co_dty
     }
     int tag = co_coll_tag(c, CO_TAG_ALLTOALL), r;
     if (send)
-        r = co_isend(buf, count, dt, peer, tag, c, co_coll_ctx(c), CO_MODE_STD, &m->reqs[m->n]);
+        r = co_isend(buf, count, dt, peer, tag, c, co_coll_ctx(c), co_coll_linear_mode(c),
+                     &m->reqs[m->n]);
     else
         r = co_irecv(buf, count, dt, peer, tag, c, co_coll_ctx(c), &m->reqs[m->n]);
     if (r) {
@@ -314,7 +319,7 @@ int co_cma_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, c
      * against 2.4). Scatterv inlines less (SCATTER_INLINE). */
     co_p2p_blocks m = {.c = c};
     int remote = offer_blocks(s, g, tab, sbuf, scounts, sdispls, sdt, &t,
-                              n > 2 ? ALLTOALL_INLINE : cma_min(n), NULL, n > 2 ? &m : NULL, 1);
+                              n > 2 ? alltoall_inline(n) : cma_min(n), NULL, n > 2 ? &m : NULL, 1);
     co_cshm_publish(s, b, g + 1, 0, g + 2);
     co_cshm_iter it;
     co_cshm_iter_init(&it, s);
