@@ -48,14 +48,18 @@ static size_t rooted_min(int n) {
  * 6.1-7.5 / 21-23, 12 KiB 6.7-7.9 / 31-33; 4 ranks near, 12 KiB 4.9-6.0 / 6.4-7.2. Up to 4
  * KiB inline stays ahead (4 ranks, 4 KiB: 2.6-3.3 against 4.6-5.3 by single copy). */
 #define ALLTOALL_INLINE (32768 + 1)
+#define SCATTER_INLINE  (4096 + 1)
+/* Where single copy is costly, Alltoallv inlines blocks as large as Alltoall's shm algorithm
+ * takes there (docs/collectives.md, "Costly single copy on filled buffers"): 4 ranks, 64 KiB
+ * blocks, 23.4 us inline against 58-65 by system call. */
 static size_t alltoall_inline(int n) {
     if (!co_coll_cma_costly()) return ALLTOALL_INLINE;
     return n <= 4 ? 128 * 1024 + 1 : 64 * 1024 + 1;
 }
-#define SCATTER_INLINE  (4096 + 1)
 /* With more than two ranks, Alltoallv sends blocks from this size as point-to-point
- * messages, whose copy sender and receiver share (whichever of them is on a core copies,
- * docs/runtime.md), instead of leaving each receiver to read them alone. The sender decides
+ * messages in the linear algorithms' send mode (co_coll_linear_mode: with 3 ranks sender and
+ * receiver share the copy, whichever of them is on a core copying, docs/runtime.md; from 4
+ * the receiver copies the whole block), instead of a single-copy read. The sender decides
  * from its own count and says so in its entry (ENT_P2P), and the receiver follows the
  * entry: the ranks need not agree in advance. */
 #define ALLTOALLV_P2P (512 * 1024)
