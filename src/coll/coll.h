@@ -287,10 +287,10 @@ int co_coll_table_pick(int kind, int np, size_t bytes, int shared, long cma_ns);
 int co_coll_cma_costly(void);
 
 /* The send mode of the linear algorithms (every send and receive posted at once: Allgather(v),
- * Alltoall). With 2 and 3 ranks a rendezvous shares each single copy between sender and
- * reader; from 4 ranks on, where every rank copies n - 1 blocks at once anyway, each reader
- * copies whole blocks (CO_MODE_PULL), half as many copies (docs/collectives.md, "Linear
- * Allgather(v)", has the measurements). */
+ * Alltoall(v), and the single-copy Alltoallv's blocks sent as messages). With 2 and 3 ranks a
+ * rendezvous shares each single copy between sender and reader; from 4 ranks on, where every rank
+ * copies n - 1 blocks at once anyway, each reader copies whole blocks (CO_MODE_PULL), half as many
+ * copies (docs/collectives.md, "Linear Allgather(v)", has the measurements). */
 static inline int co_coll_linear_mode(const co_comm *c) {
     return c->size > 3 ? CO_MODE_PULL : CO_MODE_STD;
 }
