@@ -105,13 +105,13 @@ cohort_mpi_test(coll_move NP 2 4 ENV COLL_MOVE=huge COHORT_CMA_HUGEPAGES=1 ${COL
   SUFFIX .huge.on.cma)
 cohort_mpi_test(coll_move NP 2 4 ENV COLL_MOVE=huge COHORT_CMA=0 SUFFIX .huge.nocma)
 cohort_mpi_test(coll_ops NP ${COLL_NP})
-# a Gatherv block too large for 4 KiB buffers, with the root late and rank 1 reusing its
-# buffers for a broadcast meanwhile
 # The segment's pages are mapped at the first spread payload (tests/mpi/coll_pages.c); the
 # second run shows that the fault count sees the faults without it.
 cohort_mpi_test(coll_pages NP 2 4 ENV COLL_PAGES=on COHORT_BCAST_ALGORITHM=shm)
 cohort_mpi_test(coll_pages NP 2 ENV COLL_PAGES=off COHORT_COLL_POPULATE=0 COHORT_BCAST_ALGORITHM=shm
                 SUFFIX .off)
+# a Gatherv block too large for 4 KiB buffers, with the root late and rank 1 reusing its
+# buffers for a broadcast meanwhile
 cohort_mpi_test(coll_overrun NP 2 ENV COHORT_COLL_SHM_CHUNK=4K COHORT_BCAST_ALGORITHM=shm
   COHORT_GATHERV_ALGORITHM=cma)
 # Alltoallv spilling inline blocks into more of its buffers while the root of the next
@@ -168,13 +168,13 @@ if(CMAKE_C_FLAGS MATCHES "sanitize")
   set(BIGVEC_ALGS reduce_scatterv)
   cohort_mpi_test(coll_bigvec NP 3 SUFFIX .uniform ARGS iallgather igather iscatter)
 else()
-  # in three jobs: on a machine whose page faults cost 12 µs the eight cases took over 240 s
-  # together, and the four blocking ones 233
+  # in three jobs (8-28 s each where a page fault costs 12 µs; before the test's buffers
+  # asked for huge pages, tu_big_malloc, the eight cases took over 240 s together there)
   cohort_mpi_test(coll_bigvec NP 3 SUFFIX .uniform ARGS allgather gather scatter)
   cohort_mpi_test(coll_bigvec NP 3 SUFFIX .uniform_a2a ARGS alltoall)
   cohort_mpi_test(coll_bigvec NP 3 SUFFIX .uniform_nb ARGS iallgather igather iscatter ialltoall)
   list(APPEND BIGVEC_TESTS mpi.coll_bigvec.uniform_a2a.np3 mpi.coll_bigvec.uniform_nb.np3)
-  # single copy forced, in two jobs for the same reason (the four took 204 s together)
+  # single copy forced, in two jobs likewise (the four took 204 s together without huge pages)
   set(BIGVEC_CMA COHORT_ALLGATHER_ALGORITHM=cma COHORT_GATHER_ALGORITHM=cma
       COHORT_SCATTER_ALGORITHM=cma COHORT_ALLTOALL_ALGORITHM=cma)
   cohort_mpi_test(coll_bigvec NP 3 SUFFIX .uniform_cma ARGS allgather gather scatter

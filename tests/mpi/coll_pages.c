@@ -7,9 +7,12 @@
  * broadcast's data is checked as well. */
 #include "testutil.h"
 
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
+
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22 /* Linux 5.14; older C library headers lack it */
+#endif
 
 enum { B = 2048, CALLS = 200 };
 
@@ -24,7 +27,7 @@ static int kernel_populates(void) {
     long pg = sysconf(_SC_PAGESIZE);
     void *p = mmap(NULL, (size_t)pg, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return 0;
-    int ok = madvise(p, (size_t)pg, 22 /* MADV_POPULATE_READ */) == 0;
+    int ok = madvise(p, (size_t)pg, MADV_POPULATE_READ) == 0;
     munmap(p, (size_t)pg);
     return ok;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 static int tu_rank(void) {
     int r = -1, init = 0;
@@ -93,7 +94,8 @@ static inline void tu_need_memory(long long need_kib) {
  * the block is still an ordinary one. Free with free(). */
 static inline void *tu_big_malloc(size_t bytes) {
     char *p = malloc(bytes);
-    size_t pg = 4096, from = ((size_t)p + pg - 1) & ~(pg - 1), to = ((size_t)p + bytes) & ~(pg - 1);
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    size_t from = ((size_t)p + pg - 1) & ~(pg - 1), to = ((size_t)p + bytes) & ~(pg - 1);
 #ifdef MADV_HUGEPAGE
     if (p && to > from) (void)madvise((void *)from, to - from, MADV_HUGEPAGE);
 #endif
