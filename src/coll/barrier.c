@@ -33,6 +33,14 @@ static int barrier_dissemination(co_comm *c) {
 static int barrier_counter(co_comm *c, co_cshm *s) {
     int n = s->n, me = s->me;
     uint64_t e = ++c->coll->barrier_epoch;
+    /* Two ranks: my peer's counter has one writer, me, so the add is a plain store of the
+     * value it would produce. A locked add holds the core until it owns the line; the store
+     * lets it go on to poll its own counter at once (far CPUs: 0.36 µs against 0.51). */
+    if (n == 2) {
+        atomic_store_explicit(&s->ctl[1 - me].counter, e, memory_order_release);
+        co_cshm_wait_word(&s->ctl[me].counter, e);
+        return MPI_SUCCESS;
+    }
     for (int k = 1; k < n; k++) {
         int q = me + k < n ? me + k : me + k - n;
         atomic_fetch_add_explicit(&s->ctl[q].counter, 1, memory_order_acq_rel);
