@@ -36,9 +36,13 @@ static size_t cma_min(int n) {
 }
 /* Gather(v) and Scatter(v) between two ranks take single copy from 4 KiB: one block each
  * way, no block of the reader's own to copy meanwhile (4 KiB blocks, µs: Gather 0.85-0.89
- * against 0.90-0.92 inline, Scatter 0.86 against 1.01-1.05). */
+ * against 0.90-0.92 inline, Scatter 0.86 against 1.01-1.05). Where single copy is costly,
+ * a 2-rank block goes inline whenever it fits the buffer beside its entry (64 KiB does), as
+ * Gather and Scatter take their shm algorithm there (far CPUs, µs, Gatherv / Scatterv inline
+ * against by system call: 32 KiB 2.0 / 2.5 against 4.3 / 4.6, 64 KiB 3.7 / 4.2 against 6.8 /
+ * 6.1). */
 static size_t rooted_min(int n) {
-    if (n == 2) return co_coll_cma_costly() ? CMA_MIN + 1 : 4096;
+    if (n == 2) return co_coll_cma_costly() ? 64 * 1024 + 1 : 4096;
     return co_coll_cma_costly() ? 32768 + 1 : CMA_MIN;
 }
 /* With more than two ranks, Alltoallv inlines blocks below this (see co_cma_alltoallv) and
@@ -51,8 +55,9 @@ static size_t rooted_min(int n) {
 #define SCATTER_INLINE  (4096 + 1)
 /* Where single copy is costly, Alltoallv inlines blocks as large as Alltoall's shm algorithm
  * takes there (docs/collectives.md, "Costly single copy on filled buffers"): 4 ranks, 64 KiB
- * blocks, 23.4 us inline against 58-65 by system call. */
+ * blocks, 23.4 us inline against 58-65 by system call; 2 ranks, 64 KiB, 5.8 against 7.6. */
 static size_t alltoall_inline(int n) {
+    if (n == 2) return co_coll_cma_costly() ? 64 * 1024 + 1 : CMA_MIN_PAIR;
     if (!co_coll_cma_costly()) return ALLTOALL_INLINE;
     return n <= 4 ? 128 * 1024 + 1 : 64 * 1024 + 1;
 }
@@ -320,10 +325,11 @@ int co_cma_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, c
     /* With more than two ranks, blocks up to 32 KiB go inline: every rank copies (Alltoallv
      * of 16 KiB blocks, 4 ranks: 9.7 µs against 14.6 by system call; 8 ranks: 55 against 63).
      * With two, a rank's one system call is cheaper than the second copy (16 KiB: 4.0
-     * against 2.4). Scatterv inlines less (SCATTER_INLINE). */
+     * against 2.4) where single copy is cheap; where it is costly, inline wins up to 64 KiB
+     * (alltoall_inline). Scatterv inlines less (SCATTER_INLINE). */
     co_p2p_blocks m = {.c = c};
-    int remote = offer_blocks(s, g, tab, sbuf, scounts, sdispls, sdt, &t,
-                              n > 2 ? alltoall_inline(n) : cma_min(n), NULL, n > 2 ? &m : NULL, 1);
+    int remote = offer_blocks(s, g, tab, sbuf, scounts, sdispls, sdt, &t, alltoall_inline(n), NULL,
+                              n > 2 ? &m : NULL, 1);
     co_cshm_publish(s, b, g + 1, 0, g + 2);
     co_cshm_iter it;
     co_cshm_iter_init(&it, s);
