@@ -240,6 +240,7 @@ typedef struct co_config {
     char exscan_algorithm[32];
     long coll_shm_chunk;
     int coll_populate;
+    int shm_populate;
     long nbc_allreduce_split;
     long scan_piece;
     long id_batch;

@@ -21,6 +21,10 @@ const co_setting co_settings[] = {
     {"SHM_DATA_BYTES", CO_CFG_SIZE, "0", CFG(shm_data_bytes),
      "bytes of eager payload space in each ordered pair's shared-memory queue; 0 picks 256K "
      "up to 4 ranks, 128K beyond"},
+    {"SHM_POPULATE", CO_CFG_BOOL, "1", CFG(shm_populate),
+     "1: on their first trip round a pair's payload ring, sender and receiver map its pages 32 "
+     "KiB at a time (madvise MADV_POPULATE_WRITE/READ) instead of one page fault at a time; 0: "
+     "fault them in as they are used"},
     {"HEAP_SLICE", CO_CFG_SIZE, "64M", CFG(heap_slice),
      "bytes of the job segment reserved per rank for shared collective buffers (sparse)"},
     {"CMA", CO_CFG_BOOL, "1", CFG(cma),

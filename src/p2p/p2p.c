@@ -1279,7 +1279,8 @@ int co_p2p_init(void) {
     co_st.reqs.kind = COHORT_KIND_REQUEST;
     co_st.msgs.kind = COHORT_KIND_MESSAGE;
     co_htab_set(&co_st.msgs, 1, NULL); /* slot 1 is MPI_MESSAGE_NO_PROC, never an object */
-    if (co_shm_init(&P->shm, co_st.seg, co_st.world_rank, co_st.cfg.cma)) return MPI_ERR_NO_MEM;
+    if (co_shm_init(&P->shm, co_st.seg, co_st.world_rank, co_st.cfg.cma, co_st.cfg.shm_populate))
+        return MPI_ERR_NO_MEM;
     P->eager_limit = co_st.seg->hdr->eager_limit;
     /* Fragments of the pipelined copy: a quarter of the queue's payload space keeps several in
      * flight, so sender and receiver copy at the same time; at most 32 KiB (64 KiB fragments

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -12,7 +13,7 @@ static size_t ring_index(const co_seg *seg, int dst, int src) {
     return (size_t)dst * (size_t)seg->nranks + (size_t)src;
 }
 
-int co_shm_init(co_shm *s, co_seg *seg, int rank, int use_cma) {
+int co_shm_init(co_shm *s, co_seg *seg, int rank, int use_cma, int populate) {
     memset(s, 0, sizeof(*s));
     co_seg_hdr *h = seg->hdr;
     s->seg = seg;
@@ -34,9 +35,32 @@ int co_shm_init(co_shm *s, co_seg *seg, int rank, int use_cma) {
         s->in[p].data = co_seg_at(seg, h->off_data + ri * h->data_bytes);
         s->in[p].ctl = (co_shm_ctl *)co_seg_at(seg, h->off_ring_ctl + ri * 64);
         if (p != rank) s->active[s->nactive++] = p;
+        if (!populate) s->out[p].mapped = s->in[p].mapped = UINT64_MAX;
     }
     s->cma_ok = use_cma;
     return 0;
+}
+
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22 /* Linux 5.14; older C library headers lack them */
+#endif
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+void co_shm_map(const co_shm *s, char *ring, uint64_t *mapped, uint64_t end, int write) {
+    uint64_t from = *mapped,
+             to = (end + CO_SHM_MAP_WINDOW - 1) & ~(uint64_t)(CO_SHM_MAP_WINDOW - 1);
+    if (to >= s->data_bytes) { /* the rest of the ring; a later trip meets mapped pages */
+        to = s->data_bytes;
+        *mapped = UINT64_MAX;
+    } else {
+        *mapped = to;
+    }
+    uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t a = (uintptr_t)(ring + from) & ~(pg - 1), e = (uintptr_t)(ring + to);
+    /* a kernel that refuses the advice (before 5.14) leaves the pages to be faulted in */
+    if (e > a) (void)madvise((void *)a, e - a, write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ);
 }
 
 void co_shm_fini(co_shm *s) {
@@ -63,6 +87,8 @@ static int poll_one(co_shm *s, int src, co_shm_handler h, int budget) {
         } else if (c->len) {
             payload = in->data + (c->u.w[0] & s->data_mask);
             data_end = c->u.w[0] + (((uint64_t)c->len + 63) & ~(uint64_t)63);
+            if (__builtin_expect(data_end > in->mapped, 0))
+                co_shm_map(s, in->data, &in->mapped, data_end, 0);
         } else {
             payload = NULL;
         }

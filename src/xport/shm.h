@@ -48,6 +48,7 @@ typedef struct co_shm_out { /* producer's private view of one outgoing queue */
     co_shm_ctl *ctl;
     uint64_t tail, data_tail;
     uint64_t head_cache, data_head_cache;
+    uint64_t mapped; /* payload bytes mapped into this process so far (co_shm_map) */
 } co_shm_out;
 
 typedef struct co_shm_in { /* consumer's private view of one incoming queue */
@@ -55,6 +56,7 @@ typedef struct co_shm_in { /* consumer's private view of one incoming queue */
     char *data;
     co_shm_ctl *ctl;
     uint64_t head, data_head;
+    uint64_t mapped; /* as co_shm_out's */
 } co_shm_in;
 
 typedef struct co_shm {
@@ -72,7 +74,15 @@ typedef struct co_shm {
 /* The handler returns nothing; the cell and its payload are released when it returns. */
 typedef void (*co_shm_handler)(int src, const co_cell *cell, const void *payload);
 
-int co_shm_init(co_shm *s, co_seg *seg, int rank, int use_cma);
+int co_shm_init(co_shm *s, co_seg *seg, int rank, int use_cma, int populate);
+
+/* On its first trip round a payload ring, each side maps the pages it is about to use
+ * CO_SHM_MAP_WINDOW bytes at a time with one madvise (MADV_POPULATE_WRITE for the producer,
+ * _READ for the consumer) instead of taking one page fault per page: on a virtual machine a
+ * fault can cost ten times as much (docs/runtime.md, "Pages of the rings"). `end` is the
+ * ring position that must be mapped; *mapped becomes UINT64_MAX once the whole ring is. */
+#define CO_SHM_MAP_WINDOW 32768
+void co_shm_map(const co_shm *s, char *ring, uint64_t *mapped, uint64_t end, int write);
 void co_shm_fini(co_shm *s);
 
 /* Reserve a cell (and `len` payload bytes) towards `dst`; NULL when the queue is full.
@@ -106,6 +116,8 @@ static inline co_cell *co_shm_claim(co_shm *s, int dst, size_t len, int inline_o
     }
     c->u.w[0] = pos;
     *payload = o->data + (pos & s->data_mask);
+    if (__builtin_expect(pos + need > o->mapped, 0))
+        co_shm_map(s, o->data, &o->mapped, pos + need, 1);
     return c;
 }
 

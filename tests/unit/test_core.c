@@ -130,8 +130,10 @@ static void shm_queues(void **state) {
     int fd = co_seg_create(&p, &seg, err, sizeof(err));
     assert_true(fd >= 0);
     co_shm a, b;
-    assert_int_equal(co_shm_init(&a, &seg, 0, 0), 0);
-    assert_int_equal(co_shm_init(&b, &seg, 1, 0), 0);
+    assert_int_equal(co_shm_init(&a, &seg, 0, 0, 1), 0);
+    assert_int_equal(co_shm_init(&b, &seg, 1, 0, 1), 0);
+    assert_int_equal(a.out[1].mapped, 0); /* nothing mapped ahead before the first payload */
+    assert_int_equal(b.in[0].mapped, 0);
     size_t sent = 0;
     uint64_t seq = 0;
     int fulls = 0;
@@ -164,8 +166,13 @@ static void shm_queues(void **state) {
     assert_int_equal(received, sent);
     assert_true(fulls > 0); /* the test did exercise full queues */
     assert_int_equal(co_shm_poll(&b, check_cell), 0);
+    /* both sides went round the ring: all of it is mapped, and no more mapping is asked for */
+    assert_true(a.out[1].mapped == UINT64_MAX && b.in[0].mapped == UINT64_MAX);
     co_shm_fini(&a);
     co_shm_fini(&b);
+    assert_int_equal(co_shm_init(&a, &seg, 0, 0, 0), 0); /* COHORT_SHM_POPULATE=0 */
+    assert_true(a.out[1].mapped == UINT64_MAX);
+    co_shm_fini(&a);
     co_seg_detach(&seg);
     close(fd);
 }
