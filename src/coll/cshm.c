@@ -243,20 +243,6 @@ static uint64_t heap_free(const co_shm_heap *h) {
     return f;
 }
 
-#ifndef MADV_POPULATE_READ
-#define MADV_POPULATE_READ 22 /* Linux 5.14; older C library headers lack them */
-#endif
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
-
-static void populate(char *p, size_t len, int advice) {
-    if (!len) return;
-    uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), a = (uintptr_t)p & ~(pg - 1);
-    uintptr_t e = ((uintptr_t)p + len + pg - 1) & ~(pg - 1);
-    (void)madvise((void *)a, e - a, advice);
-}
-
 /* Spread payloads (co_cshm_spread) go round a whole buffer in its first 64 steps, reaching a
  * new page of it at nearly every step, in the writer and in every reader. On a virtual
  * machine a page fault can cost ten times what the same page costs mapped by madvise
@@ -270,10 +256,10 @@ void co_cshm_populate(const co_cshm *cs) {
     if (!co_st.cfg.coll_populate) return;
     size_t ctl_bytes = (size_t)(s->data - (char *)s->hdr);
     size_t own = CO_CSHM_NBUF * s->chunk, mine = (size_t)s->me * own;
-    populate((char *)s->hdr, ctl_bytes, MADV_POPULATE_WRITE);
-    populate(s->data, mine, MADV_POPULATE_READ);
-    populate(s->data + mine + own, s->bytes - ctl_bytes - mine - own, MADV_POPULATE_READ);
-    populate(s->data + mine, own, MADV_POPULATE_WRITE);
+    co_map_pages(s->hdr, ctl_bytes, 1);
+    co_map_pages(s->data, mine, 0);
+    co_map_pages(s->data + mine + own, s->bytes - ctl_bytes - mine - own, 0);
+    co_map_pages(s->data + mine, own, 1);
 }
 
 /* Set-up, collective over c: rank 0 allocates and broadcasts the offset (or failure) and the

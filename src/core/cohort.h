@@ -368,9 +368,13 @@ static inline void co_cpu_relax(void) {
 #endif
 }
 
-/* ---- Timers ---------------------------------------------------------------------------------- */
+/* ---- Timers and pages ------------------------------------------------------------------------ */
 double co_wtime(void);
 uint64_t co_now_ns(void);
+/* Map the pages over [p, p+len) into this process now, for writing or for reading, with one
+ * madvise (MADV_POPULATE_WRITE/READ) instead of a page fault per page at first touch. A
+ * kernel that refuses the advice (before 5.14) leaves them to be faulted in. */
+void co_map_pages(const void *p, size_t len, int write);
 
 /* ---- The one process-wide state ------------------------------------------------------------- */
 struct co_seg;

@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,13 +40,6 @@ int co_shm_init(co_shm *s, co_seg *seg, int rank, int use_cma, int populate) {
     return 0;
 }
 
-#ifndef MADV_POPULATE_READ
-#define MADV_POPULATE_READ 22 /* Linux 5.14; older C library headers lack them */
-#endif
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
-
 void co_shm_map(const co_shm *s, char *ring, uint64_t *mapped, uint64_t end, int write) {
     uint64_t from = *mapped,
              to = (end + CO_SHM_MAP_WINDOW - 1) & ~(uint64_t)(CO_SHM_MAP_WINDOW - 1);
@@ -57,10 +49,7 @@ void co_shm_map(const co_shm *s, char *ring, uint64_t *mapped, uint64_t end, int
     } else {
         *mapped = to;
     }
-    uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
-    uintptr_t a = (uintptr_t)(ring + from) & ~(pg - 1), e = (uintptr_t)(ring + to);
-    /* a kernel that refuses the advice (before 5.14) leaves the pages to be faulted in */
-    if (e > a) (void)madvise((void *)a, e - a, write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ);
+    if (to > from) co_map_pages(ring + from, to - from, write);
 }
 
 void co_shm_fini(co_shm *s) {
