@@ -383,13 +383,15 @@ static void run(MPI_Comm c, int full) {
         if (!full && k != K_INT && k != K_VEC) continue;
         size_t large = (66 * 1024) / rext(k) + 1, mid = (20 * 1024) / rext(k) + 1;
         size_t small = (3 * 1024) / rext(k) + 1;
-        size_t counts[] = {1, 7, 0, small, large, mid, 16 * 1024};
+        size_t counts[] = {1, 7, 0, small, large, mid, 16 * 1024, 64 * 1024};
         /* blocks of 3 KiB: inline, and placed elsewhere in the shared buffer from call to
          * call (co_cshm_spread); large and middling blocks (over 16 KiB: single copy, or inline in
          * a shared buffer beside blocks that go by single copy): contiguous, padded and derived
          * layouts; and for bytes, blocks of exactly 16 KiB, inline or not depending on what a
-         * single copy costs (COHORT_CMA_COST) */
-        int nc = !full ? 2 : k == K_CHAR ? 7 : k == K_DINT || k == K_VEC ? 6 : 4;
+         * single copy costs (COHORT_CMA_COST), and of exactly 64 KiB, which two ranks inline
+         * where it is costly (a shared buffer's whole room beside its entry), the v-variants'
+         * next blocks (one byte more) not */
+        int nc = !full ? 2 : k == K_CHAR ? 8 : k == K_DINT || k == K_VEC ? 6 : 4;
         /* a broadcast long enough to be read in pieces (the single-copy readers split it,
          * each starting elsewhere), with a ragged last piece */
         if (full && (k == K_CHAR || k == K_VEC)) t_bcast(k, (size_t)np * 66 * 1024 / rext(k) + 3);
