@@ -4,6 +4,7 @@
  * single-copy read from a process that has ended, the measured cost of single-copy reads
  * in the collectives' selection table, huge pages for buffers that peers copy, and where
  * the collectives' spread payloads go in their buffers, and the heap slices' allocator. */
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -175,6 +176,53 @@ static void shm_queues(void **state) {
     co_shm_fini(&a);
     co_seg_detach(&seg);
     close(fd);
+}
+
+/* Whether the page holding p is mapped into this process (/proc/self/pagemap's present bit,
+ * which needs no privilege); -1 when pagemap cannot be read. */
+static int page_present(const void *p) {
+    long pg = sysconf(_SC_PAGESIZE);
+    int fd = open("/proc/self/pagemap", O_RDONLY);
+    if (fd < 0) return -1;
+    uint64_t e = 0;
+    off_t at = (off_t)((uintptr_t)p / (uintptr_t)pg * sizeof(e));
+    ssize_t got = pread(fd, &e, sizeof(e), at);
+    close(fd);
+    return got == (ssize_t)sizeof(e) ? (int)(e >> 63) : -1;
+}
+
+/* The producer maps a fresh ring's pages a window ahead of its first payload
+ * (co_shm_map): after one payload of 100 bytes the whole first window is mapped and the
+ * page after it is not; with the setting off only what was written is. */
+static void shm_ring_mapped(void **state) {
+    (void)state;
+    for (int populate = 1; populate >= 0; populate--) {
+        co_seg seg;
+        char err[256];
+        co_seg_params p = {2, 16, 262144, 4096, 4096};
+        int fd = co_seg_create(&p, &seg, err, sizeof(err));
+        assert_true(fd >= 0);
+        co_shm a;
+        assert_int_equal(co_shm_init(&a, &seg, 0, 0, populate), 0);
+        long pg = sysconf(_SC_PAGESIZE);
+        char *ring = a.out[1].data;
+        if (page_present(ring) < 0) skip();           /* no pagemap here */
+        assert_int_equal(page_present(ring + pg), 0); /* fresh: nothing mapped yet */
+        void *payload = NULL;
+        co_cell *c = co_shm_claim(&a, 1, 100, 0, &payload);
+        assert_non_null(c);
+        assert_ptr_equal(payload, ring);
+        memset(payload, 1, 100);
+        c->len = 100;
+        co_shm_publish(&a, 1, c);
+        assert_int_equal(page_present(ring), 1);
+        assert_int_equal(page_present(ring + CO_SHM_MAP_WINDOW - pg), populate);
+        assert_int_equal(page_present(ring + CO_SHM_MAP_WINDOW), 0);
+        assert_true(a.out[1].mapped == (populate ? CO_SHM_MAP_WINDOW : UINT64_MAX));
+        co_shm_fini(&a);
+        co_seg_detach(&seg);
+        close(fd);
+    }
 }
 
 /* A rank that crashes or is killed while its peers copy from its memory: the reader must end
@@ -494,15 +542,11 @@ static void shm_heap_kept_pages(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(htab_stale_handles),
-        cmocka_unit_test(config_parsing),
-        cmocka_unit_test(shm_queues),
-        cmocka_unit_test(shm_ring_sizes),
-        cmocka_unit_test(cma_from_ended_process),
-        cmocka_unit_test(cma_cost_selection),
-        cmocka_unit_test(cma_expose_hugepages),
-        cmocka_unit_test(cshm_spread_places),
-        cmocka_unit_test(shm_heap_kept_pages),
+        cmocka_unit_test(htab_stale_handles), cmocka_unit_test(config_parsing),
+        cmocka_unit_test(shm_queues),         cmocka_unit_test(shm_ring_mapped),
+        cmocka_unit_test(shm_ring_sizes),     cmocka_unit_test(cma_from_ended_process),
+        cmocka_unit_test(cma_cost_selection), cmocka_unit_test(cma_expose_hugepages),
+        cmocka_unit_test(cshm_spread_places), cmocka_unit_test(shm_heap_kept_pages),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
