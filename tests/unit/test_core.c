@@ -341,6 +341,12 @@ static void cma_cost_selection(void **state) {
         {CO_COLL_EXSCAN, 2, 8192, 1, cheap, CO_SCAN_CMA},
         {CO_COLL_EXSCAN, 2, 131072, 1, costly, CO_SCAN_SHM},
         {CO_COLL_EXSCAN, 2, 131073, 1, costly, CO_SCAN_CMA},
+        /* two-rank Reduce_scatter(_block): the shared buffers to 256 KiB where reads are
+         * costly, the ring of messages beyond and from 8 KiB where they are cheap */
+        {CO_COLL_REDUCE_SCATTER, 2, 262144, 1, costly, CO_RSCAT_SHM},
+        {CO_COLL_REDUCE_SCATTER_BLOCK, 2, 65536, 1, costly, CO_RSCAT_SHM},
+        {CO_COLL_REDUCE_SCATTER, 2, 262145, 1, costly, CO_RSCAT_RING},
+        {CO_COLL_REDUCE_SCATTER, 2, 16384, 1, cheap, CO_RSCAT_RING},
         /* long Exscan vectors: the pipelined chain of messages from 4 to 8 ranks */
         {CO_COLL_EXSCAN, 4, 262144, 1, cheap, CO_SCAN_SHM},
         {CO_COLL_EXSCAN, 4, 524288, 1, cheap, CO_SCAN_CHAIN},
@@ -367,9 +373,10 @@ static void cma_cost_selection(void **state) {
     for (size_t b = 1; b <= ((size_t)4 << 20); b *= 2)
         for (int np = 2; np <= 8; np++)
             for (int k = 0; k < CO_COLL_KINDS; k++) {
-                int two =
-                    np == 2 && (k == CO_COLL_SCATTER || k == CO_COLL_REDUCE ||
-                                k == CO_COLL_ALLREDUCE || k == CO_COLL_SCAN || k == CO_COLL_EXSCAN);
+                int two = np == 2 &&
+                          (k == CO_COLL_SCATTER || k == CO_COLL_REDUCE || k == CO_COLL_ALLREDUCE ||
+                           k == CO_COLL_SCAN || k == CO_COLL_EXSCAN ||
+                           k == CO_COLL_REDUCE_SCATTER || k == CO_COLL_REDUCE_SCATTER_BLOCK);
                 int any = k == CO_COLL_BCAST || k == CO_COLL_GATHER || k == CO_COLL_ALLGATHER ||
                           k == CO_COLL_ALLGATHERV || k == CO_COLL_ALLTOALL;
                 if (!any && !two)
