@@ -76,7 +76,7 @@ static int poll_one(co_shm *s, int src, co_shm_handler h, int budget) {
         } else if (c->len) {
             payload = in->data + (c->u.w[0] & s->data_mask);
             data_end = c->u.w[0] + (((uint64_t)c->len + 63) & ~(uint64_t)63);
-            if (__builtin_expect(data_end > in->mapped, 0))
+            if (CO_UNLIKELY(data_end > in->mapped))
                 co_shm_map(s, in->data, &in->mapped, data_end, 0);
         } else {
             payload = NULL;

@@ -116,8 +116,7 @@ static inline co_cell *co_shm_claim(co_shm *s, int dst, size_t len, int inline_o
     }
     c->u.w[0] = pos;
     *payload = o->data + (pos & s->data_mask);
-    if (__builtin_expect(pos + need > o->mapped, 0))
-        co_shm_map(s, o->data, &o->mapped, pos + need, 1);
+    if (CO_UNLIKELY(pos + need > o->mapped)) co_shm_map(s, o->data, &o->mapped, pos + need, 1);
     return c;
 }
 
