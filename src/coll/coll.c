@@ -335,7 +335,6 @@ static void release_segment(co_comm *c, co_coll_comm *cc) {
     }
     if (s) {
         free(s->pids);
-        free(s->mapped_peer);
         free(s->seen);
         free(s);
     }

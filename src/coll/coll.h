@@ -409,10 +409,7 @@ typedef struct co_cshm_sig {
      * once, read by every peer after each call that copied from this rank (copied_from in
      * coll.c), where the line above changes with every call. */
     _Atomic uint64_t broken;
-    /* 1 once this rank has mapped its own buffers (co_cshm_populate): peers map them only
-     * then, so that the pages are the writer's. Written once, in the same cold line. */
-    _Atomic uint64_t mapped;
-    char pad2[48];
+    char pad2[56];
     /* The call (cc->calls) in which this rank is writing into a peer's buffer by single copy
      * (co_cma_write), 0 otherwise. A rank that abandons that call waits until its peers'
      * words say otherwise before it leaves (coll.c, abandon). In a line of its own: written
@@ -422,8 +419,8 @@ typedef struct co_cshm_sig {
 } co_cshm_sig;
 _Static_assert(sizeof(co_cshm_sig) == 256 && offsetof(co_cshm_sig, broken) == 64 &&
                    offsetof(co_cshm_sig, writing) == 128,
-               "a signature is two aligned pairs of cache lines, the broken (and mapped) and "
-               "writing words alone in theirs");
+               "a signature is two aligned pairs of cache lines, the broken and writing words "
+               "alone in theirs");
 
 typedef struct co_cshm_hdr {
     _Atomic int32_t released; /* members that freed the communicator */
@@ -457,8 +454,6 @@ typedef struct co_cshm {
     size_t bytes;                   /* region size */
     int cma;                        /* single copy works between all members */
     int populated;                  /* this process has mapped every page (co_cshm_populate) */
-    unsigned char *mapped_peer;     /* [n] while it maps: whose buffers it has mapped */
-    int nmapped;                    /* how many of them */
     pid_t *pids;                    /* process of each rank */
     uint64_t *seen; /* a step each rank is known to have reached: spares reading its line */
     unsigned tag;   /* the running call: CO_CSHM_TAG */
@@ -513,10 +508,9 @@ static inline size_t co_cshm_spread_in(size_t room, uint64_t step, size_t len) {
     size_t slot = (len + 63) & ~(size_t)63, k = room / slot;
     return k > 1 ? (size_t)(step / 2 % k) * slot : 0;
 }
-/* Maps the region's pages into this process, the first time a payload is spread (which
- * takes it round a whole buffer): its own buffers at once, each peer's as soon as that peer
- * has mapped its own (so over a call or two); then `populated` is set. Every place that
- * spreads `len` bytes calls co_cshm_spreading first. */
+/* Maps every page of the region into this process at once, the first time a payload is
+ * spread (which takes it round a whole buffer); once per communicator and process. Every
+ * place that spreads `len` bytes calls co_cshm_spreading first. */
 void co_cshm_populate(const co_cshm *s);
 static inline void co_cshm_spreading(const co_cshm *s, size_t len) {
     if (CO_UNLIKELY(len >= CO_CSHM_SPREAD_MIN && !s->populated)) co_cshm_populate(s);

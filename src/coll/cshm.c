@@ -246,43 +246,20 @@ static uint64_t heap_free(const co_shm_heap *h) {
 /* Spread payloads (co_cshm_spread) go round a whole buffer in its first 64 steps, reaching a
  * new page of it at nearly every step, in the writer and in every reader. On a virtual
  * machine a page fault can cost ten times what the same page costs mapped by madvise
- * (docs/collectives.md, "Pages of the segment"), so the first such payload maps the region
- * into this process in one system call per area: my control words and my own buffers for
- * writing, then the others' buffers for reading. A buffer's pages are made by the first
- * process that touches them, on its CPU, and copies into pages the writer's CPU made were
- * quicker (2 ranks, far CPUs: Alltoallv of 64 KiB 6.2 us against 6.6, Gather of 16 KiB 1.2
- * against 1.3), so a peer's buffers are mapped only once that peer says it has mapped them
- * itself; until then they come by faults, the writer's first. The flags only record this
- * process's page tables. Kernels older than 5.14 refuse the advice; the pages then come by
- * faults. */
+ * (docs/collectives.md, "Pages of the segment"), so the first such payload maps the whole
+ * region into this process in one system call per area: my control words and buffers for
+ * writing, the others' buffers for reading. The flag only records this process's page
+ * tables. Kernels older than 5.14 refuse the advice; the pages then come by faults. */
 void co_cshm_populate(const co_cshm *cs) {
     co_cshm *s = (co_cshm *)cs;
-    if (!co_st.cfg.coll_populate) {
-        s->populated = 1;
-        return;
-    }
-    size_t own = CO_CSHM_NBUF * s->chunk;
-    if (!s->mapped_peer) {
-        s->mapped_peer = calloc((size_t)s->n, 1);
-        if (!s->mapped_peer) co_fatal("out of memory");
-        co_map_pages(s->hdr, (size_t)(s->data - (char *)s->hdr), 1);
-        co_map_pages(s->data + (size_t)s->me * own, own, 1);
-        atomic_store_explicit(&s->sig[s->me].mapped, 1, memory_order_release);
-        s->mapped_peer[s->me] = 1;
-        s->nmapped = 1;
-    }
-    for (int q = 0; q < s->n; q++) {
-        if (s->mapped_peer[q] || !atomic_load_explicit(&s->sig[q].mapped, memory_order_acquire))
-            continue;
-        co_map_pages(s->data + (size_t)q * own, own, 0);
-        s->mapped_peer[q] = 1;
-        s->nmapped++;
-    }
-    if (s->nmapped == s->n) {
-        s->populated = 1;
-        free(s->mapped_peer);
-        s->mapped_peer = NULL;
-    }
+    s->populated = 1;
+    if (!co_st.cfg.coll_populate) return;
+    size_t ctl_bytes = (size_t)(s->data - (char *)s->hdr);
+    size_t own = CO_CSHM_NBUF * s->chunk, mine = (size_t)s->me * own;
+    co_map_pages(s->hdr, ctl_bytes, 1);
+    co_map_pages(s->data, mine, 0);
+    co_map_pages(s->data + mine + own, s->bytes - ctl_bytes - mine - own, 0);
+    co_map_pages(s->data + mine, own, 1);
 }
 
 /* Set-up, collective over c: rank 0 allocates and broadcasts the offset (or failure) and the

@@ -103,9 +103,9 @@ const co_setting co_settings[] = {
      "has 4); large collectives are pipelined through them in pieces of this size"},
     {"COLL_POPULATE", CO_CFG_BOOL, "1", CFG(coll_populate),
      "1: the first time a collective spreads a payload of 2 KiB or more through a "
-     "communicator's shared buffers, map them into the rank in one system call per area "
-     "(madvise MADV_POPULATE_READ/WRITE) instead of one page fault at a time: its own at once, "
-     "each peer's once that peer has mapped its own; 0: fault them in as they are used"},
+     "communicator's shared buffers, map all of them into the rank in one system call per area "
+     "(madvise MADV_POPULATE_READ/WRITE) instead of one page fault at a time; 0: fault them in "
+     "as they are used"},
     {"NBC_ALLREDUCE_SPLIT", CO_CFG_SIZE, "64K", CFG(nbc_allreduce_split),
      "MPI_Iallreduce and MPI_Allreduce_init from 4 ranks on: vectors of at least this many "
      "bytes are reduce-scattered by recursive halving, then allgathered by recursive "

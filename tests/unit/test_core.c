@@ -488,52 +488,6 @@ static void cshm_spread_places(void **state) {
     }
 }
 
-/* A communicator's segment maps its pages at the first spread payload (co_cshm_populate):
- * this rank's control words and buffers at once, a peer's buffers only once that peer says
- * it has mapped them itself (a page belongs to the CPU of the process that touches it
- * first, and a buffer is quickest for its writer when that is the writer's). Two ranks,
- * this one rank 0, on a shared mapping; with the setting off nothing is mapped. */
-static void cshm_populate_owner_first(void **state) {
-    if (page_present(&state) < 0) skip(); /* no pagemap here */
-    long pg = sysconf(_SC_PAGESIZE);
-    size_t chunk = 4 * (size_t)pg, own = CO_CSHM_NBUF * chunk, ctl = 4 * (size_t)pg;
-    int saved = co_st.cfg.coll_populate;
-    for (int populate = 1; populate >= 0; populate--) {
-        char *region =
-            mmap(NULL, ctl + 2 * own, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-        assert_true(region != MAP_FAILED);
-        co_cshm s = {.n = 2, .me = 0, .chunk = chunk};
-        s.hdr = (co_cshm_hdr *)region;
-        s.ctl = (co_cshm_ctl *)(region + sizeof(co_cshm_hdr));
-        s.sig = (co_cshm_sig *)(region + 2 * (size_t)pg);
-        s.data = region + ctl;
-        char *mine = s.data, *peer = s.data + own;
-        co_st.cfg.coll_populate = populate;
-        co_cshm_populate(&s);
-        assert_int_equal(page_present(mine), populate);
-        assert_int_equal(page_present(mine + own - 1), populate);
-        assert_int_equal(page_present(s.sig), populate);
-        assert_int_equal(page_present(peer), 0);
-        assert_int_equal(page_present(peer + own - 1), 0);
-        assert_int_equal(s.populated, !populate);
-        assert_int_equal(atomic_load(&s.sig[0].mapped), populate);
-        if (populate) {
-            co_cshm_populate(&s); /* the peer has not said so yet: still nothing of its */
-            assert_int_equal(page_present(peer), 0);
-            assert_int_equal(s.populated, 0);
-            atomic_store(&s.sig[1].mapped, 1);
-            co_cshm_populate(&s);
-            assert_int_equal(page_present(peer), 1);
-            assert_int_equal(page_present(peer + own - 1), 1);
-            assert_int_equal(s.populated, 1);
-            assert_null(s.mapped_peer);
-        }
-        free(s.mapped_peer);
-        munmap(region, ctl + 2 * own);
-    }
-    co_st.cfg.coll_populate = saved;
-}
-
 /* The heap slices' allocator (shm_heap.c) on a shared mapping of 64 pages (so at most 8
  * pages of freed blocks keep theirs): a freed block keeps its pages and content for the next
  * block while the kept ones stay within that; past it a freed block's pages go (zeros
@@ -594,17 +548,11 @@ static void shm_heap_kept_pages(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(htab_stale_handles),
-        cmocka_unit_test(config_parsing),
-        cmocka_unit_test(shm_queues),
-        cmocka_unit_test(shm_ring_mapped),
-        cmocka_unit_test(shm_ring_sizes),
-        cmocka_unit_test(cma_from_ended_process),
-        cmocka_unit_test(cma_cost_selection),
-        cmocka_unit_test(cma_expose_hugepages),
-        cmocka_unit_test(cshm_spread_places),
-        cmocka_unit_test(shm_heap_kept_pages),
-        cmocka_unit_test(cshm_populate_owner_first),
+        cmocka_unit_test(htab_stale_handles), cmocka_unit_test(config_parsing),
+        cmocka_unit_test(shm_queues),         cmocka_unit_test(shm_ring_mapped),
+        cmocka_unit_test(shm_ring_sizes),     cmocka_unit_test(cma_from_ended_process),
+        cmocka_unit_test(cma_cost_selection), cmocka_unit_test(cma_expose_hugepages),
+        cmocka_unit_test(cshm_spread_places), cmocka_unit_test(shm_heap_kept_pages),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
