@@ -1,6 +1,7 @@
 /* Unit tests of core pieces, inside one process: handle tables (stale handles are caught),
  * the settings parser, the shared-memory queues (wrap-around, full queues, payload
- * integrity) driven as producer and consumer from the same process, the message of a
+ * integrity) driven as producer and consumer from the same process, and which of their
+ * rings' pages are mapped ahead of use (/proc/self/pagemap), the message of a
  * single-copy read from a process that has ended, the measured cost of single-copy reads
  * in the collectives' selection table, huge pages for buffers that peers copy, and where
  * the collectives' spread payloads go in their buffers, and the heap slices' allocator. */
