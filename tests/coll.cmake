@@ -134,6 +134,11 @@ endforeach()
 # buffers (and sends the rest by single copy)
 cohort_mpi_test(coll_random NP 3 5 8 ENV COHORT_COLL_SHM_CHUNK=8K ${COLL_CMA} COLL_RANDOM_SEED=7
   SUFFIX .cma8k)
+# blocking, nonblocking and persistent calls mixed, up to four in flight on any communicators,
+# each rank completing them in an order of its own
+cohort_mpi_test(coll_random NP 2 3 4 5 8 ENV COLL_RANDOM_NB=1 COLL_RANDOM_SEED=11 SUFFIX .nb)
+cohort_mpi_test(coll_random NP 4 8 ENV COLL_RANDOM_NB=1 COLL_RANDOM_SEED=12 COHORT_COLL_SHM_CHUNK=8K
+  ${COLL_CMA} SUFFIX .nb.cma8k)
 # intercommunicators: each group's steps run the intracommunicator algorithms
 cohort_mpi_test(coll_inter NP 2 3 4 5 8)
 foreach(v 1 2 4)

@@ -9,6 +9,13 @@
  *
  * Every element received is checked, and so is every element the call must leave alone
  * (the gaps of the strided type, holes between v-blocks, the tail past the data).
+ * With COLL_RANDOM_NB=1 each call is also drawn blocking, nonblocking (MPI_I<collective>) or
+ * persistent (MPI_<collective>_init, then MPI_Start). Up to FLY of the latter two are in flight
+ * at once, on any of the communicators, each with buffers of its own, while blocking calls run
+ * among them; each rank completes them in an order of its own (MPI_Wait on one, MPI_Waitall,
+ * MPI_Testany or MPI_Test until done) and checks them then. So schedules of several calls,
+ * on one communicator and on several, progress together and inside blocking calls.
+ *
  * COLL_RANDOM_SEED and COLL_RANDOM_OPS choose the sequence; a failure names both and the
  * call's position in it. */
 #include "testutil.h"
@@ -16,7 +23,7 @@
 #include <stdint.h>
 #include <time.h>
 
-enum { OPS = 300, MAXN = 200000, TAIL = 64, SENT = 0x7f7f7f7f };
+enum { OPS = 300, FLY = 4, MAXN = 200000, TAIL = 64, SENT = 0x7f7f7f7f };
 /* Every collective, with its name for the messages. */
 #define COLLS(X)                                                                                   \
     X(BARRIER, "Barrier")                                                                          \
@@ -53,17 +60,29 @@ static int below(int n) {
 
 /* One call's parameters, drawn alike everywhere. */
 typedef struct {
-    int coll, comm, n, root, op, strided, inplace, late, late_us, anysrc;
+    int coll, comm, n, root, op, strided, inplace, late, late_us, anysrc, mode;
 } call_t;
+enum { BLOCKING, NONBLOCKING, PERSISTENT };
 
-static int me, np, cme, cnp, stride;
-static long seed, pos;
-static int *sb, *rb, *want, *cnt, *dsp, *rcnt, *rdsp;
+/* A call and what it needs until it completes: its buffers, counts and expected result. */
+typedef struct {
+    call_t k;
+    long pos;
+    int cme, cnp, stride, check;
+    size_t total; /* elements the result spans */
+    int *sb, *rb, *want, *cnt, *dsp, *rcnt, *rdsp;
+    MPI_Request rq;
+} slot_t;
+
+static int me, np;
+static long seed;
 static size_t cap;
 static MPI_Datatype strided_int;
+static uint64_t local_rng; /* this rank's own choices: the order of completion */
+static slot_t *S;          /* the call being set up or checked */
 
 static int val(int src, int dst, int i) {
-    return (int)(((long)src * 7919 + (long)dst * 104729 + (long)i * 31 + pos * 17) % 100003);
+    return (int)(((long)src * 7919 + (long)dst * 104729 + (long)i * 31 + S->pos * 17) % 100003);
 }
 static int fold(int op, int a, int b) {
     return op == 0 ? a + b : op == 1 ? (a > b ? a : b) : a ^ b;
@@ -76,7 +95,7 @@ static int red(int op, int upto, int i) { /* ranks 0..upto-1 of the communicator
 
 /* Element e of a block starting at element `at`, in ints. */
 static size_t at(size_t e) {
-    return e * (size_t)stride;
+    return e * (size_t)S->stride;
 }
 static void put(int *b, size_t e0, int count, int src, int dst) {
     for (int e = 0; e < count; e++) b[at(e0 + (size_t)e)] = val(src, dst, e);
@@ -85,48 +104,81 @@ static void sentinel(int *b, size_t ints) {
     for (size_t i = 0; i < ints; i++) b[i] = SENT;
 }
 
-/* This rank's receive buffer is not significant in the call (or its content undefined):
- * whatever the call left there is accepted. */
-static void unchecked(void) {
-    memcpy(want, rb, cap * sizeof(int));
-}
-
-static void compare(const call_t *k, size_t elems) {
-    size_t ints = at(elems) + TAIL < cap ? at(elems) + TAIL : cap;
+static void compare(void) {
+    const call_t *k = &S->k;
+    static const char *const modes[] = {"", "nonblocking ", "persistent "};
+    if (!S->check) return; /* the receive buffer is not significant here */
+    size_t ints = at(S->total) + TAIL < cap ? at(S->total) + TAIL : cap;
     for (size_t i = 0; i < ints; i++)
-        CHECK(rb[i] == want[i],
-              "seed %ld call %ld: %s n=%d root=%d op=%d strided=%d inplace=%d comm=%d (size %d, "
+        CHECK(S->rb[i] == S->want[i],
+              "seed %ld call %ld: %s%s n=%d root=%d op=%d strided=%d inplace=%d comm=%d (size %d, "
               "rank %d): int %zu is %d, expected %d",
-              seed, pos, names[k->coll], k->n, k->root, k->op, k->strided, k->inplace, k->comm, cnp,
-              cme, i, rb[i], want[i]);
+              seed, S->pos, modes[k->mode], names[k->coll], k->n, k->root, k->op, k->strided,
+              k->inplace, k->comm, S->cnp, S->cme, i, S->rb[i], S->want[i]);
 }
 
 /* v-layouts: uneven counts (some zero) and holes between the blocks. */
 static void vlayout(int n, int salt) {
     int d = 0;
-    for (int q = 0; q < cnp; q++) {
-        cnt[q] = (q + salt) % 4 == 3 ? 0 : n + (q * 3 + salt) % 5;
-        dsp[q] = d;
-        d += cnt[q] + (q % 2) * 3;
+    for (int q = 0; q < S->cnp; q++) {
+        S->cnt[q] = (q + salt) % 4 == 3 ? 0 : n + (q * 3 + salt) % 5;
+        S->dsp[q] = d;
+        d += S->cnt[q] + (q % 2) * 3;
     }
 }
 
-static void run(const call_t *k, MPI_Comm c) {
+/* The call in its drawn form: blocking, MPI_I<name>, or MPI_<name>_init and MPI_Start. */
+#define CALL(name, ...)                                                                            \
+    do {                                                                                           \
+        if (k->mode == BLOCKING)                                                                   \
+            CHECK_RC(MPI_##name(__VA_ARGS__));                                                     \
+        else if (k->mode == NONBLOCKING)                                                           \
+            CHECK_RC(MPI_I##name(__VA_ARGS__, &S->rq));                                            \
+        else {                                                                                     \
+            CHECK_RC(MPI_##name##_init(__VA_ARGS__, MPI_INFO_NULL, &S->rq));                       \
+            CHECK_RC(MPI_Start(&S->rq));                                                           \
+        }                                                                                          \
+    } while (0)
+/* CALL pastes MPI_I and the name; the standard spells the rest in lower case. */
+#define MPI_IBarrier              MPI_Ibarrier
+#define MPI_IBcast                MPI_Ibcast
+#define MPI_IReduce               MPI_Ireduce
+#define MPI_IAllreduce            MPI_Iallreduce
+#define MPI_IScan                 MPI_Iscan
+#define MPI_IExscan               MPI_Iexscan
+#define MPI_IGather               MPI_Igather
+#define MPI_IGatherv              MPI_Igatherv
+#define MPI_IScatter              MPI_Iscatter
+#define MPI_IScatterv             MPI_Iscatterv
+#define MPI_IAllgather            MPI_Iallgather
+#define MPI_IAllgatherv           MPI_Iallgatherv
+#define MPI_IAlltoall             MPI_Ialltoall
+#define MPI_IAlltoallv            MPI_Ialltoallv
+#define MPI_IReduce_scatter       MPI_Ireduce_scatter
+#define MPI_IReduce_scatter_block MPI_Ireduce_scatter_block
+
+/* Fills S's buffers and its expected result, and makes (or starts) the call. */
+static void start(MPI_Comm c) {
+    const call_t *k = &S->k;
     MPI_Datatype T = k->strided ? strided_int : MPI_INT;
     MPI_Op ops[3] = {MPI_SUM, MPI_MAX, MPI_BXOR};
     MPI_Op op = ops[k->op];
-    int n = k->n, root = k->root % cnp;
-    size_t total = 0; /* elements the result spans */
+    int n = k->n, cme = S->cme, cnp = S->cnp, root = k->root % cnp;
+    int *sb = S->sb, *rb = S->rb, *want = S->want;
+    int *cnt = S->cnt, *dsp = S->dsp, *rcnt = S->rcnt, *rdsp = S->rdsp;
+    S->total = 0;
+    S->check = 1;
+    S->rq = MPI_REQUEST_NULL;
     sentinel(rb, cap);
     sentinel(want, cap);
     sentinel(sb, cap);
     switch (k->coll) {
-    case BARRIER: CHECK_RC(MPI_Barrier(c)); break;
+    case BARRIER: CALL(Barrier, c); break;
     case BCAST:
         if (cme == root) put(rb, 0, n, root, 0);
-        CHECK_RC(MPI_Bcast(rb, n, T, root, c));
+        CALL(Bcast, rb, n, T, root, c);
         put(want, 0, n, root, 0);
-        total = (size_t)n;
+        S->total = (size_t)n;
         break;
     case REDUCE:
     case ALLREDUCE:
@@ -138,28 +190,27 @@ static void run(const call_t *k, MPI_Comm c) {
             src = MPI_IN_PLACE;
         } else
             put(sb, 0, n, cme, 0);
-        if (k->coll == REDUCE) CHECK_RC(MPI_Reduce(src, rb, n, T, op, root, c));
-        if (k->coll == ALLREDUCE) CHECK_RC(MPI_Allreduce(src, rb, n, T, op, c));
-        if (k->coll == SCAN) CHECK_RC(MPI_Scan(src, rb, n, T, op, c));
-        if (k->coll == EXSCAN) CHECK_RC(MPI_Exscan(src, rb, n, T, op, c));
+        if (k->coll == REDUCE) CALL(Reduce, src, rb, n, T, op, root, c);
+        if (k->coll == ALLREDUCE) CALL(Allreduce, src, rb, n, T, op, c);
+        if (k->coll == SCAN) CALL(Scan, src, rb, n, T, op, c);
+        if (k->coll == EXSCAN) CALL(Exscan, src, rb, n, T, op, c);
         int upto = k->coll == SCAN ? cme + 1 : k->coll == EXSCAN ? cme : cnp;
         if ((k->coll == REDUCE && cme != root) || upto == 0)
-            unchecked();
+            S->check = 0;
         else
             for (int e = 0; e < n; e++) want[at((size_t)e)] = red(k->op, upto, e);
-        total = (size_t)n;
+        S->total = (size_t)n;
         break;
     }
     case GATHER:
         put(sb, 0, n, cme, root);
         if (cme == root && k->inplace) put(rb, (size_t)cme * (size_t)n, n, cme, root);
-        CHECK_RC(
-            MPI_Gather(cme == root && k->inplace ? MPI_IN_PLACE : sb, n, T, rb, n, T, root, c));
+        CALL(Gather, cme == root && k->inplace ? MPI_IN_PLACE : sb, n, T, rb, n, T, root, c);
         if (cme == root)
             for (int q = 0; q < cnp; q++) put(want, (size_t)q * (size_t)n, n, q, root);
         else
-            unchecked();
-        total = (size_t)n * (size_t)cnp;
+            S->check = 0;
+        S->total = (size_t)n * (size_t)cnp;
         break;
     case SCATTER:
         if (cme == root)
@@ -167,47 +218,47 @@ static void run(const call_t *k, MPI_Comm c) {
         if (cme == root && k->inplace) {
             memcpy(rb, sb, cap * sizeof(int));
             memcpy(want, sb, cap * sizeof(int));
-            CHECK_RC(MPI_Scatter(rb, n, T, MPI_IN_PLACE, n, T, root, c));
+            CALL(Scatter, rb, n, T, MPI_IN_PLACE, n, T, root, c);
         } else {
-            CHECK_RC(MPI_Scatter(sb, n, T, rb, n, T, root, c));
             put(want, 0, n, root, cme);
+            CALL(Scatter, sb, n, T, rb, n, T, root, c);
         }
-        total = (size_t)n * (size_t)cnp;
+        S->total = (size_t)n * (size_t)cnp;
         break;
     case ALLGATHER:
         put(sb, 0, n, cme, 0);
         if (k->inplace) put(rb, (size_t)cme * (size_t)n, n, cme, 0);
-        CHECK_RC(MPI_Allgather(k->inplace ? MPI_IN_PLACE : sb, n, T, rb, n, T, c));
+        CALL(Allgather, k->inplace ? MPI_IN_PLACE : sb, n, T, rb, n, T, c);
         for (int q = 0; q < cnp; q++) put(want, (size_t)q * (size_t)n, n, q, 0);
-        total = (size_t)n * (size_t)cnp;
+        S->total = (size_t)n * (size_t)cnp;
         break;
     case ALLTOALL:
         for (int q = 0; q < cnp; q++) put(k->inplace ? rb : sb, (size_t)q * (size_t)n, n, cme, q);
-        CHECK_RC(MPI_Alltoall(k->inplace ? MPI_IN_PLACE : sb, n, T, rb, n, T, c));
+        CALL(Alltoall, k->inplace ? MPI_IN_PLACE : sb, n, T, rb, n, T, c);
         for (int q = 0; q < cnp; q++) put(want, (size_t)q * (size_t)n, n, q, cme);
-        total = (size_t)n * (size_t)cnp;
+        S->total = (size_t)n * (size_t)cnp;
         break;
     case GATHERV:
     case ALLGATHERV:
-        vlayout(n, (int)(pos % 7));
+        vlayout(n, (int)(S->pos % 7));
         put(sb, 0, cnt[cme], cme, 0);
         if (k->coll == GATHERV)
-            CHECK_RC(MPI_Gatherv(sb, cnt[cme], T, rb, cnt, dsp, T, root, c));
+            CALL(Gatherv, sb, cnt[cme], T, rb, cnt, dsp, T, root, c);
         else
-            CHECK_RC(MPI_Allgatherv(sb, cnt[cme], T, rb, cnt, dsp, T, c));
+            CALL(Allgatherv, sb, cnt[cme], T, rb, cnt, dsp, T, c);
         if (k->coll == ALLGATHERV || cme == root)
             for (int q = 0; q < cnp; q++) put(want, (size_t)dsp[q], cnt[q], q, 0);
         else
-            unchecked();
-        total = (size_t)dsp[cnp - 1] + (size_t)cnt[cnp - 1];
+            S->check = 0;
+        S->total = (size_t)dsp[cnp - 1] + (size_t)cnt[cnp - 1];
         break;
     case SCATTERV:
-        vlayout(n, (int)(pos % 5));
+        vlayout(n, (int)(S->pos % 5));
         if (cme == root)
             for (int q = 0; q < cnp; q++) put(sb, (size_t)dsp[q], cnt[q], root, q);
-        CHECK_RC(MPI_Scatterv(sb, cnt, dsp, T, rb, cnt[cme], T, root, c));
         put(want, 0, cnt[cme], root, cme);
-        total = (size_t)cnt[cme];
+        CALL(Scatterv, sb, cnt, dsp, T, rb, cnt[cme], T, root, c);
+        S->total = (size_t)cnt[cme];
         break;
     case ALLTOALLV: {
         /* rank p sends (n + p + 2q) % 7 == 6 ? 0 : n + (p + 2q) % 5 elements to rank q */
@@ -221,30 +272,29 @@ static void run(const call_t *k, MPI_Comm c) {
             r += rcnt[q] + 2 * (q % 2);
         }
         for (int q = 0; q < cnp; q++) put(sb, (size_t)dsp[q], cnt[q], cme, q);
-        CHECK_RC(MPI_Alltoallv(sb, cnt, dsp, T, rb, rcnt, rdsp, T, c));
         for (int q = 0; q < cnp; q++) put(want, (size_t)rdsp[q], rcnt[q], q, cme);
-        total = (size_t)r;
+        CALL(Alltoallv, sb, cnt, dsp, T, rb, rcnt, rdsp, T, c);
+        S->total = (size_t)r;
         break;
     }
     case RSCATTER:
     case RSCATTER_BLOCK: {
         int len = 0, mine = 0;
         for (int q = 0; q < cnp; q++) {
-            cnt[q] = k->coll == RSCATTER_BLOCK ? n : (q + (int)pos) % 3 == 2 ? 0 : n + q % 4;
+            cnt[q] = k->coll == RSCATTER_BLOCK ? n : (q + (int)S->pos) % 3 == 2 ? 0 : n + q % 4;
             if (q == cme) mine = len;
             len += cnt[q];
         }
         for (int e = 0; e < len; e++) sb[at((size_t)e)] = val(cme, 0, e);
-        if (k->coll == RSCATTER)
-            CHECK_RC(MPI_Reduce_scatter(sb, rb, cnt, T, op, c));
-        else
-            CHECK_RC(MPI_Reduce_scatter_block(sb, rb, n, T, op, c));
         for (int e = 0; e < cnt[cme]; e++) want[at((size_t)e)] = red(k->op, cnp, mine + e);
-        total = (size_t)cnt[cme];
+        if (k->coll == RSCATTER)
+            CALL(Reduce_scatter, sb, rb, cnt, T, op, c);
+        else
+            CALL(Reduce_scatter_block, sb, rb, n, T, op, c);
+        S->total = (size_t)cnt[cme];
         break;
     }
     }
-    compare(k, total);
 }
 
 static int pick_count(void) {
@@ -256,6 +306,67 @@ static int pick_count(void) {
     return 20000 + below(MAXN / 8 - 20000); /* per rank; v-layouts and rounds add up */
 }
 
+static int mine_below(int n) { /* this rank's own draw */
+    uint64_t z = (local_rng += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return (int)((z ^ (z >> 31)) % (uint64_t)n);
+}
+
+static slot_t slots[FLY + 1]; /* slots[FLY]: the blocking calls */
+static int busy[FLY];         /* slot taken: alike on every rank, freed only by complete_all */
+static int pending[FLY];      /* the call in the slot is not complete yet on this rank */
+
+/* The call in flight in slot i is complete: check it. */
+static void done(int i) {
+    S = &slots[i];
+    if (S->k.mode == PERSISTENT) CHECK_RC(MPI_Request_free(&S->rq));
+    CHECK(S->rq == MPI_REQUEST_NULL, "seed %ld call %ld: the request is not freed", seed, S->pos);
+    compare();
+    pending[i] = 0;
+}
+
+/* Completes some of the calls pending on this rank, in a way it draws for itself. */
+static void complete_some(void) {
+    MPI_Request rq[FLY];
+    int idx[FLY], m = 0;
+    for (int i = 0; i < FLY; i++)
+        if (pending[i]) idx[m] = i, rq[m++] = slots[i].rq;
+    if (m == 0) return;
+    int how = mine_below(4), j = MPI_UNDEFINED, flag = 0;
+    switch (how) {
+    case 0: /* MPI_Waitall */
+        CHECK_RC(MPI_Waitall(m, rq, MPI_STATUSES_IGNORE));
+        for (j = 0; j < m; j++) {
+            slots[idx[j]].rq = rq[j];
+            done(idx[j]);
+        }
+        break;
+    case 1: /* MPI_Wait on one of them */
+        j = mine_below(m);
+        CHECK_RC(MPI_Wait(&slots[idx[j]].rq, MPI_STATUS_IGNORE));
+        done(idx[j]);
+        break;
+    case 2: /* MPI_Testany until one completes */
+        while (!flag) CHECK_RC(MPI_Testany(m, rq, &j, &flag, MPI_STATUS_IGNORE));
+        CHECK(j >= 0 && j < m, "seed %ld: MPI_Testany flagged index %d of %d", seed, j, m);
+        slots[idx[j]].rq = rq[j];
+        done(idx[j]);
+        break;
+    default: /* MPI_Test on one until it completes */
+        j = mine_below(m);
+        while (!flag) CHECK_RC(MPI_Test(&slots[idx[j]].rq, &flag, MPI_STATUS_IGNORE));
+        done(idx[j]);
+    }
+}
+
+/* Every rank completes all its calls; the slots are free again everywhere. */
+static void complete_all(void) {
+    for (int i = 0; i < FLY; i++)
+        while (pending[i]) complete_some();
+    memset(busy, 0, sizeof busy);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
@@ -264,7 +375,10 @@ int main(int argc, char **argv) {
     seed = e ? atol(e) : 1;
     e = getenv("COLL_RANDOM_OPS");
     long ops = e ? atol(e) : OPS;
+    e = getenv("COLL_RANDOM_NB");
+    int nb = e && atoi(e) > 0;
     rng = (uint64_t)seed * 0x2545f4914f6cdd1dull + (uint64_t)np;
+    local_rng = rng ^ ((uint64_t)(me + 1) << 32);
 
     MPI_Comm comms[4];
     comms[0] = MPI_COMM_WORLD;
@@ -277,14 +391,17 @@ int main(int argc, char **argv) {
 
     /* the largest span: a v-layout of MAXN/8 + 4 elements per rank and holes, strided */
     cap = 2 * ((size_t)np * (MAXN / 8 + 8) + 4 * (size_t)np) + TAIL;
-    sb = malloc(cap * sizeof(int));
-    rb = malloc(cap * sizeof(int));
-    want = malloc(cap * sizeof(int));
-    cnt = malloc(4 * (size_t)np * sizeof(int));
-    CHECK(sb && rb && want && cnt, "out of memory");
-    dsp = cnt + np, rcnt = dsp + np, rdsp = rcnt + np;
+    for (int i = 0; i < (nb ? FLY + 1 : 1); i++) {
+        slot_t *s = &slots[nb ? i : FLY];
+        s->sb = malloc(cap * sizeof(int));
+        s->rb = malloc(cap * sizeof(int));
+        s->want = malloc(cap * sizeof(int));
+        s->cnt = malloc(4 * (size_t)np * sizeof(int));
+        CHECK(s->sb && s->rb && s->want && s->cnt, "out of memory");
+        s->dsp = s->cnt + np, s->rcnt = s->dsp + np, s->rdsp = s->rcnt + np;
+    }
 
-    for (pos = 0; pos < ops; pos++) {
+    for (long pos = 0; pos < ops; pos++) {
         call_t k;
         k.coll = below(NCOLL);
         k.comm = below(4);
@@ -296,10 +413,23 @@ int main(int argc, char **argv) {
         k.late = below(6) == 0 ? below(np) : -1;
         k.late_us = 200 + below(2000);
         k.anysrc = below(10) == 0;
+        k.mode = nb ? below(3) : BLOCKING;
         MPI_Comm c = comms[k.comm];
-        MPI_Comm_rank(c, &cme);
-        MPI_Comm_size(c, &cnp);
-        stride = k.strided ? 2 : 1;
+        int slot = FLY;
+        if (k.mode != BLOCKING) {
+            k.anysrc = 0;
+            int all = 1;
+            for (int i = 0; i < FLY; i++) all &= busy[i];
+            if (all) complete_all();
+            while (busy[slot = below(FLY)]) /* the same free slot everywhere */
+                ;
+        }
+        S = &slots[slot];
+        S->k = k;
+        S->pos = pos;
+        MPI_Comm_rank(c, &S->cme);
+        MPI_Comm_size(c, &S->cnp);
+        S->stride = k.strided ? 2 : 1;
         int got = -1;
         MPI_Request rq = MPI_REQUEST_NULL;
         if (k.anysrc) CHECK_RC(MPI_Irecv(&got, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, c, &rq));
@@ -307,8 +437,13 @@ int main(int argc, char **argv) {
             struct timespec ts = {0, (long)k.late_us * 1000};
             nanosleep(&ts, NULL);
         }
-        run(&k, c);
+        start(c);
+        if (k.mode == BLOCKING)
+            compare();
+        else
+            busy[slot] = pending[slot] = 1;
         if (k.anysrc) {
+            int cme = S->cme, cnp = S->cnp;
             int token = 1000 * (cme + 1) + (int)(pos % 1000);
             MPI_Status st;
             CHECK_RC(MPI_Send(&token, 1, MPI_INT, (cme + 1) % cnp, 7, c));
@@ -319,15 +454,22 @@ int main(int argc, char **argv) {
                   "seed %ld call %ld (%s): the pending receive got %d from %d tag %d", seed, pos,
                   names[k.coll], got, st.MPI_SOURCE, st.MPI_TAG);
         }
+        if (nb && mine_below(3) == 0) complete_some(); /* each rank when it likes */
+        if (nb && below(10) == 0) complete_all();
     }
+    complete_all();
     CHECK_RC(MPI_Barrier(MPI_COMM_WORLD));
-    if (me == 0) printf("coll_random: %ld calls, seed %ld, %d ranks: ok\n", ops, seed, np);
+    if (me == 0)
+        printf("coll_random: %ld calls%s, seed %ld, %d ranks: ok\n", ops,
+               nb ? " (blocking, nonblocking and persistent)" : "", seed, np);
     for (int i = 1; i < 4; i++) MPI_Comm_free(&comms[i]);
     MPI_Type_free(&strided_int);
-    free(sb);
-    free(rb);
-    free(want);
-    free(cnt);
+    for (int i = 0; i <= FLY; i++) {
+        free(slots[i].sb);
+        free(slots[i].rb);
+        free(slots[i].want);
+        free(slots[i].cnt);
+    }
     MPI_Finalize();
     return 0;
 }
