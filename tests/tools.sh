@@ -2,8 +2,8 @@
 # The user-facing tools: compiler wrappers (flags, -show, C and C++), the build tree used in
 # place (every declared function exported), `make install` into a prefix, configuring without
 # cmocka (as `make demo` does on a fresh machine), the library built with clang, `cohort info`,
-# the README's settings list being the one generated from the code, source formatting, and the
-# benchmark runner.
+# the README's settings list being the one generated from the code, source formatting, the
+# benchmark runner and the collectives' soak script.
 #   tools.sh SOURCE_DIR BUILD_DIR SCENARIO
 set -u
 SRC=$1 BUILD=$2 SCENARIO=$3
@@ -261,6 +261,19 @@ assert len(rows) == (int(m.group(1)) > 0) + (int(m.group(2)) > 0), rows
 assert all(float(a) > 0 and float(b) > 0 and c == "-" for a, b, c in rows), rows
 PY
   grep -q "nosuchalg: failed" "$work/sweep.err" || fail "bench/phase-sweep: a bad algorithm went unreported"
+  ;;
+coll-soak)
+  # scripts/coll-soak: jobs of the random collective test pass on a sound build; jobs that fail
+  # (an algorithm that does not exist stops MPI_Init) are counted and printed with the command
+  # that repeats them
+  soak() { "$SRC/scripts/coll-soak" --jobs 2 --np 2-3 --ops 30 --seed 5 --build "$BUILD" "$@"; }
+  soak > "$work/soak.log" 2>&1 || { cat "$work/soak.log"; fail "coll-soak failed on a sound build"; }
+  grep -q "^coll-soak: 2 jobs, 0 failed$" "$work/soak.log" || { cat "$work/soak.log"; fail "coll-soak: no summary"; }
+  soak --env COHORT_ALLTOALLV_ALGORITHM=no_such > "$work/soak.log" 2>&1 \
+    && { cat "$work/soak.log"; fail "coll-soak passed jobs that cannot run"; }
+  grep -q "^coll-soak: 2 jobs, 2 failed$" "$work/soak.log" || { cat "$work/soak.log"; fail "coll-soak: failures miscounted"; }
+  grep -q "COHORT_ALLTOALLV_ALGORITHM=no_such COLL_RANDOM_SEED=5 .*t_coll_random$" "$work/soak.log" \
+    || { cat "$work/soak.log"; fail "coll-soak: no command that repeats the failed job"; }
   ;;
 *) echo "unknown scenario"; exit 2 ;;
 esac
