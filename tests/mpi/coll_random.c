@@ -129,35 +129,18 @@ static void vlayout(int n, int salt) {
     }
 }
 
-/* The call in its drawn form: blocking, MPI_I<name>, or MPI_<name>_init and MPI_Start. */
-#define CALL(name, ...)                                                                            \
+/* The call in its drawn form: MPI_<name>, MPI_<iname>, or MPI_<name>_init and MPI_Start. */
+#define CALL(name, iname, ...)                                                                     \
     do {                                                                                           \
         if (k->mode == BLOCKING)                                                                   \
             CHECK_RC(MPI_##name(__VA_ARGS__));                                                     \
         else if (k->mode == NONBLOCKING)                                                           \
-            CHECK_RC(MPI_I##name(__VA_ARGS__, &S->rq));                                            \
+            CHECK_RC(MPI_##iname(__VA_ARGS__, &S->rq));                                            \
         else {                                                                                     \
             CHECK_RC(MPI_##name##_init(__VA_ARGS__, MPI_INFO_NULL, &S->rq));                       \
             CHECK_RC(MPI_Start(&S->rq));                                                           \
         }                                                                                          \
     } while (0)
-/* CALL pastes MPI_I and the name; the standard spells the rest in lower case. */
-#define MPI_IBarrier              MPI_Ibarrier
-#define MPI_IBcast                MPI_Ibcast
-#define MPI_IReduce               MPI_Ireduce
-#define MPI_IAllreduce            MPI_Iallreduce
-#define MPI_IScan                 MPI_Iscan
-#define MPI_IExscan               MPI_Iexscan
-#define MPI_IGather               MPI_Igather
-#define MPI_IGatherv              MPI_Igatherv
-#define MPI_IScatter              MPI_Iscatter
-#define MPI_IScatterv             MPI_Iscatterv
-#define MPI_IAllgather            MPI_Iallgather
-#define MPI_IAllgatherv           MPI_Iallgatherv
-#define MPI_IAlltoall             MPI_Ialltoall
-#define MPI_IAlltoallv            MPI_Ialltoallv
-#define MPI_IReduce_scatter       MPI_Ireduce_scatter
-#define MPI_IReduce_scatter_block MPI_Ireduce_scatter_block
 
 /* Fills S's buffers and its expected result, and makes (or starts) the call. */
 static void start(MPI_Comm c) {
@@ -175,10 +158,10 @@ static void start(MPI_Comm c) {
     sentinel(want, cap);
     sentinel(sb, cap);
     switch (k->coll) {
-    case BARRIER: CALL(Barrier, c); break;
+    case BARRIER: CALL(Barrier, Ibarrier, c); break;
     case BCAST:
         if (cme == root) put(rb, 0, n, root, 0);
-        CALL(Bcast, rb, n, T, root, c);
+        CALL(Bcast, Ibcast, rb, n, T, root, c);
         put(want, 0, n, root, 0);
         S->total = (size_t)n;
         break;
@@ -192,10 +175,10 @@ static void start(MPI_Comm c) {
             src = MPI_IN_PLACE;
         } else
             put(sb, 0, n, cme, 0);
-        if (k->coll == REDUCE) CALL(Reduce, src, rb, n, T, op, root, c);
-        if (k->coll == ALLREDUCE) CALL(Allreduce, src, rb, n, T, op, c);
-        if (k->coll == SCAN) CALL(Scan, src, rb, n, T, op, c);
-        if (k->coll == EXSCAN) CALL(Exscan, src, rb, n, T, op, c);
+        if (k->coll == REDUCE) CALL(Reduce, Ireduce, src, rb, n, T, op, root, c);
+        if (k->coll == ALLREDUCE) CALL(Allreduce, Iallreduce, src, rb, n, T, op, c);
+        if (k->coll == SCAN) CALL(Scan, Iscan, src, rb, n, T, op, c);
+        if (k->coll == EXSCAN) CALL(Exscan, Iexscan, src, rb, n, T, op, c);
         int upto = k->coll == SCAN ? cme + 1 : k->coll == EXSCAN ? cme : cnp;
         if ((k->coll == REDUCE && cme != root) || upto == 0)
             S->check = 0;
@@ -207,7 +190,8 @@ static void start(MPI_Comm c) {
     case GATHER:
         put(sb, 0, n, cme, root);
         if (cme == root && k->inplace) put(rb, (size_t)cme * (size_t)n, n, cme, root);
-        CALL(Gather, cme == root && k->inplace ? MPI_IN_PLACE : sb, n, T, rb, n, T, root, c);
+        CALL(Gather, Igather, cme == root && k->inplace ? MPI_IN_PLACE : sb, n, T, rb, n, T, root,
+             c);
         if (cme == root)
             for (int q = 0; q < cnp; q++) put(want, (size_t)q * (size_t)n, n, q, root);
         else
@@ -220,23 +204,23 @@ static void start(MPI_Comm c) {
         if (cme == root && k->inplace) {
             memcpy(rb, sb, cap * sizeof(int));
             memcpy(want, sb, cap * sizeof(int));
-            CALL(Scatter, rb, n, T, MPI_IN_PLACE, n, T, root, c);
+            CALL(Scatter, Iscatter, rb, n, T, MPI_IN_PLACE, n, T, root, c);
         } else {
             put(want, 0, n, root, cme);
-            CALL(Scatter, sb, n, T, rb, n, T, root, c);
+            CALL(Scatter, Iscatter, sb, n, T, rb, n, T, root, c);
         }
         S->total = (size_t)n * (size_t)cnp;
         break;
     case ALLGATHER:
         put(sb, 0, n, cme, 0);
         if (k->inplace) put(rb, (size_t)cme * (size_t)n, n, cme, 0);
-        CALL(Allgather, k->inplace ? MPI_IN_PLACE : sb, n, T, rb, n, T, c);
+        CALL(Allgather, Iallgather, k->inplace ? MPI_IN_PLACE : sb, n, T, rb, n, T, c);
         for (int q = 0; q < cnp; q++) put(want, (size_t)q * (size_t)n, n, q, 0);
         S->total = (size_t)n * (size_t)cnp;
         break;
     case ALLTOALL:
         for (int q = 0; q < cnp; q++) put(k->inplace ? rb : sb, (size_t)q * (size_t)n, n, cme, q);
-        CALL(Alltoall, k->inplace ? MPI_IN_PLACE : sb, n, T, rb, n, T, c);
+        CALL(Alltoall, Ialltoall, k->inplace ? MPI_IN_PLACE : sb, n, T, rb, n, T, c);
         for (int q = 0; q < cnp; q++) put(want, (size_t)q * (size_t)n, n, q, cme);
         S->total = (size_t)n * (size_t)cnp;
         break;
@@ -249,9 +233,9 @@ static void start(MPI_Comm c) {
             sb = MPI_IN_PLACE;
         }
         if (k->coll == GATHERV)
-            CALL(Gatherv, sb, cnt[cme], T, rb, cnt, dsp, T, root, c);
+            CALL(Gatherv, Igatherv, sb, cnt[cme], T, rb, cnt, dsp, T, root, c);
         else
-            CALL(Allgatherv, sb, cnt[cme], T, rb, cnt, dsp, T, c);
+            CALL(Allgatherv, Iallgatherv, sb, cnt[cme], T, rb, cnt, dsp, T, c);
         if (k->coll == ALLGATHERV || cme == root)
             for (int q = 0; q < cnp; q++) put(want, (size_t)dsp[q], cnt[q], q, 0);
         else
@@ -265,12 +249,12 @@ static void start(MPI_Comm c) {
         if (cme == root && k->inplace) { /* the root's receive buffer is left alone */
             memcpy(rb, sb, cap * sizeof(int));
             memcpy(want, sb, cap * sizeof(int));
-            CALL(Scatterv, rb, cnt, dsp, T, MPI_IN_PLACE, cnt[cme], T, root, c);
+            CALL(Scatterv, Iscatterv, rb, cnt, dsp, T, MPI_IN_PLACE, cnt[cme], T, root, c);
             S->total = (size_t)dsp[cnp - 1] + (size_t)cnt[cnp - 1];
             break;
         }
         put(want, 0, cnt[cme], root, cme);
-        CALL(Scatterv, sb, cnt, dsp, T, rb, cnt[cme], T, root, c);
+        CALL(Scatterv, Iscatterv, sb, cnt, dsp, T, rb, cnt[cme], T, root, c);
         S->total = (size_t)cnt[cme];
         break;
     case ALLTOALLV: {
@@ -290,7 +274,7 @@ static void start(MPI_Comm c) {
         for (int q = 0; q < cnp; q++)
             put(ip ? rb : sb, (size_t)(ip ? rdsp[q] : dsp[q]), cnt[q], cme, q);
         for (int q = 0; q < cnp; q++) put(want, (size_t)rdsp[q], rcnt[q], q, cme);
-        CALL(Alltoallv, ip ? MPI_IN_PLACE : sb, cnt, dsp, T, rb, rcnt, rdsp, T, c);
+        CALL(Alltoallv, Ialltoallv, ip ? MPI_IN_PLACE : sb, cnt, dsp, T, rb, rcnt, rdsp, T, c);
         S->total = (size_t)r;
         break;
     }
@@ -308,9 +292,9 @@ static void start(MPI_Comm c) {
         for (int e = 0; e < cnt[cme]; e++) want[at((size_t)e)] = red(k->op, cnp, mine + e);
         if (k->inplace) sb = MPI_IN_PLACE;
         if (k->coll == RSCATTER)
-            CALL(Reduce_scatter, sb, rb, cnt, T, op, c);
+            CALL(Reduce_scatter, Ireduce_scatter, sb, rb, cnt, T, op, c);
         else
-            CALL(Reduce_scatter_block, sb, rb, n, T, op, c);
+            CALL(Reduce_scatter_block, Ireduce_scatter_block, sb, rb, n, T, op, c);
         S->total = (size_t)cnt[cme];
         if (k->inplace) {
             S->loose0 = (size_t)cnt[cme];
