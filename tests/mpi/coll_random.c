@@ -47,15 +47,16 @@ enum { OPS = 300, FLY = 4, MAXN = 200000, TAIL = 64, SENT = 0x7f7f7f7f };
 enum { COLLS(AS_ENUM) NCOLL };
 static const char *const names[NCOLL] = {COLLS(AS_NAME)};
 
-static uint64_t rng;
-static uint64_t draw(void) { /* splitmix64: the same sequence on every rank */
-    uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
+static uint64_t rng;       /* the sequence every rank draws alike */
+static uint64_t local_rng; /* this rank's own choices: the order of completion */
+static uint64_t splitmix64(uint64_t *state) {
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
 }
 static int below(int n) {
-    return (int)(draw() % (uint64_t)n);
+    return (int)(splitmix64(&rng) % (uint64_t)n);
 }
 
 /* One call's parameters, drawn alike everywhere. */
@@ -79,8 +80,7 @@ static int me, np;
 static long seed;
 static size_t cap;
 static MPI_Datatype strided_int;
-static uint64_t local_rng; /* this rank's own choices: the order of completion */
-static slot_t *S;          /* the call being set up or checked */
+static slot_t *S; /* the call being set up or checked */
 
 static int val(int src, int dst, int i) {
     return (int)(((long)src * 7919 + (long)dst * 104729 + (long)i * 31 + S->pos * 17) % 100003);
@@ -315,10 +315,7 @@ static int pick_count(void) {
 }
 
 static int mine_below(int n) { /* this rank's own draw */
-    uint64_t z = (local_rng += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return (int)((z ^ (z >> 31)) % (uint64_t)n);
+    return (int)(splitmix64(&local_rng) % (uint64_t)n);
 }
 
 static slot_t slots[FLY + 1]; /* slots[FLY]: the blocking calls */
@@ -341,8 +338,8 @@ static void complete_some(void) {
     for (int i = 0; i < FLY; i++)
         if (pending[i]) idx[m] = i, rq[m++] = slots[i].rq;
     if (m == 0) return;
-    int how = mine_below(4), j = MPI_UNDEFINED, flag = 0;
-    switch (how) {
+    int j = MPI_UNDEFINED, flag = 0;
+    switch (mine_below(4)) {
     case 0: /* MPI_Waitall */
         CHECK_RC(MPI_Waitall(m, rq, MPI_STATUSES_IGNORE));
         for (j = 0; j < m; j++) {
