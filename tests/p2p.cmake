@@ -57,3 +57,13 @@ cohort_mpi_test(p2p_isendrecv NP 1 2 3 4 8)
 cohort_mpi_test(p2p_isendrecv NP 2 ENV COHORT_CMA=0 SUFFIX .nocma)
 cohort_mpi_test(p2p_isendrecv NP 2 ARGS deadlock ENV COHORT_DEADLOCK_MS=300 SUFFIX .deadlock DEADLOCKS)
 cohort_mpi_test(p2p_greq NP 1 2 4)
+# random plans of messages: every send mode, blocking, nonblocking and persistent, wildcards,
+# probes, lengths across the eager and single-copy limits, completed in orders each rank draws
+cohort_mpi_test(p2p_random NP 1 2 3 4 5 8)
+cohort_mpi_test(p2p_random NP 2 4 ENV COHORT_CMA=0 P2P_RANDOM_SEED=2 SUFFIX .nocma)
+# small rings, few header cells and a small eager limit: queues fill and wrap all the time
+cohort_mpi_test(p2p_random NP 3 8 ENV COHORT_SHM_DATA_BYTES=16K COHORT_EAGER_LIMIT=64
+  COHORT_SHM_RING_CELLS=16 P2P_RANDOM_SEED=3 SUFFIX .tinyqueues)
+# strided types taken by single copy too, a run of 4 bytes at a time
+cohort_mpi_test(p2p_random NP 2 5 ENV COHORT_CMA_MIN_RUN=8 P2P_RANDOM_SEED=4 SUFFIX .shortruns)
+cohort_mpi_test(p2p_random NP 4 ENV COHORT_POLL_YIELD_US=0 P2P_RANDOM_SEED=5 SUFFIX .pollyield0)
