@@ -262,18 +262,27 @@ assert all(float(a) > 0 and float(b) > 0 and c == "-" for a, b, c in rows), rows
 PY
   grep -q "nosuchalg: failed" "$work/sweep.err" || fail "bench/phase-sweep: a bad algorithm went unreported"
   ;;
-coll-soak)
-  # scripts/coll-soak: jobs of the random collective test pass on a sound build; jobs that fail
-  # (an algorithm that does not exist stops MPI_Init) are counted and printed with the command
-  # that repeats them
-  soak() { "$SRC/scripts/coll-soak" --jobs 2 --np 2-3 --ops 30 --seed 5 --build "$BUILD" "$@"; }
-  soak > "$work/soak.log" 2>&1 || { cat "$work/soak.log"; fail "coll-soak failed on a sound build"; }
-  grep -q "^coll-soak: 2 jobs, 0 failed$" "$work/soak.log" || { cat "$work/soak.log"; fail "coll-soak: no summary"; }
-  soak --env COHORT_ALLTOALLV_ALGORITHM=no_such > "$work/soak.log" 2>&1 \
-    && { cat "$work/soak.log"; fail "coll-soak passed jobs that cannot run"; }
-  grep -q "^coll-soak: 2 jobs, 2 failed$" "$work/soak.log" || { cat "$work/soak.log"; fail "coll-soak: failures miscounted"; }
+soak)
+  # scripts/soak: jobs of the random collective and point-to-point tests pass on a sound build;
+  # jobs that fail (an algorithm that does not exist, an eager limit that is not a size: either
+  # stops MPI_Init) are counted and printed with the command that repeats them
+  soak() { "$SRC/scripts/soak" --jobs 2 --np 2-3 --ops "$1" --seed 5 --build "$BUILD" "${@:2}"; }
+  for t in coll p2p; do
+    n=30; [ $t = p2p ] && n=5
+    soak $n --test $t > "$work/soak.log" 2>&1 || { cat "$work/soak.log"; fail "soak --test $t failed on a sound build"; }
+    grep -q "^soak: ${t}_random, seeds from 5, 2-3 ranks" "$work/soak.log" && grep -q "^soak: 2 jobs, 0 failed$" "$work/soak.log" \
+      || { cat "$work/soak.log"; fail "soak --test $t: no summary"; }
+  done
+  soak 30 --env COHORT_ALLTOALLV_ALGORITHM=no_such > "$work/soak.log" 2>&1 \
+    && { cat "$work/soak.log"; fail "soak passed jobs that cannot run"; }
+  grep -q "^soak: 2 jobs, 2 failed$" "$work/soak.log" || { cat "$work/soak.log"; fail "soak: failures miscounted"; }
   grep -q "COHORT_ALLTOALLV_ALGORITHM=no_such COLL_RANDOM_SEED=5 .*t_coll_random$" "$work/soak.log" \
-    || { cat "$work/soak.log"; fail "coll-soak: no command that repeats the failed job"; }
+    || { cat "$work/soak.log"; fail "soak: no command that repeats the failed job"; }
+  soak 5 --test p2p --env COHORT_EAGER_LIMIT=lots > "$work/soak.log" 2>&1 \
+    && { cat "$work/soak.log"; fail "soak --test p2p passed jobs that cannot run"; }
+  grep -q "^soak: 2 jobs, 2 failed$" "$work/soak.log" || { cat "$work/soak.log"; fail "soak --test p2p: failures miscounted"; }
+  grep -q "COHORT_EAGER_LIMIT=lots P2P_RANDOM_SEED=5 P2P_RANDOM_EPOCHS=5 .*t_p2p_random$" "$work/soak.log" \
+    || { cat "$work/soak.log"; fail "soak --test p2p: no command that repeats the failed job"; }
   ;;
 *) echo "unknown scenario"; exit 2 ;;
 esac
