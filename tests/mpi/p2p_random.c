@@ -1,13 +1,13 @@
 /* Random sequences of point-to-point messages. The fixed tests check one feature at a time;
  * here every rank draws the same plan from one seed, epoch after epoch: messages between any
- * two ranks (a rank to itself too) on WORLD, a dup and the halves of a split whose ranks run
- * backwards, with tags 0-2, lengths from 0 to a million ints (inline, eager, rendezvous,
- * single copy) and four send types of the same type signature (contiguous, two strides, pairs
- * with a hole). For each communicator and receiver the plan also draws how it receives: by
- * source and tag, by source with MPI_ANY_TAG, with MPI_ANY_SOURCE and a tag, or with both
- * wildcards. Each rank then goes through the plan in order and chooses on its own how to send
- * (MPI_Send, Ssend, Bsend, their I- and persistent forms, and Rsend in all three forms for
- * messages whose receive it posted before the epoch began), how to receive (Recv, Irecv,
+ * two ranks (a rank to itself too) on WORLD, a dup, the halves of a split whose ranks run
+ * backwards and the intercommunicator between them, with tags 0-2, lengths from 0 to a million ints
+ * (inline, eager, rendezvous, single copy) and four send types of the same type signature
+ * (contiguous, two strides, pairs with a hole). For each communicator and receiver the plan also
+ * draws how it receives: by source and tag, by source with MPI_ANY_TAG, with MPI_ANY_SOURCE and a
+ * tag, or with both wildcards. Each rank then goes through the plan in order and chooses on its own
+ * how to send (MPI_Send, Ssend, Bsend, their I- and persistent forms, and Rsend in all three forms
+ * for messages whose receive it posted before the epoch began), how to receive (Recv, Irecv,
  * Recv_init, Probe or an Iprobe loop then Recv, Mprobe or an Improbe loop then Mrecv or Imrecv),
  * into which of two receive types, and when and how to complete what it started (Wait, Test,
  * Waitany, Testany, Waitsome, Testsome, Testall, Waitall). Now and then a rank sleeps, and a
@@ -97,10 +97,11 @@ typedef struct {
 
 static int me, np;
 static long seed, epoch;
-static MPI_Comm comms[3];
+static MPI_Comm comms[4];
+static int ncomm; /* 3, or 4 with the intercommunicator (2 ranks or more) */
 static MPI_Datatype stypes[4], rtypes[2];
 static msg_t plan[MAXMSG];
-static int nmsg, modes[3][1024];
+static int nmsg, modes[4][1024];
 static rec_t recs[MAXMSG + 8];
 static int nrec;
 static op_t ops[MAXOPS];
@@ -140,7 +141,8 @@ static const char *where(void) {
 }
 
 /* Communicator ranks: WORLD and the dup as WORLD; the split (colour w % 2, key np - w)
- * numbers each half backwards. */
+ * numbers each half backwards; the intercommunicator between the halves keeps the split's
+ * numbering in each group. */
 static int crank(int comm, int w) {
     if (comm < 2) return w;
     int c = w % 2, members = (np - c + 1) / 2;
@@ -170,7 +172,7 @@ static int draw_len(void) {
 
 static void draw_plan(void) {
     nmsg = 1 + below(4 + 6 * np < MAXMSG ? 4 + 6 * np : MAXMSG);
-    for (int c = 0; c < 3; c++)
+    for (int c = 0; c < ncomm; c++)
         for (int d = 0; d < np; d++) {
             int r = below(20);
             modes[c][d] = r < 8 ? SPECIFIC : r < 12 ? ANYTAG : r < 17 ? ANYSRC : ANYANY;
@@ -178,12 +180,12 @@ static void draw_plan(void) {
     for (int i = 0; i < nmsg; i++) {
         msg_t *m = &plan[i];
         memset(m, 0, sizeof *m);
-        m->comm = below(3);
+        m->comm = below(ncomm);
         m->src = below(np);
         if (m->comm < 2) {
             m->dst = below(np);
-        } else { /* the same half */
-            int c = m->src % 2;
+        } else { /* the same half (split), the other half (intercommunicator) */
+            int c = (m->src + (m->comm == 3)) % 2;
             m->dst = c + 2 * below((np - c + 1) / 2);
         }
         m->csrc = crank(m->comm, m->src);
@@ -562,7 +564,13 @@ int main(int argc, char **argv) {
     comms[0] = MPI_COMM_WORLD;
     CHECK_RC(MPI_Comm_dup(MPI_COMM_WORLD, &comms[1]));
     CHECK_RC(MPI_Comm_split(MPI_COMM_WORLD, me % 2, np - me, &comms[2]));
-    for (int c = 1; c < 3; c++) {
+    ncomm = 3;
+    if (np > 1) { /* local leaders: rank 0 of each half, the half's highest WORLD rank */
+        int other = (me + 1) % 2, leader = other + 2 * ((np - other + 1) / 2 - 1);
+        CHECK_RC(MPI_Intercomm_create(comms[2], 0, MPI_COMM_WORLD, leader, 99, &comms[3]));
+        ncomm = 4;
+    }
+    for (int c = 1; c < ncomm; c++) {
         int r;
         MPI_Comm_rank(comms[c], &r);
         CHECK(r == crank(c, me), "comm %d: rank %d, expected %d", c, r, crank(c, me));
@@ -593,7 +601,7 @@ int main(int argc, char **argv) {
             if (mine(40) == 0) tu_sleep_ms(mine(3));
             if (i == cancel_at) {
                 op_t *o = new_op();
-                int cc = mine(3);
+                int cc = mine(ncomm);
                 o->cancel = 1;
                 o->buf = alloc_ints(4);
                 CHECK_RC(
@@ -630,7 +638,7 @@ int main(int argc, char **argv) {
         printf("p2p_random: %ld epochs, %ld messages, %ld MB, seed %ld, %d ranks: ok\n", epochs,
                all[0], all[1] >> 20, seed, np);
     for (int t = 1; t < 4; t++) MPI_Type_free(&stypes[t]);
-    for (int c = 1; c < 3; c++) MPI_Comm_free(&comms[c]);
+    for (int c = ncomm - 1; c > 0; c--) MPI_Comm_free(&comms[c]);
     MPI_Finalize();
     return 0;
 }
