@@ -1,17 +1,21 @@
 /* Random sequences of point-to-point messages. The fixed tests check one feature at a time;
- * here every rank draws the same plan from one seed, epoch after epoch: messages between any
- * two ranks (a rank to itself too) on WORLD, a dup, the halves of a split whose ranks run
- * backwards and the intercommunicator between them, with tags 0-2, lengths from 0 to a million ints
- * (inline, eager, rendezvous, single copy) and four send types of the same type signature
- * (contiguous, two strides, pairs with a hole). For each communicator and receiver the plan also
- * draws how it receives: by source and tag, by source with MPI_ANY_TAG, with MPI_ANY_SOURCE and a
- * tag, or with both wildcards. Each rank then goes through the plan in order and chooses on its own
- * how to send (MPI_Send, Ssend, Bsend, their I- and persistent forms, and Rsend in all three forms
- * for messages whose receive it posted before the epoch began), how to receive (Recv, Irecv,
- * Recv_init, Probe or an Iprobe loop then Recv, Mprobe or an Improbe loop then Mrecv or Imrecv),
- * into which of two receive types, and when and how to complete what it started (Wait, Test,
- * Waitany, Testany, Waitsome, Testsome, Testall, Waitall). Now and then a rank sleeps, and a
- * receive that nothing matches is posted and then cancelled among the traffic.
+ * here every rank draws the same plan from one seed, epoch after epoch:
+ * - messages between any two ranks (a rank to itself too) on WORLD, a dup, the halves of a
+ *   split whose ranks run backwards, and the intercommunicator between those halves;
+ * - tags 0-2, lengths from 0 to a million ints (inline, eager, rendezvous, single copy), and
+ *   four send types of one type signature (contiguous, two strides, pairs with a hole);
+ * - for each communicator and receiver, how it receives: by source and tag, by source with
+ *   MPI_ANY_TAG, with MPI_ANY_SOURCE and a tag, or with both wildcards.
+ * Each rank then goes through the plan in order and chooses on its own:
+ * - how to send: MPI_Send, Ssend, Bsend, their I- and persistent forms, Rsend in all three
+ *   forms for messages whose receive it posted before the epoch began, and MPI_Sendrecv for
+ *   a message to itself;
+ * - how to receive: Recv, Irecv, Recv_init, Probe or an Iprobe loop then Recv, Mprobe or an
+ *   Improbe loop then Mrecv or Imrecv, into one of two receive types;
+ * - when and how to complete what it started: Wait, Test, Waitany, Testany, Waitsome,
+ *   Testsome, Testall, Waitall.
+ * Now and then a rank sleeps, and a receive that nothing matches is posted among the traffic
+ * and then cancelled.
  *
  * A rank waits only where no correct MPI can deadlock: a send is waited for once its
  * receiver has posted every receive that could take it. Wildcard receives only ever meet
@@ -19,12 +23,12 @@
  * leaves a receive for each.
  *
  * Every message received is checked: its source, tag and count against the status, every
- * element (each carries its epoch and place in the plan), the receive buffer's gaps and
- * tail left alone, each message received once. Non-overtaking is checked too: a receive
- * must not get a message while an earlier one from the same sender, which it also matches, is
- * still unmatched and later goes to a receive posted after it. A send buffer is overwritten as
- * soon as its send completes (a Bsend's when the call returns), so a send that reads it
- * afterwards shows as wrong data.
+ * element (each carries its epoch and place in the plan), the receive buffer's gaps and tail
+ * left alone, each message received once. Non-overtaking is checked too: a receive must not
+ * get a message while an earlier one from the same sender, which it also matches, is still
+ * unmatched and later goes to a receive posted after it. A send buffer is overwritten as soon
+ * as its send completes (a Bsend's when the call returns), so a send that reads it afterwards
+ * shows as wrong data.
  *
  * P2P_RANDOM_SEED and P2P_RANDOM_EPOCHS choose the plan; a failure names both. */
 #include "testutil.h"
@@ -62,14 +66,29 @@ static int mine(int n) {
 enum { SPECIFIC, ANYTAG, ANYSRC, ANYANY };
 static const char *const mode_names[] = {"source and tag", "MPI_ANY_TAG", "MPI_ANY_SOURCE",
                                          "both wildcards"};
-enum { SEND, SSEND, BSEND, RSEND, ISEND, ISSEND, IBSEND, IRSEND, PSEND, PSSEND, PBSEND, PRSEND };
-static const char *const send_names[] = {"MPI_Send",       "MPI_Ssend",      "MPI_Bsend",
-                                         "MPI_Rsend",      "MPI_Isend",      "MPI_Issend",
-                                         "MPI_Ibsend",     "MPI_Irsend",     "MPI_Send_init",
-                                         "MPI_Ssend_init", "MPI_Bsend_init", "MPI_Rsend_init"};
-enum { RECV, IRECV, PRECV, PROBE, IPROBE, MPROBE, IMPROBE, NRECV };
-static const char *const recv_names[] = {"MPI_Recv",   "MPI_Irecv",  "MPI_Recv_init", "MPI_Probe",
-                                         "MPI_Iprobe", "MPI_Mprobe", "MPI_Improbe"};
+enum {
+    SEND,
+    SSEND,
+    BSEND,
+    RSEND,
+    ISEND,
+    ISSEND,
+    IBSEND,
+    IRSEND,
+    PSEND,
+    PSSEND,
+    PBSEND,
+    PRSEND,
+    SENDRECV_S
+};
+static const char *const send_names[] = {
+    "MPI_Send",       "MPI_Ssend",      "MPI_Bsend",   "MPI_Rsend",     "MPI_Isend",
+    "MPI_Issend",     "MPI_Ibsend",     "MPI_Irsend",  "MPI_Send_init", "MPI_Ssend_init",
+    "MPI_Bsend_init", "MPI_Rsend_init", "MPI_Sendrecv"};
+enum { RECV, IRECV, PRECV, PROBE, IPROBE, MPROBE, IMPROBE, NRECV, SENDRECV = NRECV };
+static const char *const recv_names[] = {"MPI_Recv",    "MPI_Irecv",   "MPI_Recv_init",
+                                         "MPI_Probe",   "MPI_Iprobe",  "MPI_Mprobe",
+                                         "MPI_Improbe", "MPI_Sendrecv"};
 
 typedef struct {
     int comm, src, dst; /* src and dst: ranks in WORLD */
@@ -388,14 +407,24 @@ static void complete(int all) {
         finish(&ops[idx[i]], &st[i]);
 }
 
+/* Message i's send buffer, of *ints ints, holding *count elements of its send type. */
+static int *send_buf(int i, int *count, size_t *ints) {
+    const msg_t *m = &plan[i];
+    int t = m->stype;
+    *count = t == 3 ? m->len / 2 : m->len;
+    *ints = span(t, (size_t)m->len);
+    int *b = alloc_ints(*ints);
+    for (size_t k = 0; k < *ints; k++) b[k] = -1; /* the holes: never sent */
+    for (int k = 0; k < m->len; k++) b[off(t, (size_t)k)] = val(i, k);
+    return b;
+}
+
 static void do_send(int i) {
     msg_t *m = &plan[i];
     MPI_Comm c = comms[m->comm];
-    int t = m->stype, count = t == 3 ? m->len / 2 : m->len;
-    size_t ints = span(t, (size_t)m->len);
-    int *b = alloc_ints(ints);
-    for (size_t k = 0; k < ints; k++) b[k] = -1; /* the holes: never sent */
-    for (int k = 0; k < m->len; k++) b[off(t, (size_t)k)] = val(i, k);
+    int t = m->stype, count;
+    size_t ints;
+    int *b = send_buf(i, &count, &ints);
     /* blocking only where the receive that takes it is surely posted by now */
     int blocking = m->safe <= i && (m->dst != me || m->ready);
     int kind;
@@ -469,10 +498,11 @@ static void post_irecv(int i, int persistent) {
     }
 }
 
-static void do_recv(int i) {
+/* Receives message i, or with sendrecv sends it to oneself and receives in one MPI_Sendrecv. */
+static void do_recv(int i, int sendrecv) {
     msg_t *m = &plan[i];
     MPI_Comm c = comms[m->comm];
-    int kind = mine(NRECV);
+    int kind = sendrecv ? SENDRECV : mine(NRECV);
     if (kind == IRECV || kind == PRECV) {
         post_irecv(i, kind == PRECV);
         return;
@@ -490,6 +520,19 @@ static void do_recv(int i) {
         b = recv_buf(rtype, n, &ints);
         CHECK_RC(MPI_Recv(b, n, rtypes[rtype], psrc, ptag, c, &st));
         break;
+    case SENDRECV: {
+        int scount;
+        size_t sints;
+        int *sb = send_buf(i, &scount, &sints);
+        m->skind = SENDRECV_S;
+        n = class_max(m, psrc, ptag) + mine(SLACK);
+        b = recv_buf(rtype, n, &ints);
+        CHECK_RC(MPI_Sendrecv(sb, scount, stypes[m->stype], m->cdst, m->tag, b, n, rtypes[rtype],
+                              psrc, ptag, c, &st));
+        for (size_t k = 0; k < sints; k++) sb[k] = -77;
+        free(sb);
+        break;
+    }
     case PROBE:
     case IPROBE:
         if (kind == PROBE)
@@ -607,8 +650,16 @@ int main(int argc, char **argv) {
                 CHECK_RC(
                     MPI_Irecv(o->buf, 4, MPI_INT, MPI_ANY_SOURCE, CANCEL_TAG, comms[cc], &o->rq));
             }
-            if (plan[i].src == me) do_send(i), sent++, bytes += 4L * plan[i].len;
-            if (plan[i].dst == me && !plan[i].ready) do_recv(i);
+            const msg_t *m = &plan[i];
+            if (m->src == me) sent++, bytes += 4L * m->len;
+            /* to oneself, when the receive at this position is sure to take it: now and
+             * then both in one MPI_Sendrecv */
+            if (m->src == me && m->dst == me && !m->ready && m->safe == i && mine(3) == 0) {
+                do_recv(i, 1);
+            } else {
+                if (m->src == me) do_send(i);
+                if (m->dst == me && !m->ready) do_recv(i, 0);
+            }
             done_upto = i + 1;
             if (mine(3) == 0) complete(0);
         }
