@@ -49,14 +49,8 @@ static const char *const names[NCOLL] = {COLLS(AS_NAME)};
 
 static uint64_t rng;       /* the sequence every rank draws alike */
 static uint64_t local_rng; /* this rank's own choices: the order of completion */
-static uint64_t splitmix64(uint64_t *state) {
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
 static int below(int n) {
-    return (int)(splitmix64(&rng) % (uint64_t)n);
+    return tu_below(&rng, n);
 }
 
 /* One call's parameters, drawn alike everywhere. */
@@ -315,7 +309,7 @@ static int pick_count(void) {
 }
 
 static int mine_below(int n) { /* this rank's own draw */
-    return (int)(splitmix64(&local_rng) % (uint64_t)n);
+    return tu_below(&local_rng, n);
 }
 
 static slot_t slots[FLY + 1]; /* slots[FLY]: the blocking calls */

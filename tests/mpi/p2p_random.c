@@ -49,17 +49,11 @@ enum {
 
 static uint64_t rng;       /* the plan, alike on every rank */
 static uint64_t local_rng; /* this rank's own choices */
-static uint64_t splitmix64(uint64_t *state) {
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
 static int below(int n) {
-    return (int)(splitmix64(&rng) % (uint64_t)n);
+    return tu_below(&rng, n);
 }
 static int mine(int n) {
-    return (int)(splitmix64(&local_rng) % (uint64_t)n);
+    return tu_below(&local_rng, n);
 }
 
 /* How a receiver takes its messages on one communicator in one epoch. */

@@ -4,6 +4,7 @@
 #define TESTUTIL_H
 
 #include <mpi.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,15 @@ static inline int tu_error(int rc, char *msg) {
     if (rc != MPI_SUCCESS) MPI_Error_string(rc, msg, &len);
     msg[len] = 0;
     return cls;
+}
+
+/* A number in [0, n) from the random stream *state (splitmix64). The random tests draw the
+ * plan every rank shares from one such stream and each rank's own choices from another. */
+static inline int tu_below(uint64_t *state, int n) {
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return (int)((z ^ (z >> 31)) % (uint64_t)n);
 }
 
 static inline void tu_sleep_ms(int ms) {
