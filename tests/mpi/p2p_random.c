@@ -5,11 +5,11 @@
  * - tags 0-2, lengths from 0 to a million ints (inline, eager, rendezvous, single copy), and
  *   four send types of one type signature (contiguous, two strides, pairs with a hole);
  * - for each communicator and receiver, how it receives: by source and tag, by source with
- *   MPI_ANY_TAG, with MPI_ANY_SOURCE and a tag, or with both wildcards.
+ *   MPI_ANY_TAG, with MPI_ANY_SOURCE and a tag, or with both wildcards;
+ * - how each message is sent: MPI_Send, Ssend, Bsend, their I- and persistent forms, or Rsend
+ *   in all three forms for messages whose receive is posted before the epoch begins.
  * Each rank then goes through the plan in order and chooses on its own:
- * - how to send: MPI_Send, Ssend, Bsend, their I- and persistent forms, Rsend in all three
- *   forms for messages whose receive it posted before the epoch began, and MPI_Sendrecv for
- *   a message to itself;
+ * - whether to send a message to itself and receive it in one MPI_Sendrecv;
  * - how to receive: Recv, Irecv, Recv_init, Probe or an Iprobe loop then Recv, Mprobe or an
  *   Improbe loop then Mrecv or Imrecv, into one of two receive types;
  * - when and how to complete what it started: Wait, Test, Waitany, Testany, Waitsome,
@@ -32,8 +32,6 @@
  *
  * P2P_RANDOM_SEED and P2P_RANDOM_EPOCHS choose the plan; a failure names both. */
 #include "testutil.h"
-
-#include <stdint.h>
 
 enum {
     EPOCHS = 40,
@@ -90,7 +88,7 @@ typedef struct {
     int tag, len, stype, ready;
     int safe;  /* the position from which waiting for its send cannot deadlock */
     int got;   /* received (the receiver's bookkeeping) */
-    int skind; /* how it was sent (the sender's) */
+    int skind; /* how it is sent */
 } msg_t;
 
 /* A receive, in the order this rank posted them (a probe counts as posted when called). */
@@ -120,7 +118,6 @@ static int nrec;
 static op_t ops[MAXOPS];
 static int nops;
 static int done_upto; /* positions of the plan this rank has gone through */
-static long bsend_used;
 
 static int val(int idx, int k) {
     if (k == 0) return (int)(epoch * MAXMSG + idx);
@@ -227,6 +224,30 @@ static void draw_plan(void) {
         if (psrc == MPI_ANY_SOURCE)
             for (int j = i + 1; j < nmsg; j++)
                 if (plan[j].dst == m->dst && matches(&plan[j], m->comm, psrc, ptag)) m->safe = j;
+    }
+    /* How each is sent: blocking only where the receive that takes it is surely posted by
+     * then; buffered while the sender's share of the attached buffer lasts. */
+    static long bsend_used[1024];
+    memset(bsend_used, 0, sizeof bsend_used);
+    for (int i = 0; i < nmsg; i++) {
+        msg_t *m = &plan[i];
+        int blocking = m->safe <= i && (m->dst != m->src || m->ready), kind;
+        if (m->ready) {
+            static const int r[] = {RSEND, IRSEND, PRSEND};
+            kind = r[blocking ? below(3) : 1 + below(2)];
+        } else {
+            static const int k[] = {BSEND,  ISEND,  ISSEND, IBSEND, PSEND,
+                                    PSSEND, PBSEND, SEND,   SSEND};
+            kind = k[below(blocking ? 9 : 7)];
+        }
+        long need = (long)m->len * (long)sizeof(int) + MPI_BSEND_OVERHEAD;
+        if (kind == BSEND || kind == IBSEND || kind == PBSEND) {
+            if (bsend_used[m->src] + need > BSEND_CAP)
+                kind = kind == BSEND ? ISEND : kind == IBSEND ? ISSEND : PSEND;
+            else
+                bsend_used[m->src] += need;
+        }
+        m->skind = kind;
     }
 }
 
@@ -419,24 +440,7 @@ static void do_send(int i) {
     int t = m->stype, count;
     size_t ints;
     int *b = send_buf(i, &count, &ints);
-    /* blocking only where the receive that takes it is surely posted by now */
-    int blocking = m->safe <= i && (m->dst != me || m->ready);
-    int kind;
-    if (m->ready) {
-        static const int r[] = {RSEND, IRSEND, PRSEND};
-        kind = r[blocking ? mine(3) : 1 + mine(2)];
-    } else {
-        static const int b[] = {BSEND, ISEND, ISSEND, IBSEND, PSEND, PSSEND, PBSEND, SEND, SSEND};
-        kind = b[mine(blocking ? 9 : 7)];
-    }
-    long need = (long)m->len * (long)sizeof(int) + MPI_BSEND_OVERHEAD;
-    if (kind == BSEND || kind == IBSEND || kind == PBSEND) {
-        if (bsend_used + need > BSEND_CAP)
-            kind = kind == BSEND ? ISEND : kind == IBSEND ? ISSEND : PSEND;
-        else
-            bsend_used += need;
-    }
-    m->skind = kind;
+    int kind = m->skind;
     MPI_Datatype dt = stypes[t];
     MPI_Request rq = MPI_REQUEST_NULL;
     switch (kind) {
@@ -628,7 +632,6 @@ int main(int argc, char **argv) {
         draw_plan();
         nrec = 0;
         done_upto = 0;
-        bsend_used = 0;
         /* the receives that ready sends need, posted before anyone sends */
         for (int i = 0; i < nmsg; i++)
             if (plan[i].ready && plan[i].dst == me) post_irecv(i, mine(2));
