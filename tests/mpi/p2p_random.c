@@ -101,7 +101,7 @@ typedef struct {
 /* Something started and not yet completed. */
 typedef struct {
     MPI_Request rq;
-    int send, persistent, msg, rec, cancel;
+    int send, persistent, msg, rec, cancel, gone;
     int *buf;
     size_t ints;
 } op_t;
@@ -335,7 +335,15 @@ static void finish(op_t *o, const MPI_Status *st) {
     }
     if (o->persistent) CHECK_RC(MPI_Request_free(&o->rq));
     free(o->buf);
-    *o = ops[--nops];
+    o->gone = 1;
+}
+
+/* Drops the finished operations from ops[]. */
+static void compact(void) {
+    int k = 0;
+    for (int i = 0; i < nops; i++)
+        if (!ops[i].gone) ops[k++] = ops[i];
+    nops = k;
 }
 
 /* Which started operations may be waited for now: a send once its receiver has posted every
@@ -350,76 +358,65 @@ static int waitable(const op_t *o) {
 static void complete(int all) {
     MPI_Request rq[MAXOPS];
     MPI_Status st[MAXOPS];
-    int idx[MAXOPS], n = 0, out[MAXOPS], cnt = 0, k = -1, flag = 0;
+    int n = 0, out[MAXOPS], cnt = 0, k = -1, flag = 0;
     op_t *sel[MAXOPS];
     for (int i = 0; i < nops; i++)
         if (all ? !ops[i].cancel : waitable(&ops[i])) sel[n] = &ops[i], rq[n++] = ops[i].rq;
     if (n == 0) return;
-    switch (all ? 7 + mine(2) : mine(8)) {
+    int how = all ? 7 + mine(2) : mine(8);
+    switch (how) {
     case 0: /* MPI_Wait on one */
         k = mine(n);
         CHECK_RC(MPI_Wait(&rq[k], &st[0]));
         finish(sel[k], &st[0]);
-        return;
+        break;
     case 1: /* MPI_Test on one, once */
         k = mine(n);
         CHECK_RC(MPI_Test(&rq[k], &flag, &st[0]));
         if (flag) finish(sel[k], &st[0]);
-        return;
+        break;
     case 2:
         CHECK_RC(MPI_Waitany(n, rq, &k, &st[0]));
         CHECK(k >= 0 && k < n, "%s: MPI_Waitany gave index %d of %d", where(), k, n);
         finish(sel[k], &st[0]);
-        return;
+        break;
     case 3:
         CHECK_RC(MPI_Testany(n, rq, &k, &flag, &st[0]));
         if (flag) {
             CHECK(k >= 0 && k < n, "%s: MPI_Testany gave index %d of %d", where(), k, n);
             finish(sel[k], &st[0]);
         }
-        return;
+        break;
     case 4:
     case 5:
-        if (all == 0 && mine(2))
+        if (how == 4)
             CHECK_RC(MPI_Testsome(n, rq, &cnt, out, st));
         else
             CHECK_RC(MPI_Waitsome(n, rq, &cnt, out, st));
         CHECK(cnt != MPI_UNDEFINED && cnt >= 0 && cnt <= n, "%s: %d completed of %d", where(), cnt,
               n);
-        /* finish() moves the last op into the freed place: go from the highest op down;
-         * idx[i] is the i-th completed one's op, out[] becomes the order to finish them in */
-        for (int i = 0; i < cnt; i++) idx[i] = (int)(sel[out[i]] - ops), out[i] = i;
-        for (int i = 0; i < cnt; i++)
-            for (int j = i + 1; j < cnt; j++)
-                if (idx[out[j]] > idx[out[i]]) {
-                    int t = out[i];
-                    out[i] = out[j], out[j] = t;
-                }
-        for (int i = 0; i < cnt; i++) finish(&ops[idx[out[i]]], &st[out[i]]);
-        return;
-    case 6:
-        CHECK_RC(MPI_Testall(n, rq, &flag, st));
-        if (!flag) return;
+        for (int i = 0; i < cnt; i++) finish(sel[out[i]], &st[i]);
         break;
-    case 7: CHECK_RC(MPI_Waitall(n, rq, st)); break;
-    default: /* completes one by one, MPI_Testany until each is done */
+    case 6:
+    case 7:
+        if (how == 6) {
+            CHECK_RC(MPI_Testall(n, rq, &flag, st));
+        } else {
+            CHECK_RC(MPI_Waitall(n, rq, st));
+            flag = 1;
+        }
+        for (int i = 0; flag && i < n; i++) finish(sel[i], &st[i]);
+        break;
+    default: /* one by one, MPI_Testany until each is done */
         while (n > 0) {
             CHECK_RC(MPI_Testany(n, rq, &k, &flag, &st[0]));
             if (!flag) continue;
-            op_t *o = sel[k];
-            int at = (int)(o - ops);
-            /* finish moves ops[nops-1] to `at`; keep sel and rq in step */
-            for (int i = 0; i < n; i++)
-                if (sel[i] == &ops[nops - 1]) sel[i] = &ops[at];
-            finish(o, &st[0]);
+            finish(sel[k], &st[0]);
             sel[k] = sel[n - 1], rq[k] = rq[n - 1], n--;
         }
-        return;
+        break;
     }
-    /* Testall or Waitall completed all n */
-    for (int i = 0; i < n; i++) idx[i] = (int)(sel[i] - ops);
-    for (int i = n - 1; i >= 0; i--) /* sel is in ops order: highest first */
-        finish(&ops[idx[i]], &st[i]);
+    compact();
 }
 
 /* Message i's send buffer, of *ints ints, holding *count elements of its send type. */
@@ -666,6 +663,7 @@ int main(int argc, char **argv) {
                 CHECK_RC(MPI_Cancel(&ops[i].rq));
                 CHECK_RC(MPI_Wait(&ops[i].rq, &st));
                 finish(&ops[i], &st);
+                compact();
                 break;
             }
         complete(1);
