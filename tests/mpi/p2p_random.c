@@ -7,15 +7,18 @@
  * - for each communicator and receiver, how it receives: by source and tag, by source with
  *   MPI_ANY_TAG, with MPI_ANY_SOURCE and a tag, or with both wildcards;
  * - how each message is sent: MPI_Send, Ssend, Bsend, their I- and persistent forms, or Rsend
- *   in all three forms for messages whose receive is posted before the epoch begins.
+ *   in all three forms for messages whose receive is posted before the epoch begins;
+ * - pairs: a message that goes straight back the way the one before came, both ranks sending
+ *   and receiving in one MPI_Sendrecv or MPI_Sendrecv_replace.
  * Each rank then goes through the plan in order and chooses on its own:
  * - whether to send a message to itself and receive it in one MPI_Sendrecv;
  * - how to receive: Recv, Irecv, Recv_init, Probe or an Iprobe loop then Recv, Mprobe or an
  *   Improbe loop then Mrecv or Imrecv, into one of two receive types;
+ * - whether to start a persistent request at once or later with others in one MPI_Startall;
  * - when and how to complete what it started: Wait, Test, Waitany, Testany, Waitsome,
- *   Testsome, Testall, Waitall.
- * Now and then a rank sleeps, and a receive that nothing matches is posted among the traffic
- * and then cancelled.
+ *   Testsome, Testall, Waitall, or MPI_Request_get_status until done, then Wait.
+ * Now and then a rank sleeps, a receive that nothing matches is posted among the traffic and
+ * then cancelled, and a call on MPI_PROC_NULL (P2P_RANDOM_NULL=0 leaves those out).
  *
  * A rank waits only where no correct MPI can deadlock: a send is waited for once its
  * receiver has posted every receive that could take it. Wildcard receives only ever meet
@@ -71,16 +74,17 @@ enum {
     PSSEND,
     PBSEND,
     PRSEND,
-    SENDRECV_S
+    SENDRECV_S, /* to oneself, or one of a pair */
+    SENDRECV_R  /* one of a pair, by MPI_Sendrecv_replace */
 };
 static const char *const send_names[] = {
-    "MPI_Send",       "MPI_Ssend",      "MPI_Bsend",   "MPI_Rsend",     "MPI_Isend",
-    "MPI_Issend",     "MPI_Ibsend",     "MPI_Irsend",  "MPI_Send_init", "MPI_Ssend_init",
-    "MPI_Bsend_init", "MPI_Rsend_init", "MPI_Sendrecv"};
-enum { RECV, IRECV, PRECV, PROBE, IPROBE, MPROBE, IMPROBE, NRECV, SENDRECV = NRECV };
-static const char *const recv_names[] = {"MPI_Recv",    "MPI_Irecv",   "MPI_Recv_init",
-                                         "MPI_Probe",   "MPI_Iprobe",  "MPI_Mprobe",
-                                         "MPI_Improbe", "MPI_Sendrecv"};
+    "MPI_Send",       "MPI_Ssend",      "MPI_Bsend",    "MPI_Rsend",           "MPI_Isend",
+    "MPI_Issend",     "MPI_Ibsend",     "MPI_Irsend",   "MPI_Send_init",       "MPI_Ssend_init",
+    "MPI_Bsend_init", "MPI_Rsend_init", "MPI_Sendrecv", "MPI_Sendrecv_replace"};
+enum { RECV, IRECV, PRECV, PROBE, IPROBE, MPROBE, IMPROBE, NRECV, SENDRECV = NRECV, REPLACE };
+static const char *const recv_names[] = {"MPI_Recv",    "MPI_Irecv",    "MPI_Recv_init",
+                                         "MPI_Probe",   "MPI_Iprobe",   "MPI_Mprobe",
+                                         "MPI_Improbe", "MPI_Sendrecv", "MPI_Sendrecv_replace"};
 
 typedef struct {
     int comm, src, dst; /* src and dst: ranks in WORLD */
@@ -89,6 +93,8 @@ typedef struct {
     int safe;  /* the position from which waiting for its send cannot deadlock */
     int got;   /* received (the receiver's bookkeeping) */
     int skind; /* how it is sent */
+    int pair;  /* 1: sent with the next message, which goes back, in one MPI_Sendrecv(_replace)
+                * on each side; 2: that next message */
 } msg_t;
 
 /* A receive, in the order this rank posted them (a probe counts as posted when called). */
@@ -102,6 +108,7 @@ typedef struct {
 typedef struct {
     MPI_Request rq;
     int send, persistent, msg, rec, cancel, gone;
+    int null; /* to or from MPI_PROC_NULL */
     int *buf;
     size_t ints;
 } op_t;
@@ -117,7 +124,13 @@ static rec_t recs[MAXMSG + 8];
 static int nrec;
 static op_t ops[MAXOPS];
 static int nops;
-static int done_upto; /* positions of the plan this rank has gone through */
+static int done_upto;                 /* positions of the plan this rank has gone through */
+static int pending[MAXOPS], npending; /* ops whose persistent request awaits MPI_Startall */
+/* What the run did, for its last line: pairs, of them by MPI_Sendrecv_replace, MPI_Startall
+ * of several requests, MPI_Request_get_status loops, operations on MPI_PROC_NULL */
+enum { N_PAIR, N_REPLACE, N_STARTALL, N_GETSTATUS, N_NULL, NCOUNT };
+static long counts[NCOUNT];
+static int with_null = 1; /* P2P_RANDOM_NULL=0: no calls on MPI_PROC_NULL */
 
 static int val(int idx, int k) {
     if (k == 0) return (int)(epoch * MAXMSG + idx);
@@ -180,6 +193,11 @@ static int draw_len(void) {
     return 300000 + below(MAXLEN - 300000);
 }
 
+/* Whether rank w receives by source on communicator c (a pair's messages need that). */
+static int by_source(int c, int w) {
+    return modes[c][w] == SPECIFIC || modes[c][w] == ANYTAG;
+}
+
 static void draw_plan(void) {
     nmsg = 1 + below(4 + 6 * np < MAXMSG ? 4 + 6 * np : MAXMSG);
     for (int c = 0; c < ncomm; c++)
@@ -190,13 +208,23 @@ static void draw_plan(void) {
     for (int i = 0; i < nmsg; i++) {
         msg_t *m = &plan[i];
         memset(m, 0, sizeof *m);
-        m->comm = below(ncomm);
-        m->src = below(np);
-        if (m->comm < 2) {
-            m->dst = below(np);
-        } else { /* the same half (split), the other half (intercommunicator) */
-            int c = (m->src + (m->comm == 3)) % 2;
-            m->dst = c + 2 * below((np - c + 1) / 2);
+        /* Now and then the message goes back the way the one before came, and both ranks
+         * send and receive in one call. The receive of a pair takes only its partner's
+         * messages, so it can take nothing but the message meant for it. */
+        msg_t *p = i ? &plan[i - 1] : NULL;
+        if (p && !p->pair && !p->ready && p->src != p->dst && by_source(p->comm, p->src) &&
+            by_source(p->comm, p->dst) && below(4) == 0) {
+            p->pair = 1, m->pair = 2;
+            m->comm = p->comm, m->src = p->dst, m->dst = p->src;
+        } else {
+            m->comm = below(ncomm);
+            m->src = below(np);
+            if (m->comm < 2) {
+                m->dst = below(np);
+            } else { /* the same half (split), the other half (intercommunicator) */
+                int c = (m->src + (m->comm == 3)) % 2;
+                m->dst = c + 2 * below((np - c + 1) / 2);
+            }
         }
         m->csrc = crank(m->comm, m->src);
         m->cdst = crank(m->comm, m->dst);
@@ -211,7 +239,7 @@ static void draw_plan(void) {
             if (plan[j].comm == m->comm && plan[j].src == m->src && plan[j].dst == m->dst &&
                 plan[j].tag == m->tag)
                 first = 0;
-        m->ready = first && modes[m->comm][m->dst] == SPECIFIC && below(4) == 0;
+        m->ready = !m->pair && first && modes[m->comm][m->dst] == SPECIFIC && below(4) == 0;
     }
     /* From which position waiting for a send is safe: a receiver that takes only one
      * sender's messages in a class posts the receive for message i by position i; one that
@@ -231,6 +259,11 @@ static void draw_plan(void) {
     memset(bsend_used, 0, sizeof bsend_used);
     for (int i = 0; i < nmsg; i++) {
         msg_t *m = &plan[i];
+        if (m->pair) { /* MPI_Sendrecv_replace when the buffer can hold what comes back */
+            const msg_t *back = &plan[m->pair == 1 ? i + 1 : i - 1];
+            m->skind = m->stype < 2 && back->len <= m->len && below(2) ? SENDRECV_R : SENDRECV_S;
+            continue;
+        }
         int blocking = m->safe <= i && (m->dst != m->src || m->ready), kind;
         if (m->ready) {
             static const int r[] = {RSEND, IRSEND, PRSEND};
@@ -322,8 +355,22 @@ static int *recv_buf(int t, int n, size_t *ints) {
     return b;
 }
 
+/* The status of a receive from MPI_PROC_NULL, and its buffer, which it must leave alone. */
+static const char *completed_by = ""; /* the call that completed a request */
+static void check_null(const MPI_Status *st, const int *buf, const char *how) {
+    int n = -1;
+    CHECK_RC(MPI_Get_count(st, MPI_INT, &n));
+    CHECK(st->MPI_SOURCE == MPI_PROC_NULL && st->MPI_TAG == MPI_ANY_TAG && n == 0,
+          "%s: %s from MPI_PROC_NULL gave source %d, tag %d, count %d%s%s", where(), how,
+          st->MPI_SOURCE, st->MPI_TAG, n, *completed_by ? ", completed by " : "", completed_by);
+    for (int i = 0; buf && i < 4; i++)
+        CHECK(buf[i] == SENT, "%s: %s from MPI_PROC_NULL wrote int %d", where(), how, i);
+}
+
 static void finish(op_t *o, const MPI_Status *st) {
-    if (o->cancel) {
+    if (o->null) {
+        if (!o->send) check_null(st, o->buf, o->persistent ? "MPI_Recv_init" : "MPI_Irecv");
+    } else if (o->cancel) {
         int flag = 0;
         CHECK_RC(MPI_Test_cancelled(st, &flag));
         CHECK(flag, "%s: a receive for tag %d that nothing matches was not cancelled", where(),
@@ -340,6 +387,7 @@ static void finish(op_t *o, const MPI_Status *st) {
 
 /* Drops the finished operations from ops[]. */
 static void compact(void) {
+    CHECK(npending == 0, "operations not started yet would move");
     int k = 0;
     for (int i = 0; i < nops; i++)
         if (!ops[i].gone) ops[k++] = ops[i];
@@ -350,8 +398,45 @@ static void compact(void) {
  * receive that may take it, a receive once the position of its message has been passed (a
  * ready send's receive is posted before the epoch, long before its message is sent). */
 static int waitable(const op_t *o) {
+    if (o->null) return 1;
     if (o->cancel) return 0;
     return (o->send ? plan[o->msg].safe : o->msg) < done_upto;
+}
+
+/* Starts the persistent requests put off by start(), in one MPI_Startall (or MPI_Start). */
+static void flush_starts(void) {
+    if (npending == 0) return;
+    MPI_Request rq[MAXOPS];
+    for (int i = 0; i < npending; i++) rq[i] = ops[pending[i]].rq;
+    if (npending == 1 && mine(2))
+        CHECK_RC(MPI_Start(&rq[0]));
+    else
+        CHECK_RC(MPI_Startall(npending, rq));
+    counts[N_STARTALL] += npending > 1;
+    for (int i = 0; i < npending; i++) ops[pending[i]].rq = rq[i];
+    npending = 0;
+}
+
+/* Starts the persistent request of o now, or puts it off to start with others in one
+ * MPI_Startall. That may start them in any order, so two receives on one communicator, or two
+ * sends to one rank on one communicator, never share one. Whatever this rank does next that
+ * could wait, or that could match or be matched before a request put off, starts them first. */
+static void start(op_t *o) {
+    if (mine(3) == 0) {
+        flush_starts();
+        CHECK_RC(MPI_Start(&o->rq));
+        return;
+    }
+    const msg_t *m = &plan[o->msg];
+    for (int i = 0; i < npending; i++) {
+        const op_t *q = &ops[pending[i]];
+        const msg_t *n = &plan[q->msg];
+        if (q->send == o->send && n->comm == m->comm && (!o->send || n->cdst == m->cdst)) {
+            flush_starts();
+            break;
+        }
+    }
+    pending[npending++] = (int)(o - ops);
 }
 
 /* Completes some of the started operations, in a way this rank draws. all: every one. */
@@ -360,10 +445,22 @@ static void complete(int all) {
     MPI_Status st[MAXOPS];
     int n = 0, out[MAXOPS], cnt = 0, k = -1, flag = 0;
     op_t *sel[MAXOPS];
+    flush_starts();
     for (int i = 0; i < nops; i++)
         if (all ? !ops[i].cancel : waitable(&ops[i])) sel[n] = &ops[i], rq[n++] = ops[i].rq;
     if (n == 0) return;
-    int how = all ? 7 + mine(2) : mine(8);
+    int how = all ? (mine(2) ? 7 : 9) : mine(9);
+    static const char *const how_names[] = {"MPI_Wait",
+                                            "MPI_Test",
+                                            "MPI_Waitany",
+                                            "MPI_Testany",
+                                            "MPI_Testsome",
+                                            "MPI_Waitsome",
+                                            "MPI_Testall",
+                                            "MPI_Waitall",
+                                            "MPI_Request_get_status and MPI_Wait",
+                                            "MPI_Testany, one by one"};
+    completed_by = how_names[how];
     switch (how) {
     case 0: /* MPI_Wait on one */
         k = mine(n);
@@ -407,6 +504,24 @@ static void complete(int all) {
         }
         for (int i = 0; flag && i < n; i++) finish(sel[i], &st[i]);
         break;
+    case 8: /* MPI_Request_get_status until it is done, then MPI_Wait, which must agree */
+        k = mine(n);
+        counts[N_GETSTATUS]++;
+        do CHECK_RC(MPI_Request_get_status(rq[k], &flag, &st[1]));
+        while (!flag);
+        CHECK_RC(MPI_Wait(&rq[k], &st[0]));
+        if (!sel[k]->send) {
+            int n0 = -1, n1 = -2;
+            CHECK_RC(MPI_Get_count(&st[0], MPI_INT, &n0));
+            CHECK_RC(MPI_Get_count(&st[1], MPI_INT, &n1));
+            CHECK(
+                st[0].MPI_SOURCE == st[1].MPI_SOURCE && st[0].MPI_TAG == st[1].MPI_TAG && n0 == n1,
+                "%s: MPI_Request_get_status said source %d tag %d count %d, MPI_Wait after "
+                "it source %d tag %d count %d",
+                where(), st[1].MPI_SOURCE, st[1].MPI_TAG, n1, st[0].MPI_SOURCE, st[0].MPI_TAG, n0);
+        }
+        finish(sel[k], &st[0]);
+        break;
     default: /* one by one, MPI_Testany until each is done */
         while (n > 0) {
             CHECK_RC(MPI_Testany(n, rq, &k, &flag, &st[0]));
@@ -440,6 +555,7 @@ static void do_send(int i) {
     int kind = m->skind;
     MPI_Datatype dt = stypes[t];
     MPI_Request rq = MPI_REQUEST_NULL;
+    if (kind < PSEND) flush_starts();
     switch (kind) {
     case SEND: CHECK_RC(MPI_Send(b, count, dt, m->cdst, m->tag, c)); break;
     case SSEND: CHECK_RC(MPI_Ssend(b, count, dt, m->cdst, m->tag, c)); break;
@@ -454,7 +570,6 @@ static void do_send(int i) {
     case PBSEND: CHECK_RC(MPI_Bsend_init(b, count, dt, m->cdst, m->tag, c, &rq)); break;
     case PRSEND: CHECK_RC(MPI_Rsend_init(b, count, dt, m->cdst, m->tag, c, &rq)); break;
     }
-    if (kind >= PSEND) CHECK_RC(MPI_Start(&rq));
     if (kind < ISEND) { /* done: the buffer is the program's again */
         for (size_t k = 0; k < ints; k++) b[k] = -77;
         free(b);
@@ -463,6 +578,7 @@ static void do_send(int i) {
     op_t *o = new_op();
     o->rq = rq, o->send = 1, o->persistent = kind >= PSEND, o->msg = i, o->buf = b;
     o->ints = ints;
+    if (o->persistent) start(o);
 }
 
 /* The largest message that a receive with this pattern may get. */
@@ -486,9 +602,10 @@ static void post_irecv(int i, int persistent) {
     o->buf = recv_buf(rtype, n, &o->ints);
     if (persistent) {
         CHECK_RC(MPI_Recv_init(o->buf, n, rtypes[rtype], psrc, ptag, comms[m->comm], &o->rq));
-        CHECK_RC(MPI_Start(&o->rq));
         o->persistent = 1;
+        start(o);
     } else {
+        flush_starts();
         CHECK_RC(MPI_Irecv(o->buf, n, rtypes[rtype], psrc, ptag, comms[m->comm], &o->rq));
     }
 }
@@ -504,6 +621,7 @@ static void do_recv(int i, int sendrecv) {
     }
     int psrc, ptag, rtype = mine(2), flag = 0, n;
     pattern(m, &psrc, &ptag);
+    flush_starts();
     int r = new_rec(m->comm, psrc, ptag, kind, rtype);
     size_t ints;
     int *b;
@@ -569,6 +687,98 @@ static void do_recv(int i, int sendrecv) {
     free(b);
 }
 
+/* This rank's side of the pair that begins with message first: it sends its message and
+ * receives the other in one MPI_Sendrecv or MPI_Sendrecv_replace. */
+static void do_pair(int first) {
+    int s = plan[first].src == me ? first : first + 1, r = s == first ? first + 1 : first;
+    msg_t *ms = &plan[s];
+    const msg_t *mr = &plan[r];
+    MPI_Comm c = comms[ms->comm];
+    int psrc, ptag;
+    pattern(mr, &psrc, &ptag);
+    flush_starts();
+    MPI_Status st;
+    size_t ints;
+    int *b;
+    counts[N_PAIR]++;
+    counts[N_REPLACE] += ms->skind == SENDRECV_R;
+    if (ms->skind == SENDRECV_R) { /* what goes out is in the buffer that what comes in fills */
+        int t = ms->stype, rec = new_rec(mr->comm, psrc, ptag, REPLACE, t), n = -1;
+        b = recv_buf(t, ms->len, &ints);
+        for (int k = 0; k < ms->len; k++) b[off(t, (size_t)k)] = val(s, k);
+        CHECK_RC(
+            MPI_Sendrecv_replace(b, ms->len, stypes[t], ms->cdst, ms->tag, psrc, ptag, c, &st));
+        CHECK_RC(MPI_Get_count(&st, MPI_INT, &n));
+        CHECK(n >= 0 && n <= ms->len, "%s: MPI_Sendrecv_replace of %d ints got a count of %d",
+              where(), ms->len, n);
+        for (int k = n; k < ms->len; k++) { /* past what came in: what went out, untouched */
+            size_t o = off(t, (size_t)k);
+            CHECK(b[o] == val(s, k),
+                  "%s: MPI_Sendrecv_replace sent message %d (%d ints) and got %d ints, but "
+                  "changed int %d past them",
+                  where(), s, ms->len, n, k);
+            b[o] = SENT;
+        }
+        check_recv(rec, b, ints, &st);
+    } else {
+        int scount, rtype = mine(2), rec = new_rec(mr->comm, psrc, ptag, SENDRECV, rtype);
+        size_t sints;
+        int *sb = send_buf(s, &scount, &sints);
+        int n = class_max(mr, psrc, ptag) + mine(SLACK);
+        b = recv_buf(rtype, n, &ints);
+        CHECK_RC(MPI_Sendrecv(sb, scount, stypes[ms->stype], ms->cdst, ms->tag, b, n, rtypes[rtype],
+                              psrc, ptag, c, &st));
+        for (size_t k = 0; k < sints; k++) sb[k] = -77;
+        free(sb);
+        check_recv(rec, b, ints, &st);
+    }
+    free(b);
+}
+
+/* Now and then an operation on MPI_PROC_NULL, which must complete at once, move nothing and
+ * leave the receive buffer alone. */
+static void proc_null_op(void) {
+    MPI_Comm c = comms[mine(ncomm)];
+    int buf[4] = {SENT, SENT, SENT, SENT}, flag = 0, kind = mine(7);
+    MPI_Status st;
+    const char *how = "";
+    counts[N_NULL]++;
+    switch (kind) {
+    case 0: CHECK_RC(MPI_Send(buf, 4, MPI_INT, MPI_PROC_NULL, 0, c)); return;
+    case 1:
+        how = "MPI_Recv";
+        CHECK_RC(MPI_Recv(buf, 4, MPI_INT, MPI_PROC_NULL, mine(2) ? 1 : MPI_ANY_TAG, c, &st));
+        break;
+    case 2: {
+        int out[2] = {1, 2};
+        how = "MPI_Sendrecv";
+        CHECK_RC(MPI_Sendrecv(out, 2, MPI_INT, MPI_PROC_NULL, 0, buf, 4, MPI_INT, MPI_PROC_NULL, 0,
+                              c, &st));
+        break;
+    }
+    case 3:
+        how = "MPI_Iprobe";
+        CHECK_RC(MPI_Iprobe(MPI_PROC_NULL, MPI_ANY_TAG, c, &flag, &st));
+        CHECK(flag, "%s: MPI_Iprobe of MPI_PROC_NULL found nothing", where());
+        break;
+    default: { /* MPI_Isend, MPI_Irecv, MPI_Recv_init, completed with the rest */
+        op_t *o = new_op();
+        o->null = 1, o->send = kind == 4, o->persistent = kind == 6;
+        o->buf = alloc_ints(4);
+        for (int i = 0; i < 4; i++) o->buf[i] = SENT;
+        if (kind == 4)
+            CHECK_RC(MPI_Isend(o->buf, 4, MPI_INT, MPI_PROC_NULL, 2, c, &o->rq));
+        else if (kind == 5)
+            CHECK_RC(MPI_Irecv(o->buf, 4, MPI_INT, MPI_PROC_NULL, 2, c, &o->rq));
+        else
+            CHECK_RC(MPI_Recv_init(o->buf, 4, MPI_INT, MPI_PROC_NULL, 2, c, &o->rq));
+        if (kind == 6) CHECK_RC(MPI_Start(&o->rq));
+        return;
+    }
+    }
+    check_null(&st, buf, how);
+}
+
 /* A receive must not get a message while an earlier one from the same sender that it also
  * matches is still unmatched (and goes to a receive posted after it). */
 static void check_order(void) {
@@ -596,6 +806,8 @@ int main(int argc, char **argv) {
     seed = e ? atol(e) : 1;
     e = getenv("P2P_RANDOM_EPOCHS");
     long epochs = e ? atol(e) : EPOCHS;
+    e = getenv("P2P_RANDOM_NULL");
+    with_null = !e || atoi(e) != 0;
     rng = (uint64_t)seed * 0x2545f4914f6cdd1dull + (uint64_t)np;
     local_rng = rng ^ ((uint64_t)(me + 1) << 32);
 
@@ -632,6 +844,7 @@ int main(int argc, char **argv) {
         /* the receives that ready sends need, posted before anyone sends */
         for (int i = 0; i < nmsg; i++)
             if (plan[i].ready && plan[i].dst == me) post_irecv(i, mine(2));
+        flush_starts();
         CHECK_RC(MPI_Barrier(MPI_COMM_WORLD));
         int cancel_at = mine(4) == 0 ? mine(nmsg) : -1;
         for (int i = 0; i < nmsg; i++) {
@@ -644,11 +857,16 @@ int main(int argc, char **argv) {
                 CHECK_RC(
                     MPI_Irecv(o->buf, 4, MPI_INT, MPI_ANY_SOURCE, CANCEL_TAG, comms[cc], &o->rq));
             }
+            if (with_null && mine(25) == 0) proc_null_op();
             const msg_t *m = &plan[i];
             if (m->src == me) sent++, bytes += 4L * m->len;
-            /* to oneself, when the receive at this position is sure to take it: now and
-             * then both in one MPI_Sendrecv */
-            if (m->src == me && m->dst == me && !m->ready && m->safe == i && mine(3) == 0) {
+            if (m->pair == 1) {
+                /* both ranks wait for the message back */
+            } else if (m->pair == 2) {
+                if (m->src == me || m->dst == me) do_pair(i - 1);
+            } else if (m->src == me && m->dst == me && !m->ready && m->safe == i && mine(3) == 0) {
+                /* to oneself, when the receive at this position is sure to take it: now and
+                 * then both in one MPI_Sendrecv */
                 do_recv(i, 1);
             } else {
                 if (m->src == me) do_send(i);
@@ -657,6 +875,7 @@ int main(int argc, char **argv) {
             done_upto = i + 1;
             if (mine(3) == 0) complete(0);
         }
+        flush_starts();
         for (int i = 0; i < nops; i++)
             if (ops[i].cancel) {
                 MPI_Status st;
@@ -678,11 +897,15 @@ int main(int argc, char **argv) {
     CHECK_RC(MPI_Buffer_detach(&bp, &bs));
     CHECK(bp == battach && bs == bsize, "MPI_Buffer_detach gave back %p (%d bytes)", bp, bs);
     free(battach);
-    long all[2], here[2] = {sent, bytes};
-    CHECK_RC(MPI_Reduce(here, all, 2, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD));
+    long all[2 + NCOUNT], here[2 + NCOUNT] = {sent, bytes};
+    memcpy(here + 2, counts, sizeof counts);
+    CHECK_RC(MPI_Reduce(here, all, 2 + NCOUNT, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD));
     if (me == 0)
-        printf("p2p_random: %ld epochs, %ld messages, %ld MB, seed %ld, %d ranks: ok\n", epochs,
-               all[0], all[1] >> 20, seed, np);
+        printf("p2p_random: %ld epochs, %ld messages, %ld MB, seed %ld, %d ranks: ok (%ld "
+               "sides of pairs, %ld by MPI_Sendrecv_replace; %ld MPI_Startall of several; %ld "
+               "MPI_Request_get_status loops; %ld calls on MPI_PROC_NULL)\n",
+               epochs, all[0], all[1] >> 20, seed, np, all[2 + N_PAIR], all[2 + N_REPLACE],
+               all[2 + N_STARTALL], all[2 + N_GETSTATUS], all[2 + N_NULL]);
     for (int t = 1; t < 4; t++) MPI_Type_free(&stypes[t]);
     for (int c = ncomm - 1; c > 0; c--) MPI_Comm_free(&comms[c]);
     MPI_Finalize();
