@@ -9,7 +9,8 @@
  * - how each message is sent: MPI_Send, Ssend, Bsend, their I- and persistent forms, or Rsend
  *   in all three forms for messages whose receive is posted before the epoch begins;
  * - pairs: a message that goes straight back the way the one before came, both ranks sending
- *   and receiving in one MPI_Sendrecv or MPI_Sendrecv_replace.
+ *   and receiving in one MPI_Sendrecv or MPI_Sendrecv_replace, or in their nonblocking forms
+ *   (MPI 4.0; P2P_RANDOM_ISENDRECV=0 leaves them out).
  * Each rank then goes through the plan in order and chooses on its own:
  * - whether to send a message to itself and receive it in one MPI_Sendrecv;
  * - how to receive: Recv, Irecv, Recv_init, Probe or an Iprobe loop then Recv, Mprobe or an
@@ -74,17 +75,50 @@ enum {
     PSSEND,
     PBSEND,
     PRSEND,
-    SENDRECV_S, /* to oneself, or one of a pair */
-    SENDRECV_R  /* one of a pair, by MPI_Sendrecv_replace */
+    SENDRECV_S,  /* to oneself, or one of a pair */
+    SENDRECV_R,  /* one of a pair, by MPI_Sendrecv_replace */
+    ISENDRECV_S, /* one of a pair, by the MPI 4.0 nonblocking forms */
+    ISENDRECV_R
 };
-static const char *const send_names[] = {
-    "MPI_Send",       "MPI_Ssend",      "MPI_Bsend",    "MPI_Rsend",           "MPI_Isend",
-    "MPI_Issend",     "MPI_Ibsend",     "MPI_Irsend",   "MPI_Send_init",       "MPI_Ssend_init",
-    "MPI_Bsend_init", "MPI_Rsend_init", "MPI_Sendrecv", "MPI_Sendrecv_replace"};
-enum { RECV, IRECV, PRECV, PROBE, IPROBE, MPROBE, IMPROBE, NRECV, SENDRECV = NRECV, REPLACE };
-static const char *const recv_names[] = {"MPI_Recv",    "MPI_Irecv",    "MPI_Recv_init",
-                                         "MPI_Probe",   "MPI_Iprobe",   "MPI_Mprobe",
-                                         "MPI_Improbe", "MPI_Sendrecv", "MPI_Sendrecv_replace"};
+static const char *const send_names[] = {"MPI_Send",       "MPI_Ssend",
+                                         "MPI_Bsend",      "MPI_Rsend",
+                                         "MPI_Isend",      "MPI_Issend",
+                                         "MPI_Ibsend",     "MPI_Irsend",
+                                         "MPI_Send_init",  "MPI_Ssend_init",
+                                         "MPI_Bsend_init", "MPI_Rsend_init",
+                                         "MPI_Sendrecv",   "MPI_Sendrecv_replace",
+                                         "MPI_Isendrecv",  "MPI_Isendrecv_replace"};
+enum {
+    RECV,
+    IRECV,
+    PRECV,
+    PROBE,
+    IPROBE,
+    MPROBE,
+    IMPROBE,
+    NRECV,
+    SENDRECV = NRECV, /* the receives of pairs and of messages to oneself, named as sent */
+    REPLACE,
+    ISENDRECV,
+    IREPLACE
+};
+static const char *const recv_names[] = {"MPI_Recv",
+                                         "MPI_Irecv",
+                                         "MPI_Recv_init",
+                                         "MPI_Probe",
+                                         "MPI_Iprobe",
+                                         "MPI_Mprobe",
+                                         "MPI_Improbe",
+                                         "MPI_Sendrecv",
+                                         "MPI_Sendrecv_replace",
+                                         "MPI_Isendrecv",
+                                         "MPI_Isendrecv_replace"};
+/* MPI_Isendrecv(_replace) came with MPI 4.0; Cohort has them while it says 3.1 */
+#if defined(COHORT) || MPI_VERSION >= 4
+enum { HAVE_ISENDRECV = 1 };
+#else
+enum { HAVE_ISENDRECV = 0 };
+#endif
 
 typedef struct {
     int comm, src, dst; /* src and dst: ranks in WORLD */
@@ -108,7 +142,10 @@ typedef struct {
 typedef struct {
     MPI_Request rq;
     int send, persistent, msg, rec, cancel, gone;
-    int null; /* to or from MPI_PROC_NULL */
+    int null;    /* to or from MPI_PROC_NULL */
+    int replace; /* a side of a pair by MPI_(I)sendrecv_replace: it sent message msg - 1 or msg */
+    int *sbuf;   /* a side of a pair by MPI_(I)sendrecv: what it sent */
+    size_t sints;
     int *buf;
     size_t ints;
 } op_t;
@@ -128,9 +165,10 @@ static int done_upto;                 /* positions of the plan this rank has gon
 static int pending[MAXOPS], npending; /* ops whose persistent request awaits MPI_Startall */
 /* What the run did, for its last line: pairs, of them by MPI_Sendrecv_replace, MPI_Startall
  * of several requests, MPI_Request_get_status loops, operations on MPI_PROC_NULL */
-enum { N_PAIR, N_REPLACE, N_STARTALL, N_GETSTATUS, N_NULL, NCOUNT };
+enum { N_PAIR, N_REPLACE, N_ISENDRECV, N_STARTALL, N_GETSTATUS, N_NULL, NCOUNT };
 static long counts[NCOUNT];
-static int with_null = 1; /* P2P_RANDOM_NULL=0: no calls on MPI_PROC_NULL */
+static int with_null = 1;      /* P2P_RANDOM_NULL=0: no calls on MPI_PROC_NULL */
+static int with_isendrecv = 1; /* P2P_RANDOM_ISENDRECV=0: pairs only by the blocking calls */
 
 static int val(int idx, int k) {
     if (k == 0) return (int)(epoch * MAXMSG + idx);
@@ -261,7 +299,9 @@ static void draw_plan(void) {
         msg_t *m = &plan[i];
         if (m->pair) { /* MPI_Sendrecv_replace when the buffer can hold what comes back */
             const msg_t *back = &plan[m->pair == 1 ? i + 1 : i - 1];
+            int nb = below(2) && with_isendrecv;
             m->skind = m->stype < 2 && back->len <= m->len && below(2) ? SENDRECV_R : SENDRECV_S;
+            if (nb) m->skind += ISENDRECV_S - SENDRECV_S;
             continue;
         }
         int blocking = m->safe <= i && (m->dst != m->src || m->ready), kind;
@@ -357,6 +397,23 @@ static int *recv_buf(int t, int n, size_t *ints) {
 
 /* The status of a receive from MPI_PROC_NULL, and its buffer, which it must leave alone. */
 static const char *completed_by = ""; /* the call that completed a request */
+
+/* After MPI_(I)sendrecv_replace, past what came in, the buffer must still hold what went out;
+ * then those places are set as check_recv() expects them. */
+static void replace_tail(const op_t *o, const MPI_Status *st) {
+    int s = plan[o->msg].src == me ? o->msg : o->msg - 1, t = plan[s].stype, len = plan[s].len;
+    int n = -1;
+    const char *how = recv_names[recs[o->rec].kind];
+    CHECK_RC(MPI_Get_count(st, MPI_INT, &n));
+    CHECK(n >= 0 && n <= len, "%s: %s of %d ints got a count of %d", where(), how, len, n);
+    for (int k = n; k < len; k++) {
+        size_t at = off(t, (size_t)k);
+        CHECK(o->buf[at] == val(s, k),
+              "%s: %s sent message %d (%d ints) and got %d ints, but changed int %d past them",
+              where(), how, s, len, n, k);
+        o->buf[at] = SENT;
+    }
+}
 static void check_null(const MPI_Status *st, const int *buf, const char *how) {
     int n = -1;
     CHECK_RC(MPI_Get_count(st, MPI_INT, &n));
@@ -378,7 +435,12 @@ static void finish(op_t *o, const MPI_Status *st) {
     } else if (o->send) {
         for (size_t i = 0; i < o->ints; i++) o->buf[i] = -77; /* a late reader sees this */
     } else {
+        if (o->replace) replace_tail(o, st);
         check_recv(o->rec, o->buf, o->ints, st);
+        if (o->sbuf) {
+            for (size_t i = 0; i < o->sints; i++) o->sbuf[i] = -77;
+            free(o->sbuf);
+        }
     }
     if (o->persistent) CHECK_RC(MPI_Request_free(&o->rq));
     free(o->buf);
@@ -688,51 +750,55 @@ static void do_recv(int i, int sendrecv) {
 }
 
 /* This rank's side of the pair that begins with message first: it sends its message and
- * receives the other in one MPI_Sendrecv or MPI_Sendrecv_replace. */
+ * receives the other in one MPI_Sendrecv, MPI_Sendrecv_replace or their nonblocking forms,
+ * which are completed with the rest once the pair's place in the plan is passed. */
 static void do_pair(int first) {
     int s = plan[first].src == me ? first : first + 1, r = s == first ? first + 1 : first;
-    msg_t *ms = &plan[s];
-    const msg_t *mr = &plan[r];
+    const msg_t *ms = &plan[s], *mr = &plan[r];
     MPI_Comm c = comms[ms->comm];
-    int psrc, ptag;
+    int psrc, ptag, kind = ms->skind, t = ms->stype;
+    int nb = kind == ISENDRECV_S || kind == ISENDRECV_R;
     pattern(mr, &psrc, &ptag);
     flush_starts();
-    MPI_Status st;
-    size_t ints;
-    int *b;
+    op_t *o = new_op();
+    o->msg = first + 1;
+    o->replace = kind == SENDRECV_R || kind == ISENDRECV_R;
     counts[N_PAIR]++;
-    counts[N_REPLACE] += ms->skind == SENDRECV_R;
-    if (ms->skind == SENDRECV_R) { /* what goes out is in the buffer that what comes in fills */
-        int t = ms->stype, rec = new_rec(mr->comm, psrc, ptag, REPLACE, t), n = -1;
-        b = recv_buf(t, ms->len, &ints);
-        for (int k = 0; k < ms->len; k++) b[off(t, (size_t)k)] = val(s, k);
-        CHECK_RC(
-            MPI_Sendrecv_replace(b, ms->len, stypes[t], ms->cdst, ms->tag, psrc, ptag, c, &st));
-        CHECK_RC(MPI_Get_count(&st, MPI_INT, &n));
-        CHECK(n >= 0 && n <= ms->len, "%s: MPI_Sendrecv_replace of %d ints got a count of %d",
-              where(), ms->len, n);
-        for (int k = n; k < ms->len; k++) { /* past what came in: what went out, untouched */
-            size_t o = off(t, (size_t)k);
-            CHECK(b[o] == val(s, k),
-                  "%s: MPI_Sendrecv_replace sent message %d (%d ints) and got %d ints, but "
-                  "changed int %d past them",
-                  where(), s, ms->len, n, k);
-            b[o] = SENT;
-        }
-        check_recv(rec, b, ints, &st);
+    counts[N_REPLACE] += o->replace;
+    counts[N_ISENDRECV] += nb;
+    MPI_Status st;
+    if (o->replace) { /* what goes out is in the buffer that what comes in fills */
+        o->rec = new_rec(mr->comm, psrc, ptag, nb ? IREPLACE : REPLACE, t);
+        o->buf = recv_buf(t, ms->len, &o->ints);
+        for (int k = 0; k < ms->len; k++) o->buf[off(t, (size_t)k)] = val(s, k);
+#if defined(COHORT) || MPI_VERSION >= 4
+        if (nb)
+            CHECK_RC(MPI_Isendrecv_replace(o->buf, ms->len, stypes[t], ms->cdst, ms->tag, psrc,
+                                           ptag, c, &o->rq));
+        else
+#endif
+            CHECK_RC(MPI_Sendrecv_replace(o->buf, ms->len, stypes[t], ms->cdst, ms->tag, psrc, ptag,
+                                          c, &st));
     } else {
-        int scount, rtype = mine(2), rec = new_rec(mr->comm, psrc, ptag, SENDRECV, rtype);
-        size_t sints;
-        int *sb = send_buf(s, &scount, &sints);
+        int scount, rtype = mine(2);
+        o->rec = new_rec(mr->comm, psrc, ptag, nb ? ISENDRECV : SENDRECV, rtype);
+        o->sbuf = send_buf(s, &scount, &o->sints);
         int n = class_max(mr, psrc, ptag) + mine(SLACK);
-        b = recv_buf(rtype, n, &ints);
-        CHECK_RC(MPI_Sendrecv(sb, scount, stypes[ms->stype], ms->cdst, ms->tag, b, n, rtypes[rtype],
-                              psrc, ptag, c, &st));
-        for (size_t k = 0; k < sints; k++) sb[k] = -77;
-        free(sb);
-        check_recv(rec, b, ints, &st);
+        o->buf = recv_buf(rtype, n, &o->ints);
+#if defined(COHORT) || MPI_VERSION >= 4
+        if (nb)
+            CHECK_RC(MPI_Isendrecv(o->sbuf, scount, stypes[t], ms->cdst, ms->tag, o->buf, n,
+                                   rtypes[rtype], psrc, ptag, c, &o->rq));
+        else
+#endif
+            CHECK_RC(MPI_Sendrecv(o->sbuf, scount, stypes[t], ms->cdst, ms->tag, o->buf, n,
+                                  rtypes[rtype], psrc, ptag, c, &st));
     }
-    free(b);
+    if (!nb) {
+        completed_by = "";
+        finish(o, &st);
+        compact();
+    }
 }
 
 /* Now and then an operation on MPI_PROC_NULL, which must complete at once, move nothing and
@@ -808,6 +874,8 @@ int main(int argc, char **argv) {
     long epochs = e ? atol(e) : EPOCHS;
     e = getenv("P2P_RANDOM_NULL");
     with_null = !e || atoi(e) != 0;
+    e = getenv("P2P_RANDOM_ISENDRECV");
+    with_isendrecv = HAVE_ISENDRECV && (!e || atoi(e) != 0);
     rng = (uint64_t)seed * 0x2545f4914f6cdd1dull + (uint64_t)np;
     local_rng = rng ^ ((uint64_t)(me + 1) << 32);
 
@@ -902,10 +970,10 @@ int main(int argc, char **argv) {
     CHECK_RC(MPI_Reduce(here, all, 2 + NCOUNT, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD));
     if (me == 0)
         printf("p2p_random: %ld epochs, %ld messages, %ld MB, seed %ld, %d ranks: ok (%ld "
-               "sides of pairs, %ld by MPI_Sendrecv_replace; %ld MPI_Startall of several; %ld "
-               "MPI_Request_get_status loops; %ld calls on MPI_PROC_NULL)\n",
+               "sides of pairs, %ld of them replacing, %ld nonblocking; %ld MPI_Startall of "
+               "several; %ld MPI_Request_get_status loops; %ld calls on MPI_PROC_NULL)\n",
                epochs, all[0], all[1] >> 20, seed, np, all[2 + N_PAIR], all[2 + N_REPLACE],
-               all[2 + N_STARTALL], all[2 + N_GETSTATUS], all[2 + N_NULL]);
+               all[2 + N_ISENDRECV], all[2 + N_STARTALL], all[2 + N_GETSTATUS], all[2 + N_NULL]);
     for (int t = 1; t < 4; t++) MPI_Type_free(&stypes[t]);
     for (int c = ncomm - 1; c > 0; c--) MPI_Comm_free(&comms[c]);
     MPI_Finalize();
