@@ -10,12 +10,17 @@
  *   in all three forms for messages whose receive is posted before the epoch begins;
  * - pairs: a message that goes straight back the way the one before came, both ranks sending
  *   and receiving in one MPI_Sendrecv or MPI_Sendrecv_replace, or in their nonblocking forms
- *   (MPI 4.0; P2P_RANDOM_ISENDRECV=0 leaves them out).
+ *   (MPI 4.0; P2P_RANDOM_ISENDRECV=0 leaves them out);
+ * - repeats: a message of the shape of an earlier one, sent the same way when that was a
+ *   persistent Send_init, Ssend_init or Bsend_init.
  * Each rank then goes through the plan in order and chooses on its own:
  * - whether to send a message to itself and receive it in one MPI_Sendrecv;
  * - how to receive: Recv, Irecv, Recv_init, Probe or an Iprobe loop then Recv, Mprobe or an
  *   Improbe loop then Mrecv or Imrecv, into one of two receive types;
- * - whether to start a persistent request at once or later with others in one MPI_Startall;
+ * - whether to start a persistent request at once or later with others in one MPI_Startall,
+ *   and whether to keep it once completed, to start it again for a later message of the same
+ *   shape or a later receive of the same pattern (P2P_RANDOM_BSEND_RESTART=0: not for
+ *   Bsend_init's);
  * - when and how to complete what it started: Wait, Test, Waitany, Testany, Waitsome,
  *   Testsome, Testall, Waitall, or MPI_Request_get_status until done, then Wait.
  * Now and then a rank sleeps, a receive that nothing matches is posted among the traffic and
@@ -129,6 +134,7 @@ typedef struct {
     int skind; /* how it is sent */
     int pair;  /* 1: sent with the next message, which goes back, in one MPI_Sendrecv(_replace)
                 * on each side; 2: that next message */
+    int like;  /* 1 + the earlier message whose shape this one repeats, or 0 */
 } msg_t;
 
 /* A receive, in the order this rank posted them (a probe counts as posted when called). */
@@ -146,6 +152,7 @@ typedef struct {
     int replace; /* a side of a pair by MPI_(I)sendrecv_replace: it sent message msg - 1 or msg */
     int *sbuf;   /* a side of a pair by MPI_(I)sendrecv: what it sent */
     size_t sints;
+    int count; /* a receive: the count it was posted with */
     int *buf;
     size_t ints;
 } op_t;
@@ -165,10 +172,12 @@ static int done_upto;                 /* positions of the plan this rank has gon
 static int pending[MAXOPS], npending; /* ops whose persistent request awaits MPI_Startall */
 /* What the run did, for its last line: pairs, of them by MPI_Sendrecv_replace, MPI_Startall
  * of several requests, MPI_Request_get_status loops, operations on MPI_PROC_NULL */
-enum { N_PAIR, N_REPLACE, N_ISENDRECV, N_STARTALL, N_GETSTATUS, N_NULL, NCOUNT };
+enum { N_PAIR, N_REPLACE, N_ISENDRECV, N_STARTALL, N_RESTART, N_GETSTATUS, N_NULL, NCOUNT };
 static long counts[NCOUNT];
-static int with_null = 1;      /* P2P_RANDOM_NULL=0: no calls on MPI_PROC_NULL */
-static int with_isendrecv = 1; /* P2P_RANDOM_ISENDRECV=0: pairs only by the blocking calls */
+static int with_null = 1;          /* P2P_RANDOM_NULL=0: no calls on MPI_PROC_NULL */
+static int with_isendrecv = 1;     /* P2P_RANDOM_ISENDRECV=0: pairs only by the blocking calls */
+static int with_bsend_restart = 1; /* P2P_RANDOM_BSEND_RESTART=0: MPI_Bsend_init's requests are
+                                    * started once only */
 
 static int val(int idx, int k) {
     if (k == 0) return (int)(epoch * MAXMSG + idx);
@@ -270,6 +279,13 @@ static void draw_plan(void) {
         m->stype = below(4);
         m->len = draw_len();
         if (m->stype == 3) m->len &= ~1;
+        if (!m->pair && i > 0 && below(6) == 0) { /* the shape of an earlier one, as programs
+                                                   * repeat their exchanges */
+            const msg_t *k = &plan[below(i)];
+            m->like = 1 + (int)(k - plan);
+            m->comm = k->comm, m->src = k->src, m->dst = k->dst, m->csrc = k->csrc;
+            m->cdst = k->cdst, m->tag = k->tag, m->stype = k->stype, m->len = k->len;
+        }
         /* a ready send: only the first of its source, tag and receiver in the epoch, received
          * by source and tag, so that the receive posted before the epoch takes it */
         int first = 1;
@@ -305,7 +321,10 @@ static void draw_plan(void) {
             continue;
         }
         int blocking = m->safe <= i && (m->dst != m->src || m->ready), kind;
-        if (m->ready) {
+        int like = m->like ? plan[m->like - 1].skind : -1;
+        if (like == PSEND || like == PSSEND || like == PBSEND) {
+            kind = like; /* so that the sender may start the same request again */
+        } else if (m->ready) {
             static const int r[] = {RSEND, IRSEND, PRSEND};
             kind = r[blocking ? below(3) : 1 + below(2)];
         } else {
@@ -395,6 +414,48 @@ static int *recv_buf(int t, int n, size_t *ints) {
     return b;
 }
 
+/* Persistent requests that completed and wait to be started again for a later message of the
+ * same shape in the epoch: a send with the same destination, tag, send type, length and
+ * kind; a receive with the same communicator, source and tag (so the same largest message),
+ * into the same receive type. */
+typedef struct {
+    MPI_Request rq;
+    int *buf;
+    size_t ints;
+    int send, comm, peer, tag, type, count, kind;
+} pooled_t;
+static pooled_t pool[MAXOPS];
+static int npool;
+
+/* A pooled request for this shape (count: the length of a send, the least count a receive
+ * must have been posted with), or -1. */
+static int pooled(int send, int comm, int peer, int tag, int type, int count, int kind) {
+    for (int i = 0; i < npool; i++) {
+        const pooled_t *q = &pool[i];
+        if (q->send == send && q->comm == comm && q->peer == peer && q->tag == tag &&
+            (send ? q->type == type && q->count == count && q->kind == kind : q->count >= count))
+            return i;
+    }
+    return -1;
+}
+
+/* Takes pooled request k into o, to be started again. */
+static void take(op_t *o, int k) {
+    const pooled_t *q = &pool[k];
+    o->rq = q->rq, o->buf = q->buf, o->ints = q->ints, o->count = q->count;
+    o->persistent = 1;
+    pool[k] = pool[--npool];
+    counts[N_RESTART]++;
+}
+
+static void pool_free(void) {
+    for (int i = 0; i < npool; i++) {
+        CHECK_RC(MPI_Request_free(&pool[i].rq));
+        free(pool[i].buf);
+    }
+    npool = 0;
+}
+
 /* The status of a receive from MPI_PROC_NULL, and its buffer, which it must leave alone. */
 static const char *completed_by = ""; /* the call that completed a request */
 
@@ -442,9 +503,19 @@ static void finish(op_t *o, const MPI_Status *st) {
             free(o->sbuf);
         }
     }
+    o->gone = 1;
+    if (o->persistent && !o->null && mine(4) &&
+        (with_bsend_restart || !o->send || plan[o->msg].skind != PBSEND)) { /* to start again */
+        const msg_t *m = &plan[o->msg];
+        const rec_t *rc = o->send ? NULL : &recs[o->rec];
+        pool[npool++] = o->send ? (pooled_t){o->rq,   o->buf, o->ints,  1,      m->comm,
+                                             m->cdst, m->tag, m->stype, m->len, m->skind}
+                                : (pooled_t){o->rq,    o->buf,   o->ints,   0,        rc->comm,
+                                             rc->psrc, rc->ptag, rc->rtype, o->count, PRECV};
+        return;
+    }
     if (o->persistent) CHECK_RC(MPI_Request_free(&o->rq));
     free(o->buf);
-    o->gone = 1;
 }
 
 /* Drops the finished operations from ops[]. */
@@ -617,6 +688,17 @@ static void do_send(int i) {
     int kind = m->skind;
     MPI_Datatype dt = stypes[t];
     MPI_Request rq = MPI_REQUEST_NULL;
+    int k = kind >= PSEND ? pooled(1, m->comm, m->cdst, m->tag, t, m->len, kind) : -1;
+    if (k >= 0) { /* the request of an earlier message of this shape, with the new data */
+        op_t *o = new_op();
+        take(o, k);
+        CHECK(o->ints == ints, "a pooled send buffer of %zu ints for %zu", o->ints, ints);
+        memcpy(o->buf, b, ints * sizeof(int));
+        free(b);
+        o->send = 1, o->msg = i;
+        start(o);
+        return;
+    }
     if (kind < PSEND) flush_starts();
     switch (kind) {
     case SEND: CHECK_RC(MPI_Send(b, count, dt, m->cdst, m->tag, c)); break;
@@ -659,8 +741,17 @@ static void post_irecv(int i, int persistent) {
     pattern(m, &psrc, &ptag);
     op_t *o = new_op();
     o->msg = i;
+    int k = persistent ? pooled(0, m->comm, psrc, ptag, 0, class_max(m, psrc, ptag), PRECV) : -1;
+    if (k >= 0) { /* the request of an earlier receive with this pattern */
+        o->rec = new_rec(m->comm, psrc, ptag, PRECV, pool[k].type);
+        take(o, k);
+        for (size_t j = 0; j < o->ints; j++) o->buf[j] = SENT;
+        start(o);
+        return;
+    }
     o->rec = new_rec(m->comm, psrc, ptag, persistent ? PRECV : IRECV, rtype);
     int n = class_max(m, psrc, ptag) + mine(SLACK);
+    o->count = n;
     o->buf = recv_buf(rtype, n, &o->ints);
     if (persistent) {
         CHECK_RC(MPI_Recv_init(o->buf, n, rtypes[rtype], psrc, ptag, comms[m->comm], &o->rq));
@@ -676,13 +767,16 @@ static void post_irecv(int i, int persistent) {
 static void do_recv(int i, int sendrecv) {
     msg_t *m = &plan[i];
     MPI_Comm c = comms[m->comm];
-    int kind = sendrecv ? SENDRECV : mine(NRECV);
+    int kind = sendrecv ? SENDRECV : mine(NRECV), psrc, ptag;
+    pattern(m, &psrc, &ptag);
+    if (kind != SENDRECV && mine(2) &&
+        pooled(0, m->comm, psrc, ptag, 0, class_max(m, psrc, ptag), PRECV) >= 0)
+        kind = PRECV; /* a persistent receive with this pattern is there to start again */
     if (kind == IRECV || kind == PRECV) {
         post_irecv(i, kind == PRECV);
         return;
     }
-    int psrc, ptag, rtype = mine(2), flag = 0, n;
-    pattern(m, &psrc, &ptag);
+    int rtype = mine(2), flag = 0, n;
     flush_starts();
     int r = new_rec(m->comm, psrc, ptag, kind, rtype);
     size_t ints;
@@ -874,6 +968,8 @@ int main(int argc, char **argv) {
     long epochs = e ? atol(e) : EPOCHS;
     e = getenv("P2P_RANDOM_NULL");
     with_null = !e || atoi(e) != 0;
+    e = getenv("P2P_RANDOM_BSEND_RESTART");
+    with_bsend_restart = !e || atoi(e) != 0;
     e = getenv("P2P_RANDOM_ISENDRECV");
     with_isendrecv = HAVE_ISENDRECV && (!e || atoi(e) != 0);
     rng = (uint64_t)seed * 0x2545f4914f6cdd1dull + (uint64_t)np;
@@ -959,6 +1055,7 @@ int main(int argc, char **argv) {
             CHECK(plan[i].dst != me || plan[i].got, "%s: message %d (%d -> %d) never arrived",
                   where(), i, plan[i].src, plan[i].dst);
         check_order();
+        pool_free();
     }
     void *bp;
     int bs;
@@ -971,9 +1068,11 @@ int main(int argc, char **argv) {
     if (me == 0)
         printf("p2p_random: %ld epochs, %ld messages, %ld MB, seed %ld, %d ranks: ok (%ld "
                "sides of pairs, %ld of them replacing, %ld nonblocking; %ld MPI_Startall of "
-               "several; %ld MPI_Request_get_status loops; %ld calls on MPI_PROC_NULL)\n",
+               "several; %ld persistent requests started again; %ld MPI_Request_get_status "
+               "loops; %ld calls on MPI_PROC_NULL)\n",
                epochs, all[0], all[1] >> 20, seed, np, all[2 + N_PAIR], all[2 + N_REPLACE],
-               all[2 + N_ISENDRECV], all[2 + N_STARTALL], all[2 + N_GETSTATUS], all[2 + N_NULL]);
+               all[2 + N_ISENDRECV], all[2 + N_STARTALL], all[2 + N_RESTART], all[2 + N_GETSTATUS],
+               all[2 + N_NULL]);
     for (int t = 1; t < 4; t++) MPI_Type_free(&stypes[t]);
     for (int c = ncomm - 1; c > 0; c--) MPI_Comm_free(&comms[c]);
     MPI_Finalize();
