@@ -1,7 +1,8 @@
 /* Random sequences of point-to-point messages. The fixed tests check one feature at a time;
  * here every rank draws the same plan from one seed, epoch after epoch:
  * - messages between any two ranks (a rank to itself too) on WORLD, a dup, the halves of a
- *   split whose ranks run backwards, and the intercommunicator between those halves;
+ *   split whose ranks run backwards, the intercommunicator between those halves, and the
+ *   intracommunicator that MPI_Intercomm_merge makes of it;
  * - tags 0-2, lengths from 0 to a million ints (inline, eager, rendezvous, single copy), and
  *   four send types of one type signature (contiguous, two strides, pairs with a hole);
  * - for each communicator and receiver, how it receives: by source and tag, by source with
@@ -159,11 +160,11 @@ typedef struct {
 
 static int me, np;
 static long seed, epoch;
-static MPI_Comm comms[4];
-static int ncomm; /* 3, or 4 with the intercommunicator (2 ranks or more) */
+static MPI_Comm comms[5];
+static int ncomm; /* 3, or 5 with the intercommunicator and its merger (2 ranks or more) */
 static MPI_Datatype stypes[4], rtypes[2];
 static msg_t plan[MAXMSG];
-static int nmsg, modes[4][1024];
+static int nmsg, modes[5][1024];
 static rec_t recs[MAXMSG + 8];
 static int nrec;
 static op_t ops[MAXOPS];
@@ -212,10 +213,11 @@ static const char *where(void) {
 
 /* Communicator ranks: WORLD and the dup as WORLD; the split (colour w % 2, key np - w)
  * numbers each half backwards; the intercommunicator between the halves keeps the split's
- * numbering in each group. */
+ * numbering in each group; merging it (the odd half high) puts the even half first. */
 static int crank(int comm, int w) {
     if (comm < 2) return w;
     int c = w % 2, members = (np - c + 1) / 2;
+    if (comm == 4) return (c ? (np + 1) / 2 : 0) + crank(2, w);
     return members - 1 - w / 2;
 }
 
@@ -266,7 +268,7 @@ static void draw_plan(void) {
         } else {
             m->comm = below(ncomm);
             m->src = below(np);
-            if (m->comm < 2) {
+            if (m->comm < 2 || m->comm == 4) {
                 m->dst = below(np);
             } else { /* the same half (split), the other half (intercommunicator) */
                 int c = (m->src + (m->comm == 3)) % 2;
@@ -982,7 +984,8 @@ int main(int argc, char **argv) {
     if (np > 1) { /* local leaders: rank 0 of each half, the half's highest WORLD rank */
         int other = (me + 1) % 2, leader = other + 2 * ((np - other + 1) / 2 - 1);
         CHECK_RC(MPI_Intercomm_create(comms[2], 0, MPI_COMM_WORLD, leader, 99, &comms[3]));
-        ncomm = 4;
+        CHECK_RC(MPI_Intercomm_merge(comms[3], me % 2, &comms[4]));
+        ncomm = 5;
     }
     for (int c = 1; c < ncomm; c++) {
         int r;
