@@ -211,6 +211,18 @@ static const char *where(void) {
     return s;
 }
 
+/* An MPI call that fails names the plan and the place in it, and the communicator. */
+static void on_error(MPI_Comm *c, int *code, ...) {
+    char s[MPI_MAX_ERROR_STRING];
+    int len = 0, idx = -1;
+    for (int i = 0; i < ncomm; i++)
+        if (comms[i] == *c) idx = i;
+    MPI_Error_string(*code, s, &len);
+    fprintf(stderr, "FAIL rank %d: %s, position %d of %d: a call on comm %d failed: %s\n", me,
+            where(), done_upto, nmsg, idx, s);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
 /* Communicator ranks: WORLD and the dup as WORLD; the split (colour w % 2, key np - w)
  * numbers each half backwards; the intercommunicator between the halves keeps the split's
  * numbering in each group; merging it (the odd half high) puts the even half first. */
@@ -987,6 +999,10 @@ int main(int argc, char **argv) {
         CHECK_RC(MPI_Intercomm_merge(comms[3], me % 2, &comms[4]));
         ncomm = 5;
     }
+    MPI_Errhandler eh;
+    CHECK_RC(MPI_Comm_create_errhandler(on_error, &eh));
+    for (int c = 0; c < ncomm; c++) CHECK_RC(MPI_Comm_set_errhandler(comms[c], eh));
+    CHECK_RC(MPI_Errhandler_free(&eh));
     for (int c = 1; c < ncomm; c++) {
         int r;
         MPI_Comm_rank(comms[c], &r);
