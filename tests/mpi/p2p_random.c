@@ -121,9 +121,9 @@ static const char *const recv_names[] = {"MPI_Recv",
                                          "MPI_Isendrecv_replace"};
 /* MPI_Isendrecv(_replace) came with MPI 4.0; Cohort has them while it says 3.1 */
 #if defined(COHORT) || MPI_VERSION >= 4
-enum { HAVE_ISENDRECV = 1 };
+#define HAVE_ISENDRECV 1
 #else
-enum { HAVE_ISENDRECV = 0 };
+#define HAVE_ISENDRECV 0
 #endif
 
 typedef struct {
@@ -171,8 +171,8 @@ static op_t ops[MAXOPS];
 static int nops;
 static int done_upto;                 /* positions of the plan this rank has gone through */
 static int pending[MAXOPS], npending; /* ops whose persistent request awaits MPI_Startall */
-/* What the run did, for its last line: pairs, of them by MPI_Sendrecv_replace, MPI_Startall
- * of several requests, MPI_Request_get_status loops, operations on MPI_PROC_NULL */
+/* What the run did, for its last line: sides of pairs, of them replacing and nonblocking;
+ * MPI_Startall of several requests; restarts; MPI_Request_get_status loops; MPI_PROC_NULL */
 enum { N_PAIR, N_REPLACE, N_ISENDRECV, N_STARTALL, N_RESTART, N_GETSTATUS, N_NULL, NCOUNT };
 static long counts[NCOUNT];
 static int with_null = 1;          /* P2P_RANDOM_NULL=0: no calls on MPI_PROC_NULL */
@@ -470,7 +470,6 @@ static void pool_free(void) {
     npool = 0;
 }
 
-/* The status of a receive from MPI_PROC_NULL, and its buffer, which it must leave alone. */
 static const char *completed_by = ""; /* the call that completed a request */
 
 /* After MPI_(I)sendrecv_replace, past what came in, the buffer must still hold what went out;
@@ -489,6 +488,8 @@ static void replace_tail(const op_t *o, const MPI_Status *st) {
         o->buf[at] = SENT;
     }
 }
+
+/* The status of a receive from MPI_PROC_NULL, and its buffer, which it must leave alone. */
 static void check_null(const MPI_Status *st, const int *buf, const char *how) {
     int n = -1;
     CHECK_RC(MPI_Get_count(st, MPI_INT, &n));
@@ -879,7 +880,7 @@ static void do_pair(int first) {
         o->rec = new_rec(mr->comm, psrc, ptag, nb ? IREPLACE : REPLACE, t);
         o->buf = recv_buf(t, ms->len, &o->ints);
         for (int k = 0; k < ms->len; k++) o->buf[off(t, (size_t)k)] = val(s, k);
-#if defined(COHORT) || MPI_VERSION >= 4
+#if HAVE_ISENDRECV
         if (nb)
             CHECK_RC(MPI_Isendrecv_replace(o->buf, ms->len, stypes[t], ms->cdst, ms->tag, psrc,
                                            ptag, c, &o->rq));
@@ -893,7 +894,7 @@ static void do_pair(int first) {
         o->sbuf = send_buf(s, &scount, &o->sints);
         int n = class_max(mr, psrc, ptag) + mine(SLACK);
         o->buf = recv_buf(rtype, n, &o->ints);
-#if defined(COHORT) || MPI_VERSION >= 4
+#if HAVE_ISENDRECV
         if (nb)
             CHECK_RC(MPI_Isendrecv(o->sbuf, scount, stypes[t], ms->cdst, ms->tag, o->buf, n,
                                    rtypes[rtype], psrc, ptag, c, &o->rq));
