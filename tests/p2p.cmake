@@ -28,6 +28,11 @@ foreach(k recv wait probe anysource send ssend)
 endforeach()
 cohort_mpi_test(p2p_finalized NP 2 ARGS send ENV COHORT_CMA=0 SUFFIX .send.nocma)
 cohort_mpi_test(p2p_finalized NP 3 8 ARGS slow SUFFIX .slow)
+# a probe whose message comes in with the check that its sender has finalized (24000 messages
+# queued ahead of it, all in the ring at once)
+foreach(k late late_probe)
+  cohort_mpi_test(p2p_finalized NP 2 ARGS ${k} ENV COHORT_SHM_RING_CELLS=65536 SUFFIX .${k})
+endforeach()
 # a deadlock (every rank waits, none can go on) fails the waits; a slow job is not one
 foreach(k recv probe waitall coll refuse)
   cohort_mpi_test(deadlock NP 2 3 8 ARGS ${k} ENV COHORT_DEADLOCK_MS=300 SUFFIX .${k} DEADLOCKS)

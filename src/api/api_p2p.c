@@ -941,10 +941,11 @@ static int probe_common(const char *fn, int source, int tag, MPI_Comm comm, int 
         co_backoff_idle(&b);
         int gone;
         if (CO_UNLIKELY(co_backoff_check_due(&b)) && (gone = probe_gone(c, source, tag))) {
+            /* the check takes in what is queued: the message may have come with it */
             co_iprobe(source, tag, c, c->ctx, &f, &s);
-            if (!f)
-                return no_sender_error(
-                    c, fn, &(co_status){.source = source, .tag = tag, .deadlock = gone == 2});
+            if (f) break;
+            return no_sender_error(
+                c, fn, &(co_status){.source = source, .tag = tag, .deadlock = gone == 2});
         }
     }
     if (flag) *flag = f;
@@ -989,11 +990,13 @@ static int mprobe_common(const char *fn, int source, int tag, MPI_Comm comm, int
             co_backoff_idle(&b);
             int gone;
             if (CO_UNLIKELY(co_backoff_check_due(&b)) && (gone = probe_gone(c, source, tag))) {
+                /* the check takes in what is queued: the message may have come with it, and
+                 * is now out of the queue (looking again would lose it) */
                 if ((rc = co_improbe(source, tag, c, c->ctx, &m, &s)))
                     return co_error(c, fn, rc, "out of memory or message handles");
-                if (!m)
-                    return no_sender_error(
-                        c, fn, &(co_status){.source = source, .tag = tag, .deadlock = gone == 2});
+                if (m) break;
+                return no_sender_error(
+                    c, fn, &(co_status){.source = source, .tag = tag, .deadlock = gone == 2});
             }
         }
     }
