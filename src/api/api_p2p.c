@@ -50,7 +50,9 @@ static int deadlock_error(co_comm *c, const char *fn) {
 }
 
 /* A probe that has waited long: whether it is to fail, and how (a deadlock, or no rank left
- * to send a match). */
+ * to send a match). The probe looks once more before it fails, as on every pass: the check
+ * took in what was queued, and that may hold the message (which a second look after a
+ * matched probe's first would lose: it is out of the queue then). */
 static int probe_gone(co_comm *c, int source, int tag) {
     if (co_p2p_senders_gone(c, source)) return 1;
     if (CO_UNLIKELY(co_deadlock_due())) {
@@ -935,18 +937,15 @@ static int probe_common(const char *fn, int source, int tag, MPI_Comm comm, int 
     co_status s;
     int f = 0;
     co_backoff b = {0};
+    int gone = 0;
     for (;;) {
         co_iprobe(source, tag, c, c->ctx, &f, &s);
         if (f || !wait) break;
-        co_backoff_idle(&b);
-        int gone;
-        if (CO_UNLIKELY(co_backoff_check_due(&b)) && (gone = probe_gone(c, source, tag))) {
-            /* the check takes in what is queued: the message may have come with it */
-            co_iprobe(source, tag, c, c->ctx, &f, &s);
-            if (f) break;
+        if (gone)
             return no_sender_error(
                 c, fn, &(co_status){.source = source, .tag = tag, .deadlock = gone == 2});
-        }
+        co_backoff_idle(&b);
+        if (CO_UNLIKELY(co_backoff_check_due(&b))) gone = probe_gone(c, source, tag);
     }
     if (flag) *flag = f;
     if (f)
@@ -983,21 +982,16 @@ static int mprobe_common(const char *fn, int source, int tag, MPI_Comm comm, int
     co_msg *m = NULL;
     if (source != MPI_PROC_NULL) {
         co_backoff b = {0};
+        int gone = 0;
         for (;;) {
             if ((rc = co_improbe(source, tag, c, c->ctx, &m, &s)))
                 return co_error(c, fn, rc, "out of memory or message handles");
             if (m || !wait) break;
-            co_backoff_idle(&b);
-            int gone;
-            if (CO_UNLIKELY(co_backoff_check_due(&b)) && (gone = probe_gone(c, source, tag))) {
-                /* the check takes in what is queued: the message may have come with it, and
-                 * is now out of the queue (looking again would lose it) */
-                if ((rc = co_improbe(source, tag, c, c->ctx, &m, &s)))
-                    return co_error(c, fn, rc, "out of memory or message handles");
-                if (m) break;
+            if (gone)
                 return no_sender_error(
                     c, fn, &(co_status){.source = source, .tag = tag, .deadlock = gone == 2});
-            }
+            co_backoff_idle(&b);
+            if (CO_UNLIKELY(co_backoff_check_due(&b))) gone = probe_gone(c, source, tag);
         }
     }
     int found = m || source == MPI_PROC_NULL;
