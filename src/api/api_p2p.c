@@ -50,9 +50,9 @@ static int deadlock_error(co_comm *c, const char *fn) {
 }
 
 /* A probe that has waited long: whether it is to fail, and how (a deadlock, or no rank left
- * to send a match). The probe looks once more before it fails, as on every pass: the check
- * took in what was queued, and that may hold the message (which a second look after a
- * matched probe's first would lose: it is out of the queue then). */
+ * to send a match). The check takes in what is queued, which may hold the message: the probe
+ * fails only if its next pass's look finds nothing. (A matched probe must not look twice: its
+ * first look takes the message out of the queue.) */
 static int probe_gone(co_comm *c, int source, int tag) {
     if (co_p2p_senders_gone(c, source)) return 1;
     if (CO_UNLIKELY(co_deadlock_due())) {
