@@ -90,6 +90,7 @@ static void fill_want(int k, char *buf, size_t count, int src, int dst) {
 }
 
 static void check_all(const char *what, int k, size_t count) {
+    if (memcmp(rbuf, want, cap) == 0) return;
     for (size_t b = 0; b < cap; b++)
         CHECK(rbuf[b] == want[b], "%s kind %d count %zu np %d: byte %zu is %d, want %d", what, k,
               count, np, b, (unsigned char)rbuf[b], (unsigned char)want[b]);

@@ -50,10 +50,7 @@ static char *sa, *sb, *ra, *rb;
 static size_t cap;
 
 static void fill(int rank, int salt) {
-    for (size_t i = 0; i < cap; i++) {
-        sa[i] = sb[i] = (char)cu_val(rank, i, salt);
-        ra[i] = rb[i] = (char)(0x5a ^ (int)(i % 251));
-    }
+    cu_fill_pairs(sa, sb, ra, rb, cap, rank, salt, 0);
 }
 
 static void same(const char *what, size_t count, int root) {

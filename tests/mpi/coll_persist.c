@@ -41,10 +41,7 @@ static size_t cap;
 static int wait_by_test;
 
 static void fill(int rank, int salt) {
-    for (size_t i = 0; i < cap; i++) {
-        sa[i] = sb[i] = (char)cu_val(rank, i, salt);
-        ra[i] = rb[i] = (char)(0x5a ^ (int)((i + (size_t)salt) % 251));
-    }
+    cu_fill_pairs(sa, sb, ra, rb, cap, rank, salt, salt);
 }
 
 static void same(const char *what, int run, size_t count, int root) {

@@ -41,6 +41,26 @@ static inline int cu_val(int r, size_t i, int salt) {
     return (int)((r * 7 + (int)(i % 1013) * 3 + salt) % 11) - 3;
 }
 
+/* Repeats the first `period` bytes of dst over all n of them (doubling copies, so that filling
+ * megabytes costs a few memcpy calls instead of a division per byte). */
+static inline void cu_repeat(char *dst, size_t n, size_t period) {
+    for (size_t len = period; len < n; len *= 2)
+        memcpy(dst + len, dst, len < n - len ? len : n - len);
+}
+
+/* Two send buffers of cu_val(r, i, salt) and two receive buffers of 0x5a ^ ((i + rsalt) % 251),
+ * n bytes each: the tests that compare two ways of making a call start both alike. */
+static inline void cu_fill_pairs(char *sa, char *sb, char *ra, char *rb, size_t n, int r, int salt,
+                                 int rsalt) {
+    size_t ps = n < 1013 ? n : 1013, pr = n < 251 ? n : 251;
+    for (size_t i = 0; i < ps; i++) sa[i] = (char)cu_val(r, i, salt);
+    for (size_t i = 0; i < pr; i++) ra[i] = (char)(0x5a ^ (int)((i + (size_t)rsalt) % 251));
+    cu_repeat(sa, n, ps);
+    cu_repeat(ra, n, pr);
+    memcpy(sb, sa, n);
+    memcpy(rb, ra, n);
+}
+
 /* Strided vector of doubles: 2 of every 3 doubles (a gap after each pair), 3 pairs per
  * element. */
 static inline MPI_Datatype cu_vector_type(void) {
