@@ -528,7 +528,7 @@ static void predefined(void) {
 }
 
 int main(int argc, char **argv) {
-    /* Every transfer allocates its buffers and reference maps afresh (up to 3 MiB); left to
+    /* Every transfer allocates its buffers and reference maps afresh (up to about 5 MiB); left to
      * mmap, each was page-faulted in anew, which took most of the test's time. Kept in the
      * heap, the pages are reused. */
     mallopt(M_MMAP_THRESHOLD, 64 << 20);
