@@ -11,6 +11,10 @@ cohort_mpi_test(comm_attr_end NP 1 3)
 cohort_mpi_test(comm_inter NP 1 2 4 8)
 cohort_mpi_test(comm_cart NP 1 2 4 8)
 cohort_mpi_test(comm_errors NP 1 2 4 8)
+# handles freed once too often (groups, error handlers, operators, datatypes), and random calls
+# with random, stale and made-up handles
+cohort_mpi_test(handles NP 1 2 4)
+cohort_mpi_test(handles NP 1 ARGS sweep SUFFIX .sweep)
 cohort_mpi_test(comm_unique NP 1 2 4 8)
 cohort_mpi_test(comm_cycles NP 1 2 4 8)
 cohort_mpi_test(comm_many NP 1 2 4 8)

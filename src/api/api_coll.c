@@ -1061,6 +1061,10 @@ int PMPI_Op_free(MPI_Op *op) {
     co_op *o = api_op(NULL, fn, *op, &rc);
     if (!o) return rc;
     if (o->predefined) return co_error(NULL, fn, MPI_ERR_OP, "cannot free a predefined operator");
+    /* the handle goes now, though calls still in progress keep the operator: freeing it
+     * again is then an error, not the release of their reference */
+    co_htab_remove(&co_st.ops, o->handle);
+    o->handle = 0;
     co_op_release(o);
     *op = MPI_OP_NULL;
     return MPI_SUCCESS;

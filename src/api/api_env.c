@@ -239,10 +239,7 @@ static int set_errhandler(const char *fn, MPI_Comm comm, MPI_Errhandler errhandl
     e->refcount++;
     co_errhandler *old = c->errh;
     c->errh = e;
-    if (old && --old->refcount == 0 && !old->builtin) {
-        co_htab_remove(&co_st.errhs, old->handle);
-        free(old);
-    }
+    co_errh_release(old);
     return MPI_SUCCESS;
 }
 
@@ -257,8 +254,9 @@ static int get_errhandler(const char *fn, MPI_Comm comm, MPI_Errhandler *errhand
     co_comm *c = co_api_comm(comm, fn, &rc);
     if (!c) return rc;
     CO_API_OUT(c, fn, errhandler);
-    c->errh->refcount++; /* the user frees the returned handle */
-    *errhandler = c->errh->handle;
+    *errhandler = co_errh_handle_out(c->errh); /* the user frees it */
+    if (*errhandler == MPI_ERRHANDLER_NULL)
+        return co_error(c, fn, MPI_ERR_NO_MEM, "too many error handlers");
     return MPI_SUCCESS;
 }
 
@@ -274,14 +272,12 @@ static int create_errhandler(const char *fn, MPI_Comm_errhandler_function *funct
     CO_API_OUT(NULL, fn, errhandler);
     co_errhandler *e = calloc(1, sizeof(*e));
     if (!e) return co_error(NULL, fn, MPI_ERR_NO_MEM, "out of memory");
-    e->refcount = 1;
     e->fn = function;
-    e->handle = co_htab_insert(&co_st.errhs, e);
-    if (!e->handle) {
+    *errhandler = co_errh_handle_out(e); /* the only reference, the program's */
+    if (*errhandler == MPI_ERRHANDLER_NULL) {
         free(e);
         return co_error(NULL, fn, MPI_ERR_NO_MEM, "too many error handlers");
     }
-    *errhandler = e->handle;
     return MPI_SUCCESS;
 }
 
@@ -314,10 +310,7 @@ int PMPI_Errhandler_free(MPI_Errhandler *errhandler) {
     CO_API_OUT(NULL, fn, errhandler);
     co_errhandler *e = errh_get(*errhandler);
     if (!e) return co_error(NULL, fn, MPI_ERR_ARG, "invalid error handler");
-    if (!e->builtin && --e->refcount == 0) { /* predefined handlers never go away */
-        co_htab_remove(&co_st.errhs, e->handle);
-        free(e);
-    }
+    co_errh_handle_free(e);
     *errhandler = MPI_ERRHANDLER_NULL;
     return MPI_SUCCESS;
 }

@@ -272,7 +272,7 @@ int PMPI_Group_free(MPI_Group *group) {
     int rc = MPI_SUCCESS;
     co_group *g = co_api_group(NULL, fn, *group, &rc);
     if (!g) return rc;
-    co_group_release(g); /* MPI_GROUP_EMPTY is predefined and stays */
+    co_group_handle_free(g);
     *group = MPI_GROUP_NULL;
     return MPI_SUCCESS;
 }

@@ -637,11 +637,27 @@ static int all_common(const char *fn, int count, MPI_Request reqs[], MPI_Status 
     co_req *stack[64];
     co_req **rs = count <= 64 ? stack : malloc((size_t)count * sizeof(co_req *));
     if (!rs) return co_error(NULL, fn, MPI_ERR_NO_MEM, "out of memory");
+    int twice = -1;
     for (int i = 0; i < count; i++) {
         if (lookup(reqs[i], &rs[i])) {
             if (rs != stack) free(rs);
             return bad_request(fn, reqs[i]);
         }
+    }
+    /* A request listed twice would be completed, and freed, twice. (Persistent requests stay,
+     * and the one shared request of sends complete at once is every such send's handle.) */
+    for (int i = 0; i < count && twice < 0; i++) {
+        if (!rs[i] || rs[i]->persistent || rs[i]->shared) continue;
+        if (rs[i]->listed) twice = i;
+        rs[i]->listed = 1;
+    }
+    for (int i = 0; i < count; i++)
+        if (rs[i]) rs[i]->listed = 0;
+    if (twice >= 0) {
+        if (rs != stack) free(rs);
+        return co_error(NULL, fn, MPI_ERR_REQUEST,
+                        "request 0x%x is in array_of_requests more than once (entry %d)",
+                        (unsigned)reqs[twice], twice);
     }
     int done = 1;
     if (wait) {

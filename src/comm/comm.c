@@ -74,10 +74,7 @@ static void destroy(co_comm *c, int purge) {
     co_topo_free(c->topo);
     co_group_release(c->local);
     co_group_release(c->remote);
-    if (c->errh && --c->errh->refcount == 0 && !c->errh->builtin) {
-        co_htab_remove(&co_st.errhs, c->errh->handle);
-        free(c->errh);
-    }
+    co_errh_release(c->errh);
     free(c);
 }
 
@@ -95,6 +92,27 @@ co_comm *co_comm_lane(co_comm *c) {
 
 void co_comm_lane_free(co_comm *l) {
     destroy(l, 0);
+}
+
+void co_errh_release(co_errhandler *e) {
+    if (!e || --e->refcount > 0 || e->builtin) return; /* the predefined ones stay */
+    if (e->handle) co_htab_remove(&co_st.errhs, e->handle);
+    free(e);
+}
+
+MPI_Errhandler co_errh_handle_out(co_errhandler *e) {
+    if (!e->handle && !(e->handle = co_htab_insert(&co_st.errhs, e))) return MPI_ERRHANDLER_NULL;
+    e->refcount++;
+    e->user_refs++;
+    return e->handle;
+}
+
+void co_errh_handle_free(co_errhandler *e) {
+    if (!e->builtin && --e->user_refs == 0) {
+        co_htab_remove(&co_st.errhs, e->handle);
+        e->handle = 0;
+    }
+    co_errh_release(e);
 }
 
 static co_errhandler *builtin_errh(int slot) {

@@ -20,11 +20,23 @@ void co_group_release(co_group *g);
 int co_group_register(co_group *g);
 /* A handle the user owns (and frees with MPI_Group_free) for g, which gains a reference. */
 MPI_Group co_group_handle_out(co_group *g);
+/* MPI_Group_free: the program gives back one of the references it holds through g's handle. */
+void co_group_handle_free(co_group *g);
 co_group *co_group_from_world(int n, const int *world);     /* NULL: out of memory */
 int co_group_compare(const co_group *a, const co_group *b); /* MPI_IDENT/SIMILAR/UNEQUAL */
 /* rank in g of world rank w, or MPI_UNDEFINED, through a table built once per call site */
 int *co_group_rank_table(const co_group *g); /* world rank -> rank in g or -1; free() it */
 uint32_t co_group_hash(const co_group *g);
+
+/* ---- Error handlers (comm.c) ---------------------------------------------------------------- */
+/* Drops a reference to e; a handler the program made goes with the last (co_errhandler). */
+void co_errh_release(co_errhandler *e);
+/* A handle the program owns (and frees with MPI_Errhandler_free) for e, which gains a reference;
+ * MPI_ERRHANDLER_NULL when no handle is left. */
+MPI_Errhandler co_errh_handle_out(co_errhandler *e);
+/* MPI_Errhandler_free: the program gives back one of the references it holds through e's
+ * handle (the predefined handlers stay). */
+void co_errh_handle_free(co_errhandler *e);
 
 /* ---- Communicators (comm.c, create.c) ------------------------------------------------------ */
 /* A communicator over `local` (and `remote` for an intercommunicator) with ID `id`. */

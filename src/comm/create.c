@@ -149,15 +149,9 @@ static void idup_finish(co_comm *c, struct co_attr *attrs, co_errhandler *errh, 
         co_errhandler *was = n->errh;
         n->errh = errh;
         errh->refcount++;
-        if (--was->refcount == 0 && !was->builtin) {
-            co_htab_remove(&co_st.errhs, was->handle);
-            free(was);
-        }
+        co_errh_release(was);
     }
-    if (errh && --errh->refcount == 0 && !errh->builtin) {
-        co_htab_remove(&co_st.errhs, errh->handle);
-        free(errh);
-    }
+    co_errh_release(errh);
     if (rc || !r) {
         co_attrs_delete_all(&attrs, MPI_COMM_NULL, 1);
         if (n) co_comm_free(n, "MPI_Comm_idup");

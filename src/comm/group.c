@@ -50,8 +50,17 @@ int co_group_register(co_group *g) {
 
 MPI_Group co_group_handle_out(co_group *g) {
     if (!g->handle && co_group_register(g)) return MPI_GROUP_NULL;
+    g->user_refs++;
     co_group_retain(g);
     return g->handle;
+}
+
+void co_group_handle_free(co_group *g) {
+    if (g->handle != MPI_GROUP_EMPTY && --g->user_refs == 0) {
+        co_htab_remove(&co_st.groups, g->handle);
+        g->handle = 0;
+    }
+    co_group_release(g); /* MPI_GROUP_EMPTY is predefined and stays */
 }
 
 co_group *co_group_from_world(int n, const int *world) {

@@ -83,17 +83,24 @@ typedef struct co_comm co_comm;   /* src/comm/comm.h */
 typedef struct co_group co_group;
 typedef struct co_req co_req;
 
+/* Error handlers and groups are shared: the communicators that use one and every handle the
+ * program holds for it each count in refcount. One handle value serves all of the program's
+ * references, and user_refs counts those: the handle goes (and is an error to use) once the
+ * program has freed as many as it was given, even while communicators keep the object, so that
+ * freeing a handle once too often is refused instead of taking a communicator's reference. */
 typedef struct co_errhandler {
-    int handle;
+    int handle; /* 0 while the program holds none */
     int refcount;
+    int user_refs;
     int builtin; /* 1: ERRORS_ARE_FATAL, 2: ERRORS_RETURN, 0: user function */
     MPI_Comm_errhandler_function *fn;
 } co_errhandler;
 
 /* ---- Groups and communicators (shared by p2p, coll and comm) -------------------------------- */
 struct co_group {
-    int handle;
+    int handle; /* 0 while the program holds none (MPI_GROUP_EMPTY's stays) */
     int refcount;
+    int user_refs; /* see co_errhandler */
     int size;
     int rank;   /* this process's rank in the group, or MPI_UNDEFINED */
     int *world; /* group rank -> world rank */
@@ -179,6 +186,7 @@ struct co_req {
     uint8_t matched;    /* receive: matched to a message; no longer cancellable */
     uint8_t shared;     /* the one shared "completed send" request: never freed */
     uint8_t rdv_whole;  /* send: its reader copies it whole (0: not decided yet, 1: no, 2: yes) */
+    uint8_t listed;     /* MPI_Waitall/Testall: seen in the array already (reset before return) */
     co_comm *comm;
     void *buf;
     size_t count;

@@ -237,7 +237,7 @@ void co_op_retain(co_op *op) {
 
 void co_op_release(co_op *op) {
     if (op->predefined || --op->refcount > 0) return;
-    co_htab_remove(&co_st.ops, op->handle);
+    if (op->handle) co_htab_remove(&co_st.ops, op->handle);
     free(op);
 }
 
