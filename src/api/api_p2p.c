@@ -637,7 +637,6 @@ static int all_common(const char *fn, int count, MPI_Request reqs[], MPI_Status 
     co_req *stack[64];
     co_req **rs = count <= 64 ? stack : malloc((size_t)count * sizeof(co_req *));
     if (!rs) return co_error(NULL, fn, MPI_ERR_NO_MEM, "out of memory");
-    int twice = -1;
     for (int i = 0; i < count; i++) {
         if (lookup(reqs[i], &rs[i])) {
             if (rs != stack) free(rs);
@@ -646,6 +645,7 @@ static int all_common(const char *fn, int count, MPI_Request reqs[], MPI_Status 
     }
     /* A request listed twice would be completed, and freed, twice. (Persistent requests stay,
      * and the one shared request of sends complete at once is every such send's handle.) */
+    int twice = -1;
     for (int i = 0; i < count && twice < 0; i++) {
         if (!rs[i] || rs[i]->persistent || rs[i]->shared) continue;
         if (rs[i]->listed) twice = i;

@@ -50,7 +50,7 @@ int co_group_register(co_group *g) {
 
 MPI_Group co_group_handle_out(co_group *g) {
     if (!g->handle && co_group_register(g)) return MPI_GROUP_NULL;
-    g->user_refs++;
+    if (g->handle != MPI_GROUP_EMPTY) g->user_refs++; /* (predefined: its handle stays) */
     co_group_retain(g);
     return g->handle;
 }

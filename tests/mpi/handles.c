@@ -1,11 +1,14 @@
-/* Handles used wrongly. Freed once too often: groups and error handlers are shared: a communicator
- * keeps the object its handle names, and MPI_Comm_group or MPI_Comm_get_errhandler hands the
+/* Handles used wrongly.
+ *
+ * Freed once too often. Groups and error handlers are shared: a communicator keeps the object
+ * its handle names, and MPI_Comm_group or MPI_Comm_get_errhandler hands the
  * program the same handle again. A user operator is kept by the calls that use it after
  * MPI_Op_free. In each case a free beyond what the program was given must be refused with the
  * handle's error class, and must not take away the reference that the communicator or the call
  * holds: the object keeps working after it (before, the extra free released it, and a later call
  * read freed memory). Also datatypes returned by MPI_Type_get_contents, which were refused already.
- * Listed twice: a request twice in the array of MPI_Waitall or MPI_Testall is refused (it would
+ *
+ * Listed twice. A request twice in the array of MPI_Waitall or MPI_Testall is refused (it would
  * be completed, and freed, twice), and the request is still there to be completed.
  *
  * With the argument `sweep`: random calls with random handles (valid ones, stale ones, made-up
