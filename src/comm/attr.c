@@ -189,6 +189,15 @@ int co_attrs_delete_all(struct co_attr **list, int handle, int all) {
     return first;
 }
 
+void co_attrs_drop(struct co_attr **list) {
+    while (*list) {
+        struct co_attr *a = *list;
+        *list = a->next;
+        kv_unref(a->keyval);
+        free(a);
+    }
+}
+
 void co_attr_fini(void) {
     struct co_comm_state *cm = co_st.cm;
     for (int i = 0; i < cm->nkeyvals; i++) free(cm->keyvals[i]);

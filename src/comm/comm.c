@@ -539,6 +539,14 @@ void co_comm_fini(void) {
             CM->spare_msgs = m->next;
             free(m);
         }
+        /* attributes of datatypes still alive at MPI_Finalize (the predefined ones, or ones the
+         * program never freed): freed without their delete callbacks, which MPI_Finalize does
+         * not run for datatypes */
+        co_htab *dts = &co_st.dtypes;
+        for (uint32_t s = 1; s < dts->next; s++) {
+            co_dtype *dt = co_htab_at(dts, s);
+            if (dt) co_attrs_drop(&dt->attrs);
+        }
         co_attr_fini();
         free(CM);
         CM = NULL;

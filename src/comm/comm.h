@@ -116,6 +116,8 @@ static inline int co_attr_copy_all(co_comm *from, co_comm *to) { /* Comm_dup */
 static inline int co_attr_delete_all(co_comm *c, int all) { /* Comm_free */
     return co_attrs_delete_all(&c->attrs, c->handle, all);
 }
+/* Frees every attribute of a list without calling the delete callbacks. */
+void co_attrs_drop(struct co_attr **list);
 void co_attr_fini(void);
 
 /* ---- Cartesian topology (topo.c) ----------------------------------------------------------- */

@@ -341,8 +341,8 @@ int co_dt_copy_layout(const co_dtype *old, co_dtype **out) {
         co_dt_destroy(dt);
         return MPI_ERR_NO_MEM;
     }
-    memcpy(dt->segs, old->segs, old->nsegs * sizeof(co_dt_seg));
-    memcpy(dt->sig, old->sig, old->nsig * sizeof(co_dt_sig));
+    if (old->nsegs) memcpy(dt->segs, old->segs, old->nsegs * sizeof(co_dt_seg));
+    if (old->nsig) memcpy(dt->sig, old->sig, old->nsig * sizeof(co_dt_sig)); /* (none: NULL) */
     dt->nsegs = old->nsegs;
     dt->nsig = old->nsig;
     dt->size = old->size;

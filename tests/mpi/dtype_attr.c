@@ -1,8 +1,8 @@
 /* Attributes on datatypes: keys of their own (a communicator's key is refused on a datatype
  * and the other way round), values set, replaced, read and deleted, copied by MPI_Type_dup
  * through the copy callback (or MPI_TYPE_DUP_FN, or not at all with MPI_TYPE_NULL_COPY_FN),
- * deleted newest first by MPI_Type_free, failing callbacks, predefined datatypes, and a key
- * freed while attributes still use it. */
+ * deleted newest first by MPI_Type_free, failing callbacks, predefined datatypes, a key
+ * freed while attributes still use it, and attributes still set at MPI_Finalize. */
 #include "testutil.h"
 
 static int copies, deletes, fail_copy, fail_delete;
@@ -122,6 +122,18 @@ int main(int argc, char **argv) {
     CHECK_RC(MPI_Type_free_keyval(&k2));
     CHECK_RC(MPI_Type_free_keyval(&k3));
     CHECK_RC(MPI_Comm_free_keyval(&ck));
-    MPI_Finalize();
+
+    /* attributes still set at MPI_Finalize, on a predefined type and on one the program never
+     * frees: MPI_Finalize frees them (the sanitizer build's leak check would see them) without
+     * running delete callbacks, which it owes only MPI_COMM_SELF's */
+    int k4;
+    MPI_Datatype kept;
+    CHECK_RC(MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, delete_fn, &k4, NULL));
+    CHECK_RC(MPI_Type_contiguous(3, MPI_INT, &kept));
+    CHECK_RC(MPI_Type_set_attr(MPI_INT, k4, (void *)7));
+    CHECK_RC(MPI_Type_set_attr(kept, k4, (void *)8));
+    deletes = 0;
+    CHECK_RC(MPI_Finalize());
+    CHECK(deletes == 0, "MPI_Finalize ran %d datatype delete callbacks", deletes);
     return 0;
 }

@@ -147,6 +147,16 @@ int main(int argc, char **argv) {
     CHECK_RC(MPI_Type_contiguous(0, MPI_INT, &t));
     m = ref_contiguous(0, &rint);
     check_type("contiguous(0,int)", commit(t), &m, 1);
+    /* copies of an empty layout (dup, resized) */
+    MPI_Datatype e2;
+    CHECK_RC(MPI_Type_dup(t, &e2));
+    check_type("dup(contiguous(0,int))", e2, &m, 1);
+    MPI_Type_free(&e2);
+    CHECK_RC(MPI_Type_create_resized(t, 0, 8, &e2));
+    MPI_Aint lb, ext;
+    CHECK_RC(MPI_Type_get_extent(e2, &lb, &ext));
+    CHECK(lb == 0 && ext == 8, "resized empty type: lb %ld extent %ld", (long)lb, (long)ext);
+    MPI_Type_free(&e2);
     MPI_Type_free(&t);
     ref_free(&m);
 
