@@ -70,8 +70,8 @@ static void twice(void) {
     int x = 0;
     CHECK(MPI_Send(&x, 1, MPI_INT, n + 5, 0, c) == MPI_ERR_RANK, "bad rank not reported");
     CHECK(handler_calls == 1, "the communicator's handler ran %d times", handler_calls);
-    MPI_Errhandler fatal = MPI_ERRORS_RETURN; /* predefined handles stay however often freed */
-    CHECK_RC(MPI_Errhandler_free(&fatal));
+    MPI_Errhandler predefined = MPI_ERRORS_RETURN; /* stays however often freed */
+    CHECK_RC(MPI_Errhandler_free(&predefined));
     CHECK_RC(MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN));
 
     /* a user operator kept by a persistent request after MPI_Op_free */

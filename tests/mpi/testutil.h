@@ -13,10 +13,20 @@
 #include <unistd.h>
 
 static int tu_rank(void) {
-    int r = -1, init = 0;
+    int r = -1, init = 0, fini = 0;
     MPI_Initialized(&init);
-    if (init) MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    MPI_Finalized(&fini);
+    if (init && !fini) MPI_Comm_rank(MPI_COMM_WORLD, &r);
     return r;
+}
+
+/* Ends the job after a failed check; after MPI_Finalize, where MPI_Abort is no longer
+ * available (it would return an error and the test go on), the process exits by itself. */
+static inline void tu_fail(void) {
+    int fini = 0;
+    MPI_Finalized(&fini);
+    if (fini) exit(1);
+    MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
 #define CHECK(cond, ...)                                                                           \
@@ -26,7 +36,7 @@ static int tu_rank(void) {
             fprintf(stderr, __VA_ARGS__);                                                          \
             fprintf(stderr, "\n");                                                                 \
             fflush(stderr);                                                                        \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                                          \
+            tu_fail();                                                                             \
         }                                                                                          \
     } while (0)
 
