@@ -340,16 +340,26 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
         return co_error(l, fn, MPI_ERR_RANK, "invalid local_leader %d (local_comm size %d)",
                         local_leader, l->size);
     if ((rc = co_api_tag(l, fn, tag, 0))) return rc;
-    if (l->rank == local_leader) { /* peer_comm and remote_leader matter only here */
-        if (!(peer = co_api_comm(peer_comm, fn, &rc))) return rc;
-        if (remote_leader < 0 || remote_leader >= peer->npeers)
-            return co_error(l, fn, MPI_ERR_RANK, "invalid remote_leader %d (peer_comm size %d)",
-                            remote_leader, peer->npeers);
-        if (peer->peers[remote_leader] == co_st.world_rank)
-            return co_error(l, fn, MPI_ERR_RANK, "remote_leader %d is the local leader itself",
-                            remote_leader);
+    /* peer_comm and remote_leader matter only at the leader, which passes on its verdict */
+    int refused = MPI_SUCCESS;
+    char why[96] = "";
+    if (l->rank == local_leader) {
+        if (!(peer = co_comm_get(peer_comm))) {
+            refused = MPI_ERR_COMM;
+            snprintf(why, sizeof(why), "%s",
+                     peer_comm == MPI_COMM_NULL ? "peer_comm is MPI_COMM_NULL"
+                                                : "invalid peer_comm (freed or never created)");
+        } else if (remote_leader < 0 || remote_leader >= peer->npeers) {
+            refused = MPI_ERR_RANK;
+            snprintf(why, sizeof(why), "invalid remote_leader %d (peer_comm size %d)",
+                     remote_leader, peer->npeers);
+        } else if (peer->peers[remote_leader] == co_st.world_rank) {
+            refused = MPI_ERR_RANK;
+            snprintf(why, sizeof(why), "remote_leader %d is the local leader itself",
+                     remote_leader);
+        }
     }
-    rc = co_intercomm_create(l, local_leader, peer, remote_leader, tag, fn, &n);
+    rc = co_intercomm_create(l, local_leader, peer, remote_leader, tag, refused, why, fn, &n);
     *newintercomm = co_api_comm_out(n);
     return rc;
 }

@@ -79,8 +79,11 @@ int co_comm_create_group(co_comm *c, co_group *g, int tag, const char *fn, co_co
 /* The first `n` ranks of intracommunicator c, which all call it; others get NULL. One round
  * of the ID stream, no exchange (Cartesian topologies use it). */
 int co_comm_first_n(co_comm *c, int n, const char *fn, co_comm **out);
+/* `refused`/`why`: at the local leader, the error class and message of its own arguments
+ * (peer_comm, remote_leader), 0 if they are valid; the leader then tells its local group,
+ * which fails with the same class instead of waiting for it. */
 int co_intercomm_create(co_comm *local, int local_leader, co_comm *peer, int remote_leader, int tag,
-                        const char *fn, co_comm **out);
+                        int refused, const char *why, const char *fn, co_comm **out);
 int co_intercomm_merge(co_comm *ic, int high, const char *fn, co_comm **out);
 /* MPI_Comm_free: attribute callbacks, then the member's part of the free protocol. */
 int co_comm_free(co_comm *c, const char *fn);

@@ -606,18 +606,18 @@ int co_comm_create_group(co_comm *c, co_group *g, int tag, const char *fn, co_co
  */
 
 typedef struct icreate_hdr {
-    int32_t size, err;
+    int32_t size, err, refused; /* refused: err is the leader's verdict on its arguments */
 } icreate_hdr;
 
 int co_intercomm_create(co_comm *l, int local_leader, co_comm *peer, int remote_leader, int tag,
-                        const char *fn, co_comm **out) {
+                        int refused, const char *why, const char *fn, co_comm **out) {
     *out = NULL;
     co_dtype *byte = co_dt_get(MPI_BYTE);
-    icreate_hdr h = {0, 0};
+    icreate_hdr h = {0, refused, refused != MPI_SUCCESS};
     int *remote = NULL, rc;
     uint64_t pctx = peer ? co_hidden_ctx(peer->id, CO_HIDDEN_ICREATE) : 0;
-    if (l->rank == local_leader) {
-        icreate_hdr mine = {l->size, 0};
+    if (l->rank == local_leader && !h.refused) {
+        icreate_hdr mine = {l->size, 0, 0};
         rc = co_sendrecv(&mine, sizeof(mine), byte, remote_leader, tag, &h, sizeof(h), byte,
                          remote_leader, tag, peer, pctx, NULL);
         if (rc) co_fatal("intercommunicator creation exchange failed");
@@ -635,6 +635,12 @@ int co_intercomm_create(co_comm *l, int local_leader, co_comm *peer, int remote_
     }
     if ((rc = co_comm_bcast(l, local_leader, &h, sizeof(h))))
         co_fatal("intercommunicator creation exchange failed");
+    if (h.refused) {
+        if (l->rank == local_leader) return co_error(l, fn, h.err, "%s", why);
+        return co_error(l, fn, h.err,
+                        "the local leader (rank %d) refused its peer_comm or remote_leader",
+                        local_leader);
+    }
     if (l->rank != local_leader && !(remote = malloc((size_t)h.size * sizeof(int))))
         co_fatal("out of memory");
     if ((rc = co_comm_bcast(l, local_leader, remote, (size_t)h.size * sizeof(int))))

@@ -209,6 +209,14 @@ int main(int argc, char **argv) {
     for (int i = 0; i < nlo; i++) lo[i] = i;
     for (int i = 0; i < nhi; i++) hi[i] = h + i;
     CHECK_RC(MPI_Comm_split(MPI_COMM_WORLD, low, rank, &local));
+    /* peer_comm and remote_leader count only at the local leader: when it refuses them, the
+     * rest of its group fails with the same class rather than waiting for it */
+    MPI_Comm_set_errhandler(local, MPI_ERRORS_RETURN);
+    ic = MPI_COMM_WORLD;
+    CHECK_ERR(MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, n, 7, &ic), MPI_ERR_RANK);
+    CHECK(ic == MPI_COMM_NULL, "no intercommunicator after a refused call");
+    CHECK_ERR(MPI_Intercomm_create(local, 0, MPI_COMM_NULL, 0, 7, &ic), MPI_ERR_COMM);
+    CHECK_ERR(MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, low ? 0 : h, 7, &ic), MPI_ERR_RANK);
     CHECK_RC(MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, low ? h : 0, 7, &ic));
     int size, r;
     MPI_Comm_size(ic, &size);
