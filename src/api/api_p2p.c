@@ -444,7 +444,9 @@ static int lookup(MPI_Request h, co_req **r) {
     *r = NULL;
     if (h == MPI_REQUEST_NULL) return MPI_SUCCESS;
     co_req *q = co_req_get(h);
-    if (!q || q->internal) return MPI_ERR_REQUEST;
+    /* (user_freed: MPI_Request_free let go of the handle; the request lives on until it
+     * completes, and a second release of it would free it twice) */
+    if (!q || q->internal || q->user_freed) return MPI_ERR_REQUEST;
     if (q->persistent && !q->active && !q->complete) return MPI_SUCCESS;
     *r = q;
     return MPI_SUCCESS;
@@ -851,7 +853,7 @@ int PMPI_Request_free(MPI_Request *request) {
     CO_ENTER(fn);
     if (!request) return bad_request(fn, 0);
     co_req *r = co_req_get(*request);
-    if (!r || r->internal) return bad_request(fn, *request);
+    if (!r || r->internal || r->user_freed) return bad_request(fn, *request);
     if (r->kind == CO_REQ_COLL && r->mode != CO_NBC_P2P && !r->complete &&
         (r->active || !r->persistent)) /* MPI 3.1 section 5.12 */
         return co_error(r->comm, fn, MPI_ERR_REQUEST,

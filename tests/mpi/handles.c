@@ -11,6 +11,9 @@
  * Listed twice. A request twice in the array of MPI_Waitall or MPI_Testall is refused (it would
  * be completed, and freed, twice), and the request is still there to be completed.
  *
+ * Used after MPI_Request_free. A request freed while active lives on until it completes, but
+ * every call refuses its old handle (a wait that completed it freed it twice).
+ *
  * With the argument `sweep`: random calls with random handles (valid ones, stale ones, made-up
  * ones of every kind) and small counts, from fixed seeds: collectives, point-to-point and
  * probes, completions of arrays of requests, datatypes and packing, communicators, groups,
@@ -127,6 +130,24 @@ static void twice(void) {
         CHECK(v == rank, "the receive got %d", v);
         CHECK_ERR(MPI_Wait(&two[2], MPI_STATUS_IGNORE), MPI_ERR_REQUEST);
     }
+
+    /* a request freed while still active: the request lives on until it completes, but its
+     * handle is gone (before, the handle still worked, and a wait that completed it freed it a
+     * second time) */
+    int v = -1, flag = 0;
+    MPI_Request act, act_stale;
+    CHECK_RC(MPI_Irecv(&v, 1, MPI_INT, 0, 8, MPI_COMM_SELF, &act));
+    act_stale = act;
+    CHECK_RC(MPI_Request_free(&act));
+    CHECK(act == MPI_REQUEST_NULL, "MPI_Request_free left the handle");
+    CHECK_ERR(MPI_Test(&act_stale, &flag, MPI_STATUS_IGNORE), MPI_ERR_REQUEST);
+    CHECK_ERR(MPI_Waitall(1, &act_stale, MPI_STATUSES_IGNORE), MPI_ERR_REQUEST);
+    CHECK_ERR(MPI_Cancel(&act_stale), MPI_ERR_REQUEST);
+    CHECK_ERR(MPI_Request_free(&act_stale), MPI_ERR_REQUEST);
+    CHECK_ERR(MPI_Request_get_status(act_stale, &flag, MPI_STATUS_IGNORE), MPI_ERR_REQUEST);
+    CHECK_RC(MPI_Send(&rank, 1, MPI_INT, 0, 8, MPI_COMM_SELF)); /* completes the freed receive */
+    CHECK(v == rank, "the freed receive got %d", v);
+    CHECK_ERR(MPI_Wait(&act_stale, MPI_STATUS_IGNORE), MPI_ERR_REQUEST);
 
     CHECK_RC(MPI_Barrier(c));
     CHECK_RC(MPI_Comm_free(&c));
