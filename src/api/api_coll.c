@@ -87,10 +87,12 @@ static co_dtype *vside(co_comm *c, const char *fn, const void *buf, const int *c
     int n = c->is_inter ? c->remote->size : c->size; /* blocks: one per rank of the other side */
     if ((*rc = check_counts(c, fn, counts, n, cname)) || (*rc = check_displs(c, fn, displs, dname)))
         return NULL;
-    co_dtype *dt = co_api_dtype(c, fn, t, 1, rc);
-    if (!dt) return NULL;
     int most = 0;
     for (int i = 0; i < n; i++) most = CO_MAX(most, counts[i]);
+    /* (MPI_DATATYPE_NULL only where every count is 0, as a count of 0 allows it on the other
+     * side: a root that refused it while its peers went ahead would leave them waiting) */
+    co_dtype *dt = co_api_dtype(c, fn, t, most, rc);
+    if (!dt) return NULL;
     return (*rc = co_api_buf(c, fn, buf, most, dt)) ? NULL : dt;
 }
 

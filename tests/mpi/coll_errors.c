@@ -106,6 +106,18 @@ int main(int argc, char **argv) {
         CHECK_RC(MPI_Reduce_scatter_block(sb, rb, 0, dn, MPI_SUM, w));
         CHECK_RC(MPI_Reduce_scatter(sb, rb, z0, dn, MPI_MAXLOC, w));
         CHECK_RC(MPI_Reduce_local(sb, rb, 0, dn, MPI_LOR));
+        /* the v-variants, where every count of a side is 0 (a root that refused its side
+         * while the others went ahead left them waiting); the same with a count left is
+         * refused on every rank that passes it */
+        CHECK_RC(MPI_Gatherv(sb, 0, dn, rb, z0, z0, dn, np - 1, w));
+        CHECK_RC(MPI_Scatterv(sb, z0, z0, dn, rb, 0, dn, 0, w));
+        CHECK_RC(MPI_Allgatherv(sb, 0, dn, rb, z0, z0, dn, w));
+        CHECK_RC(MPI_Alltoallv(sb, z0, z0, dn, rb, z0, z0, dn, w));
+        CHECK_RC(MPI_Igatherv(sb, 0, dn, rb, z0, z0, dn, 0, w, &zr));
+        CHECK_RC(MPI_Wait(&zr, MPI_STATUS_IGNORE));
+        z0[np - 1] = 1;
+        CHECK_ERR(MPI_Alltoallv(sb, z0, z0, MPI_INT, rb, z0, z0, dn, w), MPI_ERR_TYPE);
+        z0[np - 1] = 0;
         CHECK_RC(MPI_Iallreduce(sb, rb, 0, dn, MPI_SUM, w, &zr));
         CHECK_RC(MPI_Wait(&zr, MPI_STATUS_IGNORE));
         CHECK_RC(MPI_Ireduce(sb, rb, 0, dn, MPI_SUM, np - 1, w, &zr));
