@@ -417,7 +417,7 @@ int co_cma_scatterv(const void *sbuf, const int *scounts, const int *displs, co_
     }
     scratch t = {0};
     ent *tab = (ent *)co_cshm_acquire(s, b);
-    ent e0; /* my entry for the next rank, kept here: readers poll the line it is in */
+    ent e0 = {0}; /* my entry for the next rank, kept here: readers poll the line it is in */
     int remote = offer_blocks(s, g, tab, sbuf, scounts, displs, sdt, &t,
                               n > 2 ? SCATTER_INLINE : rooted_min(n), &e0, NULL, 0);
     int copies = rbuf != MPI_IN_PLACE; /* in the header: tells a coop peer my share */
