@@ -11,10 +11,12 @@ cohort_mpi_test(comm_attr_end NP 1 3)
 cohort_mpi_test(comm_inter NP 1 2 4 8)
 cohort_mpi_test(comm_cart NP 1 2 4 8)
 cohort_mpi_test(comm_errors NP 1 2 4 8)
-# handles freed once too often (groups, error handlers, operators, datatypes), and random calls
-# with random, stale and made-up handles
+# handles freed once too often (groups, error handlers, operators, datatypes) or used after
+# MPI_Request_free, and random calls with random, stale and made-up handles: on one rank, and
+# the same calls on every rank of several (scripts/soak --test handles draws more seeds)
 cohort_mpi_test(handles NP 1 2 4)
 cohort_mpi_test(handles NP 1 ARGS sweep SUFFIX .sweep)
+cohort_mpi_test(handles NP 2 3 4 8 ARGS sweep ENV HANDLES_CALLS=20000 SUFFIX .sweep)
 cohort_mpi_test(comm_unique NP 1 2 4 8)
 cohort_mpi_test(comm_cycles NP 1 2 4 8)
 cohort_mpi_test(comm_many NP 1 2 4 8)
