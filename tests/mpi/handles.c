@@ -255,14 +255,15 @@ static void mix_fn(void *in, void *inout, int *len, MPI_Datatype *t) {
 /* A hash of the world ranks of group g, the same on every rank that holds the same group. */
 static int group_hash(MPI_Group g) {
     MPI_Group wg;
-    int size = 0, h = 0, in[64], out[64];
+    int size = 0, in[64], out[64];
+    unsigned h = 0;
     CHECK_RC(MPI_Comm_group(MPI_COMM_WORLD, &wg));
     MPI_Group_size(g, &size);
     for (int i = 0; i < size && i < 64; i++) in[i] = i;
     CHECK_RC(MPI_Group_translate_ranks(g, size < 64 ? size : 64, in, wg, out));
-    for (int i = 0; i < size && i < 64; i++) h = h * 31 + out[i] + 1;
+    for (int i = 0; i < size && i < 64; i++) h = h * 31 + (unsigned)out[i] + 1;
     CHECK_RC(MPI_Group_free(&wg));
-    return h * 7 + size;
+    return (int)((h * 7 + (unsigned)size) & 0x7fffffff);
 }
 
 /* The count, displacement and type arrays of one call. A nonblocking call reads them until it
