@@ -168,13 +168,13 @@ static int copy_attr(MPI_Comm c, int k, void *extra, void *in, void *out, int *f
  * Every rank draws the same calls from the same seed. On several ranks a call must then be made
  * alike everywhere, or the ranks would wait for each other in different calls, as an erroneous
  * program does (and the deadlock watch would end the job): a made-up handle that names an object
- * on some rank is replaced by the null handle (it may name different objects on different
- * ranks), objects are kept for later calls only when the call succeeded on every rank that has
- * the communicator, groups only when they hold the same processes everywhere, counts and
- * displacements agree between ranks, rooted calls and point-to-point on intercommunicators
- * take MPI_PROC_NULL, and no rank blocks in a wait for a request that another rank may
- * have completed or freed. A private duplicate of MPI_COMM_WORLD, never drawn, keeps the
- * ranks in step. */
+ * on some rank, or a stale one that names unlike objects on different ranks (a slot handed out
+ * again once its generation wrapped round), is replaced by the null handle, objects are kept for
+ * later calls only when the call succeeded on every rank that has the communicator, groups only
+ * when they hold the same processes everywhere, counts and displacements agree between ranks,
+ * rooted calls and point-to-point on intercommunicators take MPI_PROC_NULL, and no rank blocks in a
+ * wait for a request that another rank may have completed or freed. A private duplicate of
+ * MPI_COMM_WORLD, never drawn, keeps the ranks in step. */
 
 static uint64_t rng;
 static MPI_Comm priv;
@@ -208,31 +208,53 @@ static int most(int v) {
     return all;
 }
 
-/* Whether handle h of kind k names an object here (asked without changing it). */
-static int names_object(int k, int h) {
-    int x;
+static int group_hash(MPI_Group g);
+
+/* What handle h of kind k names here, asked without changing it: -1 for nothing, else a value
+ * that two ranks share when they hold alike objects. */
+static int fingerprint(int k, int h) {
+    int x = 0, y = 0;
+    MPI_Aint lb, extent;
+    MPI_Group g;
     switch (k) {
-    case K_COMM: return MPI_Comm_size((MPI_Comm)(intptr_t)h, &x) == MPI_SUCCESS;
-    case K_TYPE: return MPI_Type_size((MPI_Datatype)(intptr_t)h, &x) == MPI_SUCCESS;
-    case K_OP: return MPI_Op_commutative((MPI_Op)(intptr_t)h, &x) == MPI_SUCCESS;
-    case K_GROUP: return MPI_Group_size((MPI_Group)(intptr_t)h, &x) == MPI_SUCCESS;
+    case K_COMM:
+        if (MPI_Comm_group((MPI_Comm)(intptr_t)h, &g) != MPI_SUCCESS) return -1;
+        x = group_hash(g);
+        MPI_Group_free(&g);
+        MPI_Comm_test_inter((MPI_Comm)(intptr_t)h, &y);
+        return (int)(((unsigned)x * 2 + (unsigned)y) & 0x7fffffff);
+    case K_TYPE:
+        if (MPI_Type_size((MPI_Datatype)(intptr_t)h, &x) != MPI_SUCCESS) return -1;
+        MPI_Type_get_extent((MPI_Datatype)(intptr_t)h, &lb, &extent);
+        return (int)(((unsigned)x * 65599u + (unsigned)extent * 31u + (unsigned)lb) & 0x7fffffff);
+    case K_OP: return MPI_Op_commutative((MPI_Op)(intptr_t)h, &x) == MPI_SUCCESS ? x : -1;
+    case K_GROUP:
+        return MPI_Group_size((MPI_Group)(intptr_t)h, &x) == MPI_SUCCESS
+                   ? group_hash((MPI_Group)(intptr_t)h)
+                   : -1;
     case K_REQ:
         return MPI_Request_get_status((MPI_Request)(intptr_t)h, &x, MPI_STATUS_IGNORE) ==
-               MPI_SUCCESS;
-    default: return 0;
+                       MPI_SUCCESS
+                   ? 1
+                   : -1;
+    default: return -1;
     }
 }
 
 /* A handle of kind k: one seen (perhaps freed since) or a made-up one; never the sweep's own
- * communicator. */
+ * communicator. On several ranks, the null handle where the ranks' handles would name unlike
+ * objects: a made-up one that names an object on some rank, or a stale one whose slot was
+ * handed out again (its generation wrapped round) on some ranks only. */
 static int any_handle(int k) {
     static const int null[] = {(int)(intptr_t)MPI_COMM_NULL, (int)(intptr_t)MPI_DATATYPE_NULL,
                                (int)(intptr_t)MPI_OP_NULL, (int)(intptr_t)MPI_REQUEST_NULL,
                                (int)(intptr_t)MPI_GROUP_NULL};
-    if (draw(2) && nseen[k]) return seen[k][draw((unsigned)nseen[k])];
-    int h = made_up();
+    int was_seen = draw(2) && nseen[k];
+    int h = was_seen ? seen[k][draw((unsigned)nseen[k])] : made_up();
     if (k == K_COMM && h == (int)(intptr_t)priv) return null[K_COMM];
-    if (nranks > 1 && k <= K_GROUP && most(names_object(k, h))) return null[k];
+    if (nranks == 1 || k > K_GROUP || (was_seen && k == K_REQ)) return h;
+    int f = fingerprint(k, h);
+    if (was_seen ? most(f) != -most(-f) : most(f) >= 0) return null[k];
     return h;
 }
 
@@ -340,6 +362,14 @@ static void sweep(uint64_t seed, int calls) {
         MPI_Group ng = MPI_GROUP_NULL;
         int made = -1; /* the kind of handle the call makes, kept if it succeeds everywhere */
         unsigned what = draw(100);
+        if (trace) {
+            MPI_Group cg;
+            int gsz, ch = -1, gh = -1;
+            if (MPI_Comm_group(c, &cg) == MPI_SUCCESS) ch = group_hash(cg), MPI_Group_free(&cg);
+            if (MPI_Group_size(g, &gsz) == MPI_SUCCESS) gh = group_hash(g);
+            fprintf(stderr, "[%d] %d: kind %u comm %x (%x) group %x (%x) ...\n", world_rank, it,
+                    what, (unsigned)(intptr_t)c, ch, (unsigned)(intptr_t)g, gh);
+        }
         switch (what) {
         case 0: rc = MPI_Bcast(sb, n, t, root, c); break;
         case 1: rc = MPI_Reduce(sb, rb, n, t, o, root, c); break;
