@@ -400,8 +400,10 @@ static void sweep(uint64_t seed, int calls) {
                 rc = MPI_Op_free(&o);
             break;
         case 17:
-            rc = d1 ? MPI_Comm_dup(c, &nc) : MPI_Comm_free(&c);
-            made = K_COMM;
+            if (d1)
+                rc = MPI_Comm_dup(c, &nc), made = K_COMM;
+            else
+                rc = MPI_Comm_free(&c);
             break;
         case 18: rc = MPI_Comm_split(c, (int)draw(3) - 1, d2, &nc), made = K_COMM; break;
         case 19: rc = MPI_Comm_group(c, &ng), made = K_GROUP; break;
@@ -619,7 +621,6 @@ static void sweep(uint64_t seed, int calls) {
                 : made == K_INFO  ? (int)(intptr_t)ni
                 : made == K_KEY   ? key
                                   : (int)(intptr_t)msg;
-        if (made == K_COMM && what == 17 && !d1) continue; /* (a free) */
         keep(made, h);
     }
     /* not a sweep of refusals only */
