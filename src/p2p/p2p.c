@@ -1302,9 +1302,57 @@ int co_p2p_init(void) {
     return MPI_SUCCESS;
 }
 
+/* At MPI_Finalize: what is still queued for a rank that has finished MPI_Finalize (it reads no
+ * more, and its queue may be full) is dropped; the requests stay, for co_p2p_fini to free. */
+static int gone(int w) {
+    return co_seg_state(co_st.seg, w) == CO_RANK_FINALIZED;
+}
+static void drop_for_gone(void) {
+    co_pending_ctl **pc = &P->ctl_head, *last = NULL;
+    while (*pc) {
+        co_pending_ctl *c = *pc;
+        if (gone(c->dst)) {
+            *pc = c->next;
+            free(c);
+            P->npending--;
+        } else {
+            last = c;
+            pc = &c->next;
+        }
+    }
+    P->ctl_tail = last;
+    for (int d = 0; d < co_st.world_size; d++) {
+        if (!P->pend_head[d] || !gone(d)) continue;
+        for (co_req *r = P->pend_head[d], *next; r; r = next) {
+            next = r->next;
+            r->pending = 0;
+            r->next = NULL;
+            P->npending--;
+        }
+        P->pend_head[d] = P->pend_tail[d] = NULL;
+    }
+    for (co_req **pp = &P->streaming; *pp;) {
+        co_req *r = *pp;
+        if (gone(r->peer_world)) {
+            *pp = r->next;
+            r->next = NULL;
+            P->npending--;
+        } else {
+            pp = &r->next;
+        }
+    }
+}
+
 void co_p2p_fini(void) {
     if (!P) return;
-    while (P->npending) co_progress(); /* peers may be waiting for these */
+    co_backoff b = {0};
+    while (P->npending) { /* peers may be waiting for these */
+        drop_for_gone();
+        if (co_progress())
+            co_backoff_reset(&b);
+        else
+            co_backoff_idle(&b);
+    }
     while (P->unexp_head) {
         co_umsg *u = P->unexp_head;
         P->unexp_head = u->next;
