@@ -35,15 +35,16 @@
 #define CO_HANDLE_MAKE(kind, gen, slot) ((int)(((kind) << 26) | ((gen) << 20) | (slot)))
 #define CO_HTAB_CHUNK                   1024
 #define CO_HTAB_MAX_SLOTS               0x100000
+#define CO_HTAB_REST                    64 /* freed slots that rest before one is reused */
 
 typedef struct co_htab {
     int kind;
-    void ***chunks;   /* chunk c, entry i: object pointer of slot c*CHUNK+i (NULL: free) */
-    uint8_t **gens;   /* generation of each slot */
-    uint32_t nchunks; /* chunks allocated */
-    uint32_t next;    /* first never-used slot */
-    uint32_t *freelist;
-    uint32_t nfree, freecap;
+    void ***chunks;     /* chunk c, entry i: object pointer of slot c*CHUNK+i (NULL: free) */
+    uint8_t **gens;     /* generation of each slot */
+    uint32_t nchunks;   /* chunks allocated */
+    uint32_t next;      /* first never-used slot */
+    uint32_t *freelist; /* ring of freed slots, oldest at fhead */
+    uint32_t fhead, nfree, freecap;
     uint32_t live; /* objects currently in the table */
 } co_htab;
 

@@ -1,6 +1,9 @@
 /* Handle tables: map the integer handles users hold to the objects behind them. Slots live in
  * chunks that never move, so pointers stay valid as a table grows; freed slots are reused
- * with a new generation so that a stale handle is reported instead of aliasing a new object. */
+ * with a new generation so that a stale handle is reported instead of aliasing a new object.
+ * Freed slots queue up, oldest reused first, and only once CO_HTAB_REST others wait behind
+ * them: a slot then goes round its 64 generations only after some 4000 frees of its kind,
+ * not 64, before a stale handle could name a newer object again. */
 #include "cohort.h"
 
 #include <stdlib.h>
@@ -31,12 +34,14 @@ void co_htab_set(co_htab *t, unsigned slot, void *obj) {
 
 int co_htab_insert(co_htab *t, void *obj) {
     uint32_t slot;
-    if (t->nfree) {
-        slot = t->freelist[--t->nfree];
+    if (t->nfree > CO_HTAB_REST || (t->nfree && t->next >= CO_HTAB_MAX_SLOTS)) {
+        slot = t->freelist[t->fhead];
+        t->fhead = (t->fhead + 1) & (t->freecap - 1);
+        t->nfree--;
     } else {
         if (t->next == 0) t->next = 1; /* slot 0 is the kind's NULL handle */
         slot = t->next;
-        if (slot >= CO_HTAB_MAX_SLOTS) return 0;
+        if (slot >= CO_HTAB_MAX_SLOTS) return 0; /* and nothing freed */
         if (slot >= t->nchunks * CO_HTAB_CHUNK && htab_grow(t)) return 0;
         t->next++;
     }
@@ -62,14 +67,18 @@ void co_htab_remove(co_htab *t, int handle) {
     t->chunks[c][i] = NULL;
     t->gens[c][i] = (uint8_t)((t->gens[c][i] + 1) & 0x3f);
     t->live--;
-    if (t->nfree == t->freecap) {
+    if (t->nfree == t->freecap) { /* grow the ring (a power of two), its oldest entry first */
         uint32_t cap = t->freecap ? t->freecap * 2 : 256;
-        uint32_t *fl = realloc(t->freelist, cap * sizeof(*fl));
+        uint32_t *fl = malloc(cap * sizeof(*fl));
         if (!fl) return; /* the slot is simply never reused */
+        for (uint32_t k = 0; k < t->nfree; k++)
+            fl[k] = t->freelist[(t->fhead + k) & (t->freecap - 1)];
+        free(t->freelist);
         t->freelist = fl;
         t->freecap = cap;
+        t->fhead = 0;
     }
-    t->freelist[t->nfree++] = slot;
+    t->freelist[(t->fhead + t->nfree++) & (t->freecap - 1)] = slot;
 }
 
 void co_htab_destroy(co_htab *t) {

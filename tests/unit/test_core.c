@@ -37,14 +37,45 @@ static void htab_stale_handles(void **state) {
     for (int i = 0; i < 3000; i++) assert_ptr_equal(co_htab_get(&t, h[i]), &objs[i]);
     co_htab_remove(&t, h[5]);
     assert_null(co_htab_get(&t, h[5]));
-    int again = co_htab_insert(&t, &objs[5]); /* reuses the slot with a new generation */
-    assert_int_equal(CO_HANDLE_SLOT(again), CO_HANDLE_SLOT(h[5]));
+    /* A freed slot rests until CO_HTAB_REST others were freed after it. */
+    int again = co_htab_insert(&t, &objs[5]);
+    assert_int_not_equal(CO_HANDLE_SLOT(again), CO_HANDLE_SLOT(h[5]));
+    for (int i = 0; i < CO_HTAB_REST; i++) co_htab_remove(&t, h[100 + i]);
+    int reused = co_htab_insert(&t, &objs[100]); /* the oldest freed slot, a new generation */
+    assert_int_equal(CO_HANDLE_SLOT(reused), CO_HANDLE_SLOT(h[5]));
+    assert_int_not_equal(reused, h[5]);
     assert_null(co_htab_get(&t, h[5]));
     assert_ptr_equal(co_htab_get(&t, again), &objs[5]);
+    assert_ptr_equal(co_htab_get(&t, reused), &objs[100]);
+    for (int i = 0; i < 10; i++) { /* then the others, in the order they were freed */
+        co_htab_remove(&t, h[300 + i]);
+        int x = co_htab_insert(&t, &objs[300 + i]);
+        assert_int_equal(CO_HANDLE_SLOT(x), CO_HANDLE_SLOT(h[100 + i]));
+    }
     assert_null(co_htab_get(&t, 0));
     assert_null(co_htab_get(&t, COHORT_HANDLE(COHORT_KIND_COMM, 1)));
     assert_null(co_htab_get(&t, COHORT_HANDLE(COHORT_KIND_GROUP, 999999)));
-    assert_int_equal(t.live, 3000);
+    assert_int_equal(t.live, 3000 - CO_HTAB_REST + 1);
+    co_htab_destroy(&t);
+}
+
+/* One object made and freed over and over: a handle kept from the first round names no
+ * object for (CO_HTAB_REST + 1) * 64 rounds, while the slots it goes through stay few. */
+static void htab_stale_rest(void **state) {
+    (void)state;
+    co_htab t = {.kind = COHORT_KIND_COMM};
+    int obj, first = co_htab_insert(&t, &obj), h = first, maxslot = 0;
+    for (int round = 1; round < (CO_HTAB_REST + 1) * 64; round++) {
+        co_htab_remove(&t, h);
+        h = co_htab_insert(&t, &obj);
+        assert_int_not_equal(h, first);
+        assert_null(co_htab_get(&t, first));
+        if ((int)CO_HANDLE_SLOT(h) > maxslot) maxslot = (int)CO_HANDLE_SLOT(h);
+    }
+    assert_int_equal(maxslot, CO_HTAB_REST + 1);
+    co_htab_remove(&t, h); /* and the next round would alias it: the documented limit */
+    assert_int_equal(co_htab_insert(&t, &obj), first);
+    assert_int_equal(t.live, 1);
     co_htab_destroy(&t);
 }
 
@@ -549,11 +580,12 @@ static void shm_heap_kept_pages(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(htab_stale_handles), cmocka_unit_test(config_parsing),
-        cmocka_unit_test(shm_queues),         cmocka_unit_test(shm_ring_mapped),
-        cmocka_unit_test(shm_ring_sizes),     cmocka_unit_test(cma_from_ended_process),
-        cmocka_unit_test(cma_cost_selection), cmocka_unit_test(cma_expose_hugepages),
-        cmocka_unit_test(cshm_spread_places), cmocka_unit_test(shm_heap_kept_pages),
+        cmocka_unit_test(htab_stale_handles),     cmocka_unit_test(htab_stale_rest),
+        cmocka_unit_test(config_parsing),         cmocka_unit_test(shm_queues),
+        cmocka_unit_test(shm_ring_mapped),        cmocka_unit_test(shm_ring_sizes),
+        cmocka_unit_test(cma_from_ended_process), cmocka_unit_test(cma_cost_selection),
+        cmocka_unit_test(cma_expose_hugepages),   cmocka_unit_test(cshm_spread_places),
+        cmocka_unit_test(shm_heap_kept_pages),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
