@@ -1,9 +1,9 @@
 #!/bin/bash
 # The user-facing tools: compiler wrappers (flags, -show, C and C++), the build tree used in
 # place (every declared function exported), `make install` into a prefix, configuring without
-# cmocka (as `make demo` does on a fresh machine), the library built with clang, `cohort info`,
-# the README's settings list being the one generated from the code, source formatting, the
-# benchmark runner and the collectives' soak script.
+# cmocka (as `make demo` does on a fresh machine), the library built with clang and in the
+# optimising build types, `cohort info`, the README's settings list being the one generated
+# from the code, source formatting, the benchmark runner and the collectives' soak script.
 #   tools.sh SOURCE_DIR BUILD_DIR SCENARIO
 set -u
 SRC=$1 BUILD=$2 SCENARIO=$3
@@ -198,15 +198,27 @@ configure)
   echo "$listed" | grep -q " unit\.test_core" || fail "this build has no unit tests"
   ;;
 clang)
-  # the library built with clang instead of gcc, warnings as errors: it must export the same
-  # interface and run programs
+  # the library built with clang instead of gcc (Release, -O3), warnings as errors: it must
+  # export the same interface and run programs
   command -v clang > /dev/null || fail "clang is not installed"
   cmake -S "$SRC" -B "$work/clang" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-    > "$work/clang.log" 2>&1 || { cat "$work/clang.log"; fail "configure with clang"; }
+    -DCMAKE_BUILD_TYPE=Release > "$work/clang.log" 2>&1 \
+    || { cat "$work/clang.log"; fail "configure with clang"; }
   cmake --build "$work/clang" -j "$(nproc)" --target cohort cohort_static mpiexec \
     >> "$work/clang.log" 2>&1 || { cat "$work/clang.log"; fail "build with clang"; }
   check_exports "$work/clang"
   check_wrappers "$work/clang/bin"
+  ;;
+build-types)
+  # the library's sources compiled by gcc in the other build types that optimise (Release,
+  # -O3; MinSizeRel, -Os), warnings as errors: the optimiser's flow analysis differs with the
+  # level, and -Wmaybe-uninitialized can stop a build that the default (-O2) lets through
+  for type in Release MinSizeRel; do
+    cmake -S "$SRC" -B "$work/$type" -DCMAKE_BUILD_TYPE=$type > "$work/$type.log" 2>&1 \
+      || { cat "$work/$type.log"; fail "configure as $type"; }
+    cmake --build "$work/$type" -j "$(nproc)" --target cohort_objs >> "$work/$type.log" 2>&1 \
+      || { cat "$work/$type.log"; fail "build as $type"; }
+  done
   ;;
 format)
   command -v clang-format > /dev/null || fail "clang-format is not installed"
