@@ -522,9 +522,9 @@ void co_comm_fini(void) {
     co_htab_destroy(t);
     co_st.world = co_st.self = NULL;
     if (CM) {
-        /* ID pool and stream messages that arrive from here on (a peer's notices for the
-         * communicators its own MPI_Finalize destroys, taken in while p2p sends its last
-         * queued messages) would find no pools and no inbox: they are dropped */
+        /* ID pool and stream messages that arrive from here on (notices members sent right
+         * before their own MPI_Finalize, taken in while p2p sends its last queued messages)
+         * would find no pools and no inbox: they are dropped */
         co_ctrl_register(CO_CTRL_IDPOOL, NULL);
         free(CM->zombies);
         co_idp_destroy(CM->idp);
