@@ -1,7 +1,8 @@
 #!/bin/bash
 # Launcher behaviour: how mpiexec ends a job when a rank fails, its exit status and message,
-# output forwarding, stdin, environment, binding and timeouts; and that no job, however it
-# ends, leaves anything in /dev/shm or /tmp or any process behind.
+# output forwarding, stdin, environment, several programs in one job (MPMD), binding and
+# timeouts; and that no job, however it ends, leaves anything in /dev/shm or /tmp or any
+# process behind.
 #   launcher.sh MPIEXEC PROG SCENARIO
 set -u
 MPIEXEC=$1 PROG=$2 SCENARIO=$3
@@ -219,6 +220,59 @@ env)
   [ "$(grep -c '^rank [01] COHORT_CMA=1$' "$out/stdout")" -eq 2 ] || fail "-x COHORT_CMA replaced"
   run 2 -- env 0 COHORT_CMA
   [ "$(grep -c '^rank [01] COHORT_CMA=(unset)$' "$out/stdout")" -eq 2 ] || fail "COHORT_CMA set without valgrind"
+  ;;
+mpmd)
+  # several programs as one job: consecutive ranks, one MPI_COMM_WORLD, MPI_APPNUM; -n, -x,
+  # -env and -wdir for their own part, -genv and the rest for the whole job
+  mpmd() { "$MPIEXEC" "$@" > "$out/stdout" 2> "$out/stderr" < /dev/null; status=$?; }
+  mkdir "$out/wd"
+  mpmd -n 2 -x LAUNCH_A=1 "$PROG" appnum 0 x : -n 3 -wdir "$out/wd" -env LAUNCH_A 2 \
+    -genv LAUNCH_B b "$PROG" appnum 0 y : --tag-output "$PROG" appnum 0 z
+  expect_status 0
+  for r in 0 1; do expect_out "^\[$r\] rank $r of 6 app 0 arg x dir $PWD appsum 5 part size 2 ranksum 1$"; done
+  for r in 2 3 4; do expect_out "^\[$r\] rank $r of 6 app 1 arg y dir $out/wd appsum 5 part size 3 ranksum 9$"; done
+  expect_out "^\[5\] rank 5 of 6 app 2 arg z dir $PWD appsum 5 part size 1 ranksum 5$"
+  mpmd -n 2 -x LAUNCH_A=1 "$PROG" env 0 LAUNCH_A : -env LAUNCH_A 2 "$PROG" env 0 LAUNCH_A : \
+    "$PROG" env 0 LAUNCH_A
+  expect_status 0
+  expect_out "^rank [01] LAUNCH_A=1$"
+  expect_out "^rank 2 LAUNCH_A=2$"
+  expect_out "^rank 3 LAUNCH_A=\(unset\)$"
+  mpmd -n 2 "$PROG" env 0 LAUNCH_B : -genv LAUNCH_B 7 "$PROG" env 0 LAUNCH_B
+  expect_status 0
+  [ "$(grep -c '^rank [012] LAUNCH_B=7$' "$out/stdout")" -eq 3 ] || fail "-genv not for every part"
+  # one job: a rank of the second program that fails ends the first program's ranks too
+  mpmd -n 2 "$PROG" exit 2 3 : -n 2 "$PROG" exit 2 3
+  expect_status 3
+  expect_err "^mpiexec: rank 2 \(pid [0-9]+\) exited with status 3$"
+  # a single program sees MPI_APPNUM 0
+  run 2 -- appnum 0 w
+  expect_status 0
+  expect_out "^rank 1 of 2 app 0 arg w dir $PWD appsum 0 part size 2 ranksum 1$"
+  # mistakes are said before anything starts
+  mpmd -n 1 "$PROG" ok :
+  expect_status 2
+  expect_err "^mpiexec: no program given in part 2 of 2 \(parts are separated by ':'\)$"
+  mpmd -n 1 "$PROG" ok : : "$PROG" ok
+  expect_status 2
+  expect_err "no program given in part 2 of 3"
+  mpmd -n 1 "$PROG" ok : -n 0 "$PROG" ok
+  expect_status 2
+  expect_err "positive number of ranks"
+  mpmd -n 1 "$PROG" ok : -x COHORT_LOG_LEVEL=2 "$PROG" ok
+  expect_status 2
+  expect_err "^mpiexec: -x COHORT_LOG_LEVEL: with several programs, Cohort's settings must be the same for every rank; give it with -genv or in the environment$"
+  mpmd -env COHORT_LOG_LEVEL 2 "$PROG" ok : "$PROG" ok
+  expect_status 2
+  expect_err "^mpiexec: -env COHORT_LOG_LEVEL: with several"
+  mpmd -n 2 -wdir "$out/none" "$PROG" ok
+  expect_status 2
+  expect_err "^mpiexec: -wdir needs a directory \('$out/none' is not one\)$"
+  mpmd -genv COHORT_LOG_LEVEL 1 "$PROG" ok : "$PROG" ok
+  expect_status 0
+  mpmd -n 1 "$PROG" ok : /nonexistent/program
+  expect_status 127
+  expect_err "cannot run '/nonexistent/program'"
   ;;
 tagoutput)
   run 3 --tag-output -- ok

@@ -45,13 +45,14 @@ set_tests_properties(mpi.deadlock.self.singleton PROPERTIES TIMEOUT 60
   ENVIRONMENT COHORT_DEADLOCK_MS=300)
 
 # Launcher behaviour (tests/launcher.sh): failures end the job with the right status and
-# message, output and input forwarding, environment, binding, and nothing left behind.
+# message, output and input forwarding, environment, several programs in one job, binding,
+# and nothing left behind.
 add_executable(t_launch mpi/launch.c)
 target_link_libraries(t_launch PRIVATE cohort)
 set_target_properties(t_launch PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
 foreach(s ok segv collsegv exit abort nofinalize fataltag timeout deadlock nowatch
           killed interrupted badprog
-          badargs stdin env tagoutput lines binding)
+          badargs stdin env mpmd tagoutput lines binding)
   add_test(NAME launcher.${s}
     COMMAND ${CMAKE_SOURCE_DIR}/tests/launcher.sh ${MPIEXEC} $<TARGET_FILE:t_launch> ${s})
   set_tests_properties(launcher.${s} PROPERTIES TIMEOUT 60)

@@ -1,7 +1,9 @@
 /* mpiexec: starts the ranks of a job on this machine and watches over them. It creates the
  * job segment (an anonymous memfd the ranks inherit), forks one process per rank, forwards
  * their output line by line (optionally tagged with the rank) and standard input to rank 0,
- * and ends the whole job as soon as one rank fails, saying which rank failed and how. */
+ * and ends the whole job as soon as one rank fails, saying which rank failed and how.
+ * `mpiexec -n 1 a : -n 4 b` starts several programs as one job (MPMD): the parts take
+ * consecutive ranks of one MPI_COMM_WORLD, and MPI_APPNUM tells a rank which part it is. */
 #include "../src/boot/boot.h"
 #include "../src/core/cohort.h"
 #include "../src/xport/shm.h"
@@ -16,6 +18,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -37,13 +40,24 @@ typedef struct rank_proc {
     stream streams[2]; /* stdout, stderr */
 } rank_proc;
 
+/* One part of the command line between colons: a program, its ranks and its own options. */
+typedef struct app {
+    int n;        /* ranks */
+    int first;    /* its first rank */
+    char **argv;  /* program and its arguments (NULL-terminated) */
+    char **xvars; /* -x and -env: VAR=VALUE, or VAR to pass on */
+    int nx;
+    const char *wdir; /* -wdir: where its ranks start, NULL: mpiexec's own */
+} app;
+
 typedef struct job {
-    int n;
-    char **argv; /* program and its arguments */
+    int n; /* ranks in all */
+    app *apps;
+    int napps;
     int tag_output;
     double timeout;
-    int bind; /* -1: default, 0: none, 1: core */
-    char **xvars;
+    int bind;     /* -1: default, 0: none, 1: core */
+    char **xvars; /* -genv, for every part; also the storage of all VAR=VALUE strings */
     int nx;
     co_seg seg;
     int seg_fd;
@@ -167,7 +181,8 @@ static int seconds(const char *v, double *t) {
 }
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: mpiexec -n N [options] program [args...]\n"
+    fprintf(f, "usage: mpiexec -n N [options] program [args...] [: -n M [options] program2 "
+               "[args...]]...\n"
                "  -n, -np N            number of ranks (default 1)\n"
                "  --tag-output         prefix every output line with [rank]\n"
                "  --timeout S          end the job after S seconds (exit status 124); without\n"
@@ -176,8 +191,12 @@ static void usage(FILE *f) {
                "cores,\n"
                "                       or when they divide evenly: consecutive ranks share one)\n"
                "  -x VAR[=VALUE]       set (or pass on) an environment variable for the ranks\n"
-               "  -genv VAR VALUE      the same as -x VAR=VALUE (also -env)\n"
+               "  -env VAR VALUE       the same as -x VAR=VALUE\n"
+               "  -genv VAR VALUE      the same, for the ranks of every program\n"
+               "  -wdir DIR            start the ranks in DIR\n"
                "  --version            print the version\n"
+               "Programs separated by ':' run as one job, with consecutive ranks; -n, -x, -env\n"
+               "and -wdir apply to their own program, the other options to the whole job.\n"
                "Ranks inherit the environment. Settings: see `cohort info`.\n");
 }
 
@@ -318,7 +337,25 @@ static int cpus_of_mask(int *cpus, int max) {
     return n;
 }
 
+static void set_vars(char **vars, int n) {
+    for (int i = 0; i < n; i++) {
+        char *eq = strchr(vars[i], '=');
+        if (eq) {
+            *eq = 0;
+            setenv(vars[i], eq + 1, 1);
+            *eq = '=';
+        }
+    }
+}
+
+static const app *app_of(const job *j, int rank) {
+    int a = 0;
+    while (a + 1 < j->napps && rank >= j->apps[a + 1].first) a++;
+    return &j->apps[a];
+}
+
 static void child(job *j, int rank, int fds[3], int cpu, int ncpus, pid_t launcher) {
+    const app *ap = app_of(j, rank);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != launcher) _exit(127); /* mpiexec died before we got here */
     signal(SIGPIPE, SIG_DFL);
@@ -337,14 +374,10 @@ static void child(job *j, int rank, int fds[3], int cpu, int ncpus, pid_t launch
     setenv("COHORT_JOB_SIZE", v, 1);
     snprintf(v, sizeof(v), "%d", ncpus);
     setenv("COHORT_JOB_NCPUS", v, 1);
-    for (int i = 0; i < j->nx; i++) {
-        char *eq = strchr(j->xvars[i], '=');
-        if (eq) {
-            *eq = 0;
-            setenv(j->xvars[i], eq + 1, 1);
-            *eq = '=';
-        }
-    }
+    snprintf(v, sizeof(v), "%d", (int)(ap - j->apps));
+    setenv("COHORT_JOB_APPNUM", v, 1);
+    set_vars(j->xvars, j->nx);   /* -genv */
+    set_vars(ap->xvars, ap->nx); /* then the program's own */
     if (cpu >= 0) {
         cpu_set_t set;
         CPU_ZERO(&set);
@@ -352,26 +385,32 @@ static void child(job *j, int rank, int fds[3], int cpu, int ncpus, pid_t launch
         sched_setaffinity(0, sizeof(set), &set);
         j->seg.ranks[rank].cpu = cpu;
     }
-    execvp(j->argv[0], j->argv);
-    fprintf(stderr, "mpiexec: cannot run '%s': %s\n", j->argv[0], strerror(errno));
+    if (ap->wdir && chdir(ap->wdir)) {
+        fprintf(stderr, "mpiexec: rank %d cannot start in '%s': %s\n", rank, ap->wdir,
+                strerror(errno));
+        _exit(127);
+    }
+    execvp(ap->argv[0], ap->argv);
+    fprintf(stderr, "mpiexec: cannot run '%s': %s\n", ap->argv[0], strerror(errno));
     _exit(127);
 }
 
-static int parse_args(job *j, int argc, char **argv) {
-    int i = 1;
-    j->n = 1;
-    j->bind = -1;
-    /* the -x list, then room for the NAME=VALUE strings that -genv builds (each fits in the
-     * two arguments it comes from) */
-    size_t text = 0;
-    for (int k = 0; k < argc; k++) text += strlen(argv[k]) + 1;
-    j->xvars = calloc(1, (size_t)argc * sizeof(char *) + text);
-    if (!j->xvars) {
-        fprintf(stderr, "mpiexec: out of memory\n");
-        return -1;
-    }
-    char *xtext = (char *)(j->xvars + argc);
-    for (; i < argc; i++) {
+/* -x and -env in one part of several set a variable for that part's ranks only; a COHORT_*
+ * setting must be alike on every rank (the collectives choose their algorithms from them). */
+static int local_var_ok(const job *j, const char *opt, const char *var) {
+    if (j->napps < 2 || strncmp(var, "COHORT_", 7)) return 1;
+    int len = (int)strcspn(var, "=");
+    fprintf(stderr,
+            "mpiexec: %s %.*s: with several programs, Cohort's settings must be the same for "
+            "every rank; give it with -genv or in the environment\n",
+            opt, len, var);
+    return 0;
+}
+
+/* The options of one part, from argv[*pi] up to its program; -1 on an error (said). */
+static int parse_options(job *j, app *ap, int argc, char **argv, int *pi, char **xtext) {
+    int i = *pi;
+    for (; i < argc && argv[i]; i++) {
         const char *a = argv[i];
         if (a[0] != '-') break;
         if (!strcmp(a, "--")) {
@@ -381,7 +420,7 @@ static int parse_args(job *j, int argc, char **argv) {
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-n") || !strcmp(a, "-np") || !strcmp(a, "--np") || !strcmp(a, "-c")) {
             char *end;
-            if (!val || (j->n = (int)strtol(val, &end, 10), *end) || j->n < 1) {
+            if (!val || (ap->n = (int)strtol(val, &end, 10), *end) || ap->n < 1) {
                 fprintf(stderr, "mpiexec: %s needs a positive number of ranks\n", a);
                 return -1;
             }
@@ -412,24 +451,34 @@ static int parse_args(job *j, int argc, char **argv) {
                 fprintf(stderr, "mpiexec: -x needs VAR or VAR=VALUE\n");
                 return -1;
             }
-            j->xvars[j->nx++] = argv[++i];
+            if (!local_var_ok(j, a, val)) return -1;
+            ap->xvars[ap->nx++] = argv[++i];
         } else if (!strcmp(a, "-genv") || !strcmp(a, "-env")) { /* MPICH's -x NAME=VALUE */
-            if (i + 2 >= argc || !argv[i + 1][0] || strchr(argv[i + 1], '=')) {
+            if (i + 2 >= argc || !argv[i + 1] || !argv[i + 2] || !argv[i + 1][0] ||
+                strchr(argv[i + 1], '=')) {
                 fprintf(stderr, "mpiexec: %s needs a NAME and a VALUE\n", a);
                 return -1;
             }
-            j->xvars[j->nx++] = xtext;
-            xtext += sprintf(xtext, "%s=%s", argv[i + 1], argv[i + 2]) + 1;
+            if (a[1] == 'e' && !local_var_ok(j, a, argv[i + 1])) return -1;
+            char **list = a[1] == 'g' ? &j->xvars[j->nx++] : &ap->xvars[ap->nx++];
+            *list = *xtext;
+            *xtext += sprintf(*xtext, "%s=%s", argv[i + 1], argv[i + 2]) + 1;
             i += 2;
+        } else if (!strcmp(a, "-wdir") || !strcmp(a, "--wdir") || !strcmp(a, "-wd")) {
+            struct stat st;
+            if (!val || stat(val, &st) || !S_ISDIR(st.st_mode)) {
+                fprintf(stderr, "mpiexec: %s needs a directory%s%s%s\n", a, val ? " ('" : "",
+                        val ? val : "", val ? "' is not one)" : "");
+                return -1;
+            }
+            ap->wdir = argv[++i];
         } else if (!strcmp(a, "--oversubscribe") || !strcmp(a, "--allow-run-as-root")) {
             /* accepted for compatibility: always allowed here */
         } else if (!strcmp(a, "--version") || !strcmp(a, "-V")) {
             printf("mpiexec (Cohort) %s\n", COHORT_VERSION_STRING);
-            free(j->xvars);
             exit(0);
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
-            free(j->xvars);
             exit(0);
         } else {
             fprintf(stderr, "mpiexec: unknown option '%s'\n", a);
@@ -437,25 +486,77 @@ static int parse_args(job *j, int argc, char **argv) {
             return -1;
         }
     }
-    if (i >= argc) {
-        fprintf(stderr, "mpiexec: no program given\n");
-        usage(stderr);
+    *pi = i;
+    return 0;
+}
+
+static int parse_args(job *j, int argc, char **argv) {
+    j->bind = -1;
+    j->napps = 1;
+    for (int k = 1; k < argc; k++) j->napps += !strcmp(argv[k], ":");
+    j->apps = calloc((size_t)j->napps, sizeof(app));
+    /* every list of variables (-genv's, each part's) has room for all arguments, then comes
+     * room for the NAME=VALUE strings that -genv and -env build (each fits in the two
+     * arguments it comes from) */
+    size_t text = 0;
+    for (int k = 0; k < argc; k++) text += strlen(argv[k]) + 1;
+    j->xvars = calloc(1, (size_t)(j->napps + 1) * (size_t)argc * sizeof(char *) + text);
+    if (!j->apps || !j->xvars) {
+        fprintf(stderr, "mpiexec: out of memory\n");
         return -1;
     }
-    j->argv = argv + i;
+    char *xtext = (char *)(j->xvars + (size_t)(j->napps + 1) * (size_t)argc);
+    int i = 1;
+    for (int a = 0; a < j->napps; a++) {
+        app *ap = &j->apps[a];
+        ap->n = 1;
+        ap->xvars = j->xvars + (size_t)(a + 1) * (size_t)argc;
+        int end = i;
+        while (end < argc && strcmp(argv[end], ":")) end++;
+        if (end < argc) argv[end] = NULL; /* ends this part's arguments */
+        if (parse_options(j, ap, end, argv, &i, &xtext)) return -1;
+        if (i >= end) {
+            if (j->napps > 1)
+                fprintf(stderr,
+                        "mpiexec: no program given in part %d of %d (parts are "
+                        "separated by ':')\n",
+                        a + 1, j->napps);
+            else
+                fprintf(stderr, "mpiexec: no program given\n");
+            usage(stderr);
+            return -1;
+        }
+        ap->argv = argv + i;
+        ap->first = j->n;
+        if (ap->n > INT32_MAX / 2 - j->n) {
+            fprintf(stderr, "mpiexec: too many ranks\n");
+            return -1;
+        }
+        j->n += ap->n;
+        i = end + 1;
+    }
     return 0;
 }
 
 /* `mpiexec -n N valgrind prog`: memcheck cannot see a peer's process_vm_writev into a rank and
- * reports that data as uninitialised, so single copy goes off for such a job unless the user
- * has chosen COHORT_CMA (in the environment or with -x). */
+ * reports that data as uninitialised, so single copy goes off for such a job (for all its
+ * programs: every rank must choose alike) unless the user has chosen COHORT_CMA (in the
+ * environment, with -genv, or with -x or -env when there is one program). */
+static int sets_cma(char **vars, int n) {
+    for (int i = 0; i < n; i++)
+        if (!strncmp(vars[i], "COHORT_CMA", 10) && (vars[i][10] == '=' || !vars[i][10])) return 1;
+    return 0;
+}
 static int valgrind_job(const job *j) {
-    const char *base = strrchr(j->argv[0], '/');
-    if (strcmp(base ? base + 1 : j->argv[0], "valgrind") || getenv("COHORT_CMA")) return 0;
-    for (int i = 0; i < j->nx; i++)
-        if (!strncmp(j->xvars[i], "COHORT_CMA", 10) && (j->xvars[i][10] == '=' || !j->xvars[i][10]))
-            return 0;
-    return 1;
+    if (getenv("COHORT_CMA") || sets_cma(j->xvars, j->nx)) return 0;
+    int any = 0;
+    for (int a = 0; a < j->napps; a++) {
+        const app *ap = &j->apps[a];
+        const char *base = strrchr(ap->argv[0], '/');
+        if (sets_cma(ap->xvars, ap->nx)) return 0;
+        any |= !strcmp(base ? base + 1 : ap->argv[0], "valgrind");
+    }
+    return any;
 }
 
 /* MPIEXEC_TIMEOUT, which Open MPI's and MPICH's launchers read too, when no --timeout was
@@ -489,6 +590,7 @@ int main(int argc, char **argv) {
     }
     if (bad) {
         free(j->xvars);
+        free(j->apps);
         return 2;
     }
     /* What a single-copy read costs here decides some of the collectives' choices, which
@@ -728,6 +830,7 @@ int main(int argc, char **argv) {
     co_seg_detach(&j->seg);
     free(j->ranks);
     free(j->xvars);
+    free(j->apps);
     free(j->dl_base);
     free(j->dl_bstate);
     return j->failed ? j->exit_code : 0;

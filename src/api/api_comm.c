@@ -388,7 +388,7 @@ static int predefined_keyval(int keyval) {
 static int comm_get_attr(const char *fn, MPI_Comm comm, int comm_keyval, void *attribute_val,
                          int *flag) {
     static int tag_ub = CO_TAG_UB, wtime_global = 0, host = MPI_PROC_NULL, io = MPI_ANY_SOURCE;
-    static int universe, appnum = 0, lastcode = MPI_ERR_LASTCODE;
+    static int universe, appnum, lastcode = MPI_ERR_LASTCODE;
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
     co_comm *c = co_api_comm(comm, fn, &rc);
@@ -396,6 +396,7 @@ static int comm_get_attr(const char *fn, MPI_Comm comm, int comm_keyval, void *a
     if (!attribute_val || !flag)
         return co_error(c, fn, MPI_ERR_ARG, "attribute_val or flag is NULL");
     universe = co_st.world_size;
+    appnum = co_st.appnum;
     lastcode = co_error_last_used(); /* grows with MPI_Add_error_class and _code */
     int *v = NULL;
     switch (comm_keyval) {

@@ -399,6 +399,7 @@ struct cohort_state {
     int shutting_down; /* MPI_Finalize releases what is left: no program callbacks any more */
     int thread_level;
     int world_rank, world_size;
+    int appnum;          /* which program of an MPMD job (`mpiexec a : b`) this rank runs */
     int local_cpus;      /* CPUs in this process's affinity mask */
     int oversubscribed;  /* more ranks on this node than CPUs: yield early */
     uint64_t poll_since; /* when nonblocking calls began to find nothing (0: they did not) */

@@ -27,6 +27,7 @@ static int attach_segment(char *err, size_t errlen) {
         close(fd);
         unsetenv("COHORT_JOB_FD"); /* children of this rank are not ranks */
         co_st.world_rank = env_int("COHORT_JOB_RANK", -1);
+        co_st.appnum = env_int("COHORT_JOB_APPNUM", 0);
         co_st.world_size = the_seg.nranks;
         if (co_st.world_rank < 0 || co_st.world_rank >= co_st.world_size) {
             snprintf(err, errlen, "COHORT_JOB_RANK is missing or out of range");

@@ -3,7 +3,9 @@
  * MODE: ok, segv, exit, abort, nofinalize, fataltag, hang, deadlock, stdin, env, spam,
  * affinity, sleep, collsegv (RANK dies by SIGSEGV after ARG rounds of collectives while the others
  * go on with them: small ones through the shared segment, large ones copied straight from its
- * memory). */
+ * memory), appnum (prints MPI_APPNUM, the working directory, ARG and what the ranks of its
+ * program and of the whole job add up to, on communicators split by MPI_APPNUM). */
+#include <limits.h>
 #include <mpi.h>
 #include <sched.h>
 #include <signal.h>
@@ -93,6 +95,20 @@ int main(int argc, char **argv) {
         while (first < CPU_SETSIZE - 1 && !CPU_ISSET(first, &set)) first++;
         printf("rank %d cpus=%d\n", rank, CPU_COUNT(&set));
         printf("rank %d first=%d\n", rank, first);
+    } else if (!strcmp(mode, "appnum")) {
+        int *app = NULL, flag = 0, sum = 0, mine = 0, n = 0;
+        MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &app, &flag);
+        if (!flag || !app) MPI_Abort(MPI_COMM_WORLD, 98);
+        MPI_Allreduce(app, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        MPI_Comm part;
+        MPI_Comm_split(MPI_COMM_WORLD, *app, rank, &part);
+        MPI_Allreduce(&rank, &mine, 1, MPI_INT, MPI_SUM, part);
+        MPI_Comm_size(part, &n);
+        char dir[PATH_MAX];
+        if (!getcwd(dir, sizeof(dir))) strcpy(dir, "?");
+        printf("rank %d of %d app %d arg %s dir %s appsum %d part size %d ranksum %d\n", rank, size,
+               *app, arg, dir, sum, n, mine);
+        MPI_Comm_free(&part);
     }
     MPI_Finalize();
     return 0;
