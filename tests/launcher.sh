@@ -274,6 +274,37 @@ mpmd)
   expect_status 127
   expect_err "cannot run '/nonexistent/program'"
   ;;
+hosts)
+  # host lists and files are accepted when they name only this machine (slot counts ignored)
+  me=$(hostname)
+  run 2 -host localhost -- ok
+  expect_status 0
+  expect_out "^hello from 1 of 2$"
+  run 3 --host "$me:2,localhost:1,127.0.0.1" -- ok
+  expect_status 0
+  run 1 -H "${me%%.*}" -- ok
+  expect_status 0
+  printf '# this machine twice\nlocalhost slots=4\n\n  %s:2   # and by name\n' "$me" > "$out/hosts"
+  run 2 -hostfile "$out/hosts" -- ok
+  expect_status 0
+  run 2 -machinefile "$out/hosts" -- ok
+  expect_status 0
+  # anything else is said before a rank starts
+  run 2 -host "localhost,node-elsewhere:4" -- ok
+  expect_status 2
+  expect_err "^mpiexec: -host: host 'node-elsewhere' is not this machine; Cohort runs a job on one machine$"
+  grep -q "hello" "$out/stdout" && fail "ranks started"
+  printf 'localhost\nnode-elsewhere slots=2\n' > "$out/hosts2"
+  run 2 --hostfile "$out/hosts2" -- ok
+  expect_status 2
+  expect_err "^mpiexec: --hostfile \($out/hosts2, line 2\): host 'node-elsewhere' is not this machine"
+  run 2 -f "$out/missing" -- ok
+  expect_status 2
+  expect_err "^mpiexec: -f needs a readable host file \('$out/missing': No such file or directory\)$"
+  run 2 -hosts "" -- ok
+  expect_status 2
+  expect_err "^mpiexec: -hosts needs a host name$"
+  ;;
 tagoutput)
   run 3 --tag-output -- ok
   expect_status 0

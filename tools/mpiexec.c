@@ -194,6 +194,8 @@ static void usage(FILE *f) {
                "  -env VAR VALUE       the same as -x VAR=VALUE\n"
                "  -genv VAR VALUE      the same, for the ranks of every program\n"
                "  -wdir DIR            start the ranks in DIR\n"
+               "  -host H[,H...], -hostfile FILE\n"
+               "                       accepted when every host named is this machine\n"
                "  --version            print the version\n"
                "Programs separated by ':' run as one job, with consecutive ranks; -n, -x, -env\n"
                "and -wdir apply to their own program, the other options to the whole job.\n"
@@ -395,6 +397,66 @@ static void child(job *j, int rank, int fds[3], int cpu, int ncpus, pid_t launch
     _exit(127);
 }
 
+/* Hosts: Cohort runs a job on this machine only, so -host and a host file are accepted when
+ * every host they name is this machine (scripts written for other MPIs often give
+ * `-host localhost` or a host file), and refused with a clear message otherwise. A name may
+ * carry a slot count (`name:4`, `name slots=4`): it is ignored, since ranks may always
+ * outnumber cores here. */
+static int host_is_here(const char *name, size_t len) {
+    char me[256] = "";
+    gethostname(me, sizeof(me) - 1);
+    size_t mylen = strlen(me), myshort = strcspn(me, ".");
+    return (len == 9 && !strncmp(name, "localhost", 9)) ||
+           (len >= 4 && !strncmp(name, "127.", 4)) || (len == 3 && !strncmp(name, "::1", 3)) ||
+           (mylen && len == mylen && !strncmp(name, me, len)) ||
+           (myshort && len == myshort && !strncmp(name, me, len));
+}
+
+static int hosts_ok(const char *opt, const char *list) {
+    for (const char *p = list; *p;) {
+        size_t len = strcspn(p, ",");
+        size_t name = len;
+        const char *colon = memchr(p, ':', len);
+        if (colon && strncmp(p, "::1", 3)) name = (size_t)(colon - p); /* name:slots */
+        if (!name || !host_is_here(p, name)) {
+            fprintf(stderr,
+                    "mpiexec: %s: host '%.*s' is not this machine; Cohort runs a job on one "
+                    "machine\n",
+                    opt, (int)name, p);
+            return 0;
+        }
+        p += len;
+        if (*p == ',') p++;
+    }
+    return 1;
+}
+
+static int hostfile_ok(const char *opt, const char *path) {
+    FILE *f = path ? fopen(path, "r") : NULL;
+    if (!f) {
+        if (path)
+            fprintf(stderr, "mpiexec: %s needs a readable host file ('%s': %s)\n", opt, path,
+                    strerror(errno));
+        else
+            fprintf(stderr, "mpiexec: %s needs a host file\n", opt);
+        return 0;
+    }
+    char line[1024];
+    int ok = 1, lineno = 0;
+    while (ok && fgets(line, sizeof(line), f)) {
+        lineno++;
+        char *p = line + strspn(line, " \t");
+        size_t len = strcspn(p, " \t\r\n#");
+        if (!len) continue; /* empty, or a comment */
+        p[len] = 0;
+        char where[1100];
+        snprintf(where, sizeof(where), "%s (%s, line %d)", opt, path, lineno);
+        ok = hosts_ok(where, p);
+    }
+    fclose(f);
+    return ok;
+}
+
 /* -x and -env in one part of several set a variable for that part's ranks only; a COHORT_*
  * setting must be alike on every rank (the collectives choose their algorithms from them). */
 static int local_var_ok(const job *j, const char *opt, const char *var) {
@@ -472,6 +534,18 @@ static int parse_options(job *j, app *ap, int argc, char **argv, int *pi, char *
                 return -1;
             }
             ap->wdir = argv[++i];
+        } else if (!strcmp(a, "-host") || !strcmp(a, "--host") || !strcmp(a, "-H") ||
+                   !strcmp(a, "-hosts")) {
+            if (!val || !*val) {
+                fprintf(stderr, "mpiexec: %s needs a host name\n", a);
+                return -1;
+            }
+            if (!hosts_ok(a, val)) return -1;
+            i++;
+        } else if (!strcmp(a, "-hostfile") || !strcmp(a, "--hostfile") ||
+                   !strcmp(a, "-machinefile") || !strcmp(a, "--machinefile") || !strcmp(a, "-f")) {
+            if (!hostfile_ok(a, val)) return -1;
+            i++;
         } else if (!strcmp(a, "--oversubscribe") || !strcmp(a, "--allow-run-as-root")) {
             /* accepted for compatibility: always allowed here */
         } else if (!strcmp(a, "--version") || !strcmp(a, "-V")) {
