@@ -832,6 +832,10 @@ COHORT_FN(int, Type_create_struct,
 COHORT_FN(int, Type_create_subarray,
           (int ndims, const int array_of_sizes[], const int array_of_subsizes[],
            const int array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype))
+COHORT_FN(int, Type_create_darray,
+          (int size, int rank, int ndims, const int array_of_gsizes[],
+           const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[],
+           int order, MPI_Datatype oldtype, MPI_Datatype *newtype))
 COHORT_FN(int, Type_create_resized,
           (MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype))
 COHORT_FN(int, Type_commit, (MPI_Datatype * datatype))

@@ -320,6 +320,82 @@ int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int a
     return rc;
 }
 
+CO_WEAK(MPI_Type_create_darray, PMPI_Type_create_darray);
+int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[],
+                            const int array_of_distribs[], const int array_of_dargs[],
+                            const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                            MPI_Datatype *newtype) {
+    static const char fn[] = "MPI_Type_create_darray";
+    CO_ENTER(fn);
+    int rc = MPI_SUCCESS;
+    if (size <= 0) return co_error(NULL, fn, MPI_ERR_ARG, "size %d is not positive", size);
+    if (rank < 0 || rank >= size)
+        return co_error(NULL, fn, MPI_ERR_ARG, "rank %d is outside 0..%d", rank, size - 1);
+    if (ndims <= 0 || ndims > (INT_MAX - 4) / 4)
+        return co_error(NULL, fn, MPI_ERR_ARG, "invalid number of dimensions %d", ndims);
+    if (!array_of_gsizes || !array_of_distribs || !array_of_dargs || !array_of_psizes)
+        return bad_arg(fn, "an array argument is NULL");
+    if (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN)
+        return co_error(NULL, fn, MPI_ERR_ARG,
+                        "invalid order %d (MPI_ORDER_C or MPI_ORDER_FORTRAN)", order);
+    long grid = 1;
+    for (int i = 0; i < ndims; i++) {
+        int g = array_of_gsizes[i], dist = array_of_distribs[i], darg = array_of_dargs[i],
+            p = array_of_psizes[i];
+        if (g <= 0)
+            return co_error(NULL, fn, MPI_ERR_ARG, "global size %d of dimension %d is not positive",
+                            g, i);
+        if (p <= 0)
+            return co_error(NULL, fn, MPI_ERR_ARG,
+                            "process grid size %d of dimension %d is not positive", p, i);
+        if (dist != MPI_DISTRIBUTE_BLOCK && dist != MPI_DISTRIBUTE_CYCLIC &&
+            dist != MPI_DISTRIBUTE_NONE)
+            return co_error(NULL, fn, MPI_ERR_ARG,
+                            "invalid distribution %d of dimension %d (MPI_DISTRIBUTE_BLOCK, "
+                            "_CYCLIC or _NONE)",
+                            dist, i);
+        if (darg <= 0 && darg != MPI_DISTRIBUTE_DFLT_DARG)
+            return co_error(NULL, fn, MPI_ERR_ARG,
+                            "distribution argument %d of dimension %d is neither positive nor "
+                            "MPI_DISTRIBUTE_DFLT_DARG",
+                            darg, i);
+        if (dist == MPI_DISTRIBUTE_NONE && p != 1)
+            return co_error(NULL, fn, MPI_ERR_ARG,
+                            "dimension %d is not distributed (MPI_DISTRIBUTE_NONE) but has %d "
+                            "processes in the grid, not 1",
+                            i, p);
+        if (dist == MPI_DISTRIBUTE_BLOCK && darg != MPI_DISTRIBUTE_DFLT_DARG && (long)darg * p < g)
+            return co_error(NULL, fn, MPI_ERR_ARG,
+                            "blocks of %d in dimension %d over %d processes do not cover its %d "
+                            "elements",
+                            darg, i, p, g);
+        grid *= p;
+        if (grid > size) break;
+    }
+    if (grid != size)
+        return co_error(NULL, fn, MPI_ERR_ARG,
+                        "the process grid's sizes do not multiply to size %d", size);
+    co_dtype *old = arg_type(fn, oldtype, &rc);
+    if (!old) return rc;
+    if (!newtype) return bad_arg(fn, "newtype is NULL");
+    int *ints = malloc((4 * (size_t)ndims + 4) * sizeof(int));
+    if (!ints) return co_error(NULL, fn, MPI_ERR_NO_MEM, "out of memory");
+    int ni = 0;
+    ints[ni++] = size;
+    ints[ni++] = rank;
+    ints[ni++] = ndims;
+    const int *lists[] = {array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes};
+    for (int l = 0; l < 4; l++)
+        for (int i = 0; i < ndims; i++) ints[ni++] = lists[l][i];
+    ints[ni++] = order;
+    co_dtype *dt = NULL;
+    rc = co_dt_darray(rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs,
+                      array_of_psizes, order, old, &dt);
+    rc = publish(fn, rc, dt, MPI_COMBINER_DARRAY, ni, ints, 0, NULL, 1, &old, newtype);
+    free(ints);
+    return rc;
+}
+
 CO_WEAK(MPI_Type_create_resized, PMPI_Type_create_resized);
 int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
                              MPI_Datatype *newtype) {

@@ -170,6 +170,10 @@ int co_dt_struct(size_t count, const int *blocklens, const MPI_Aint *disps, co_d
                  co_dtype **out);
 int co_dt_subarray(int ndims, const int *sizes, const int *subsizes, const int *starts, int order,
                    const co_dtype *old, co_dtype **out);
+/* The arguments are checked by the caller (psizes multiply to size, rank below it, a block
+ * darg covers its dimension, MPI_DISTRIBUTE_NONE only with psize 1). */
+int co_dt_darray(int rank, int ndims, const int *gsizes, const int *distribs, const int *dargs,
+                 const int *psizes, int order, const co_dtype *old, co_dtype **out);
 int co_dt_resized(const co_dtype *old, MPI_Aint lb, MPI_Aint extent, co_dtype **out);
 /* Same layout, bounds and (for a clone) envelope; dup's envelope is set by the caller. */
 int co_dt_copy_layout(const co_dtype *old, co_dtype **out);

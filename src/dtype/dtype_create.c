@@ -332,6 +332,86 @@ int co_dt_subarray(int ndims, const int *sizes, const int *subsizes, const int *
     return MPI_SUCCESS;
 }
 
+int co_dt_darray(int rank, int ndims, const int *gsizes, const int *distribs, const int *dargs,
+                 const int *psizes, int order, const co_dtype *old, co_dtype **out) {
+    MPI_Aint ext = co_dt_extent(old);
+    /* The process grid is row-major whatever the array's order (MPI 3.1 section 4.1.4). */
+    int *coord = malloc((size_t)ndims * sizeof(int));
+    if (!coord) return MPI_ERR_NO_MEM;
+    for (int d = ndims - 1, r = rank; d >= 0; d--) {
+        coord[d] = r % psizes[d];
+        r /= psizes[d];
+    }
+    /* From the fastest-varying dimension outwards: in dimension d this process owns blocks of
+     * `bs` indices, the j-th starting at (coord + j*psize)*bs (a cyclic deal; a block
+     * distribution is one deal of ceil(gsize/psize)). Each level holds copies of the level
+     * inside it, `stride` bytes (one index of d) apart: the full blocks as copies of one block
+     * a deal apart, then the last block if it is cut short. */
+    co_dtype *level = NULL;
+    MPI_Aint stride = ext;
+    int rc = MPI_SUCCESS;
+    for (int k = 0; k < ndims && rc == MPI_SUCCESS; k++) {
+        int d = order == MPI_ORDER_C ? ndims - 1 - k : k;
+        long g = gsizes[d], p = psizes[d], bs;
+        if (distribs[d] == MPI_DISTRIBUTE_NONE)
+            bs = g; /* (p is 1) */
+        else if (dargs[d] != MPI_DISTRIBUTE_DFLT_DARG)
+            bs = dargs[d];
+        else
+            bs = distribs[d] == MPI_DISTRIBUTE_BLOCK ? (g + p - 1) / p : 1;
+        long first = coord[d] * bs, deal = p * bs;
+        long nfull = first + bs <= g ? (g - first - bs) / deal + 1 : 0;
+        long last = first + nfull * deal, lastlen = last < g ? g - last : 0;
+        const co_dtype *inner = level ? level : old;
+        builder b;
+        b_init(&b);
+        MPI_Aint at, step;
+        if (nfull) {
+            builder bb;
+            b_init(&bb);
+            b_copies(&bb, inner, 0, (size_t)bs, stride);
+            co_dtype *block = b_finish(&bb, 0, 0, 0, 0);
+            if (!block) {
+                b.failed = bb.failed;
+                b.overflow = bb.overflow;
+            } else {
+                if (__builtin_mul_overflow((MPI_Aint)first, stride, &at) ||
+                    __builtin_mul_overflow((MPI_Aint)deal, stride, &step))
+                    b.overflow = 1;
+                else
+                    b_copies(&b, block, at, (size_t)nfull, step);
+                co_dt_destroy(block);
+            }
+        }
+        if (lastlen) {
+            if (__builtin_mul_overflow((MPI_Aint)last, stride, &at))
+                b.overflow = 1;
+            else
+                b_copies(&b, inner, at, (size_t)lastlen, stride);
+        }
+        co_dtype *next = b_finish(&b, 0, 0, 0, 0);
+        if (level) co_dt_destroy(level);
+        level = next;
+        if (!next)
+            rc = b_status(&b);
+        else if (__builtin_mul_overflow(stride, (MPI_Aint)g, &stride))
+            rc = MPI_ERR_COUNT;
+    }
+    free(coord);
+    if (rc) {
+        if (level) co_dt_destroy(level);
+        return rc;
+    }
+    builder b;
+    b_init(&b);
+    b_copies(&b, level, 0, 1, 0);
+    co_dt_destroy(level);
+    /* like a subarray: lb 0, extent the whole global array */
+    if (!(*out = b_finish(&b, 0, stride, 1, 1))) return b_status(&b);
+    (*out)->align = old->align;
+    return MPI_SUCCESS;
+}
+
 int co_dt_copy_layout(const co_dtype *old, co_dtype **out) {
     co_dtype *dt = co_dt_new(0);
     if (!dt) return MPI_ERR_NO_MEM;

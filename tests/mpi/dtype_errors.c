@@ -93,6 +93,60 @@ int main(int argc, char **argv) {
     CHECK_ERR(MPI_Type_create_subarray(2, sz, sub, st, MPI_ORDER_C, MPI_DATATYPE_NULL, &t),
               MPI_ERR_TYPE);
 
+    /* distributed array arguments: a 2x3 grid over a 6x9 array */
+    {
+        const int B = MPI_DISTRIBUTE_BLOCK, C = MPI_DISTRIBUTE_CYCLIC, N = MPI_DISTRIBUTE_NONE;
+        const int D = MPI_DISTRIBUTE_DFLT_DARG, O = MPI_ORDER_C;
+        int g[2] = {6, 9}, di[2] = {B, C}, da[2] = {D, D}, ps[2] = {2, 3};
+        CHECK_ERR(MPI_Type_create_darray(0, 0, 2, g, di, da, ps, O, MPI_INT, &t),
+                  MPI_ERR_ARG); /* size */
+        CHECK_ERR(MPI_Type_create_darray(6, 6, 2, g, di, da, ps, O, MPI_INT, &t),
+                  MPI_ERR_ARG); /* rank */
+        CHECK_ERR(MPI_Type_create_darray(6, -1, 2, g, di, da, ps, O, MPI_INT, &t), MPI_ERR_ARG);
+        CHECK_ERR(MPI_Type_create_darray(6, 0, 0, g, di, da, ps, O, MPI_INT, &t),
+                  MPI_ERR_ARG); /* ndims */
+        CHECK_ERR(MPI_Type_create_darray(6, 0, 2, NULL, di, da, ps, O, MPI_INT, &t), MPI_ERR_ARG);
+        CHECK_ERR(MPI_Type_create_darray(6, 0, 2, g, di, da, NULL, O, MPI_INT, &t), MPI_ERR_ARG);
+        CHECK_ERR(MPI_Type_create_darray(6, 0, 2, g, di, da, ps, 7, MPI_INT, &t),
+                  MPI_ERR_ARG); /* order */
+        CHECK_ERR(MPI_Type_create_darray(6, 0, 2, (int[]){6, 0}, di, da, ps, O, MPI_INT, &t),
+                  MPI_ERR_ARG);
+        CHECK_ERR(MPI_Type_create_darray(6, 0, 2, g, di, da, (int[]){2, 0}, O, MPI_INT, &t),
+                  MPI_ERR_ARG);
+        CHECK_ERR(MPI_Type_create_darray(6, 0, 2, g, (int[]){B, 5}, da, ps, O, MPI_INT, &t),
+                  MPI_ERR_ARG);
+        CHECK_ERR(MPI_Type_create_darray(6, 0, 2, g, di, (int[]){D, 0}, ps, O, MPI_INT, &t),
+                  MPI_ERR_ARG);
+        CHECK_ERR(MPI_Type_create_darray(6, 0, 2, g, di, (int[]){-7, D}, ps, O, MPI_INT, &t),
+                  MPI_ERR_ARG);
+        /* not distributed, yet 3 processes in that dimension */
+        CHECK_ERR(MPI_Type_create_darray(6, 0, 2, g, (int[]){B, N}, da, ps, O, MPI_INT, &t),
+                  MPI_ERR_ARG);
+        /* blocks of 2 over 2 processes cannot hold 6 rows */
+        CHECK_ERR(MPI_Type_create_darray(6, 0, 2, g, di, (int[]){2, D}, ps, O, MPI_INT, &t),
+                  MPI_ERR_ARG);
+        /* the grid holds 6 processes, not 4 (nor 12) */
+        CHECK_ERR(MPI_Type_create_darray(4, 0, 2, g, di, da, ps, O, MPI_INT, &t), MPI_ERR_ARG);
+        CHECK_ERR(MPI_Type_create_darray(12, 0, 2, g, di, da, ps, O, MPI_INT, &t), MPI_ERR_ARG);
+        CHECK_ERR(MPI_Type_create_darray(6, 0, 2, g, di, da, ps, O, MPI_DATATYPE_NULL, &t),
+                  MPI_ERR_TYPE);
+        CHECK_ERR(MPI_Type_create_darray(6, 0, 2, g, di, da, ps, O, stale, &t), MPI_ERR_TYPE);
+        CHECK_ERR(MPI_Type_create_darray(6, 0, 2, g, di, da, ps, O, MPI_INT, NULL), MPI_ERR_ARG);
+        /* a global array too large for MPI_Aint's byte offsets */
+        int huge[3] = {1 << 30, 1 << 30, 1 << 30}, hd[3] = {C, C, C}, ha[3] = {D, D, D};
+        CHECK_ERR(
+            MPI_Type_create_darray(1, 0, 3, huge, hd, ha, (int[]){1, 1, 1}, O, MPI_DOUBLE, &t),
+            MPI_ERR_COUNT);
+        CHECK(t == MPI_DATATYPE_NULL, "no type was created by a failed call");
+        /* and a good one: block darg that just covers, cyclic darg of 4, NONE with psize 1 */
+        CHECK_RC(
+            MPI_Type_create_darray(6, 5, 2, g, (int[]){B, C}, (int[]){3, 4}, ps, O, MPI_INT, &t));
+        MPI_Type_free(&t);
+        CHECK_RC(
+            MPI_Type_create_darray(3, 2, 2, g, (int[]){N, B}, da, (int[]){1, 3}, O, MPI_INT, &t));
+        MPI_Type_free(&t);
+    }
+
     /* commit and free */
     CHECK_ERR(MPI_Type_commit(NULL), MPI_ERR_ARG);
     t = MPI_DATATYPE_NULL;

@@ -395,6 +395,87 @@ int main(int argc, char **argv) {
         MPI_Type_free(&t2);
     }
 
+    /* distributed arrays: every process of the grid against the reference, and all of them
+     * together covering the global array once (an int array holding each element's index,
+     * packed through each process's type) */
+    {
+        enum { B = MPI_DISTRIBUTE_BLOCK, C = MPI_DISTRIBUTE_CYCLIC, N = MPI_DISTRIBUTE_NONE };
+        enum { D = MPI_DISTRIBUTE_DFLT_DARG };
+        struct {
+            int ndims, g[3], dist[3], darg[3], p[3];
+        } cases[] = {
+            {1, {10}, {B}, {D}, {3}},            /* blocks of 4, 4, 2 */
+            {1, {10}, {B}, {D}, {4}},            /* 3, 3, 3, 1 */
+            {1, {5}, {B}, {2}, {4}},             /* 2, 2, 1, nothing */
+            {1, {11}, {C}, {D}, {3}},            /* round robin */
+            {1, {11}, {C}, {2}, {3}},            /* pairs dealt round */
+            {2, {6, 7}, {B, C}, {D, D}, {2, 3}}, /* block rows, cyclic columns */
+            {2, {5, 9}, {C, B}, {2, 4}, {2, 3}}, /* cyclic(2) rows, blocks of 4 columns */
+            {2, {4, 6}, {N, B}, {D, D}, {1, 4}}, /* whole rows, columns in blocks */
+            {3, {4, 5, 3}, {B, C, N}, {D, 2, D}, {2, 2, 1}},
+            {3, {3, 4, 5}, {C, C, C}, {D, 3, 2}, {3, 1, 2}},
+        };
+        for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+            int nd = cases[c].ndims, size = 1, total = 1;
+            for (int d = 0; d < nd; d++) {
+                size *= cases[c].p[d];
+                total *= cases[c].g[d];
+            }
+            for (int order = 0; order < 2; order++) {
+                int ord = order ? MPI_ORDER_FORTRAN : MPI_ORDER_C;
+                int *global = malloc(sizeof(int) * (size_t)total),
+                    *seen = calloc((size_t)total, sizeof(int));
+                int *packed = malloc(sizeof(int) * (size_t)total);
+                CHECK(global && seen && packed, "malloc");
+                for (int i = 0; i < total; i++) global[i] = i;
+                for (int r = 0; r < size; r++) {
+                    char what[96];
+                    snprintf(what, sizeof(what), "darray case %zu, %s order, rank %d of %d", c,
+                             order ? "Fortran" : "C", r, size);
+                    CHECK_RC(MPI_Type_create_darray(size, r, nd, cases[c].g, cases[c].dist,
+                                                    cases[c].darg, cases[c].p, ord, MPI_INT, &t2));
+                    m = ref_darray(r, nd, cases[c].g, cases[c].dist, cases[c].darg, cases[c].p, ord,
+                                   &rint);
+                    check_type(what, commit(t2), &m, 1);
+                    int ints[16] = {size, r, nd}, ni = 3;
+                    for (int d = 0; d < nd; d++) ints[ni++] = cases[c].g[d];
+                    for (int d = 0; d < nd; d++) ints[ni++] = cases[c].dist[d];
+                    for (int d = 0; d < nd; d++) ints[ni++] = cases[c].darg[d];
+                    for (int d = 0; d < nd; d++) ints[ni++] = cases[c].p[d];
+                    ints[ni++] = ord;
+                    check_contents(what, t2, MPI_COMBINER_DARRAY, ni, ints, 0, NULL, 1,
+                                   (MPI_Datatype[]){MPI_INT});
+                    int tsize, pos = 0;
+                    CHECK_RC(MPI_Type_size(t2, &tsize));
+                    CHECK_RC(MPI_Pack(global, 1, t2, packed, (int)sizeof(int) * total, &pos,
+                                      MPI_COMM_SELF));
+                    CHECK(pos == tsize, "%s: packed %d bytes, size %d", what, pos, tsize);
+                    for (int k = 0; k < tsize / (int)sizeof(int); k++) {
+                        CHECK(packed[k] >= 0 && packed[k] < total, "%s: element %d", what, k);
+                        CHECK(!seen[packed[k]]++, "%s: element %d is another process's too", what,
+                              packed[k]);
+                    }
+                    ref_free(&m);
+                    MPI_Type_free(&t2);
+                }
+                for (int i = 0; i < total; i++)
+                    CHECK(seen[i] == 1, "darray case %zu: element %d owned by %d processes", c, i,
+                          seen[i]);
+                free(global);
+                free(seen);
+                free(packed);
+            }
+        }
+        /* of a derived element type, received as a message: the 2x3 grid's rank 4 (row 1,
+         * column 1) of a 5x7 array of vectors in blocks */
+        int g[] = {5, 7}, dist[] = {B, B}, darg[] = {D, D}, p[] = {2, 3};
+        CHECK_RC(MPI_Type_create_darray(6, 4, 2, g, dist, darg, p, MPI_ORDER_C, tv2, &t2));
+        m = ref_darray(4, 2, g, dist, darg, p, MPI_ORDER_C, &rv2);
+        check_type("darray of vector", commit(t2), &m, 1);
+        ref_free(&m);
+        MPI_Type_free(&t2);
+    }
+
     /* resized: negative lb, holes between elements, extent smaller than the data */
     CHECK_RC(MPI_Type_create_resized(MPI_INT, -4, 12, &t2));
     m = ref_resized(&rint, -4, 12);

@@ -142,6 +142,56 @@ static inline ref_map ref_subarray(int ndims, const int *sizes, const int *subs,
     return m;
 }
 
+/* MPI_Type_create_darray for process `rank` of the row-major grid `psizes`: every element of
+ * the global array in storage order whose index in each dimension d falls in a block that
+ * the deal gives to the process's coordinate in d ((index / block) % psize); blocks of
+ * ceil(gsize/psize) for a default block distribution, the darg when given, 1 for a default
+ * cyclic one, the whole dimension when it is not distributed. lb 0, extent the whole array. */
+static inline ref_map ref_darray(int rank, int ndims, const int *gsizes, const int *distribs,
+                                 const int *dargs, const int *psizes, int order,
+                                 const ref_map *old) {
+    ref_map m = {0};
+    int idx[8] = {0}, coord[8], bs[8];
+    for (int d = ndims - 1, r = rank; d >= 0; d--) {
+        coord[d] = r % psizes[d];
+        r /= psizes[d];
+        if (distribs[d] == MPI_DISTRIBUTE_NONE)
+            bs[d] = gsizes[d];
+        else if (dargs[d] != MPI_DISTRIBUTE_DFLT_DARG)
+            bs[d] = dargs[d];
+        else if (distribs[d] == MPI_DISTRIBUTE_BLOCK)
+            bs[d] = (gsizes[d] + psizes[d] - 1) / psizes[d];
+        else
+            bs[d] = 1;
+    }
+    MPI_Aint ext = ref_extent(old), total = ext;
+    for (int d = 0; d < ndims; d++) total *= gsizes[d];
+    for (;;) {
+        int mine = 1;
+        MPI_Aint off = 0, mul = ext;
+        for (int k = 0; k < ndims; k++) {
+            int d = order == MPI_ORDER_C ? ndims - 1 - k : k;
+            mine &= (idx[d] / bs[d]) % psizes[d] == coord[d];
+            off += (MPI_Aint)idx[d] * mul;
+            mul *= gsizes[d];
+        }
+        if (mine)
+            for (int i = 0; i < old->n; i++) ref_push(&m, off + old->e[i].disp, old->e[i].len);
+        int done = 1; /* the fastest dimension first: storage order, as in the type */
+        for (int k = 0; k < ndims && done; k++) {
+            int d = order == MPI_ORDER_C ? ndims - 1 - k : k;
+            if (++idx[d] < gsizes[d])
+                done = 0;
+            else
+                idx[d] = 0;
+        }
+        if (done) break;
+    }
+    m.lb = 0;
+    m.ub = total;
+    return m;
+}
+
 static inline size_t ref_size(const ref_map *m) {
     size_t s = 0;
     for (int i = 0; i < m->n; i++) s += (size_t)m->e[i].len;
