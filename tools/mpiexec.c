@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -529,8 +530,10 @@ static int parse_options(job *j, app *ap, int argc, char **argv, int *pi, char *
         } else if (!strcmp(a, "-wdir") || !strcmp(a, "--wdir") || !strcmp(a, "-wd")) {
             struct stat st;
             if (!val || stat(val, &st) || !S_ISDIR(st.st_mode)) {
-                fprintf(stderr, "mpiexec: %s needs a directory%s%s%s\n", a, val ? " ('" : "",
-                        val ? val : "", val ? "' is not one)" : "");
+                if (val)
+                    fprintf(stderr, "mpiexec: %s needs a directory ('%s' is not one)\n", a, val);
+                else
+                    fprintf(stderr, "mpiexec: %s needs a directory\n", a);
                 return -1;
             }
             ap->wdir = argv[++i];
@@ -602,7 +605,7 @@ static int parse_args(job *j, int argc, char **argv) {
         }
         ap->argv = argv + i;
         ap->first = j->n;
-        if (ap->n > INT32_MAX / 2 - j->n) {
+        if (ap->n > INT_MAX - j->n) {
             fprintf(stderr, "mpiexec: too many ranks\n");
             return -1;
         }
