@@ -229,9 +229,10 @@ mpmd)
   mpmd -n 2 -x LAUNCH_A=1 "$PROG" appnum 0 x : -n 3 -wdir "$out/wd" -env LAUNCH_A 2 \
     -genv LAUNCH_B b "$PROG" appnum 0 y : --tag-output "$PROG" appnum 0 z
   expect_status 0
-  for r in 0 1; do expect_out "^\[$r\] rank $r of 6 app 0 arg x dir $PWD appsum 5 part size 2 ranksum 1$"; done
-  for r in 2 3 4; do expect_out "^\[$r\] rank $r of 6 app 1 arg y dir $out/wd appsum 5 part size 3 ranksum 9$"; done
-  expect_out "^\[5\] rank 5 of 6 app 2 arg z dir $PWD appsum 5 part size 1 ranksum 5$"
+  # (MPI_INFO_ENV's maxprocs is the part's -n, its wdir where the rank started)
+  for r in 0 1; do expect_out "^\[$r\] rank $r of 6 app 0 arg x dir $PWD appsum 5 part size 2 ranksum 1 maxprocs 2 wdir $PWD$"; done
+  for r in 2 3 4; do expect_out "^\[$r\] rank $r of 6 app 1 arg y dir $out/wd appsum 5 part size 3 ranksum 9 maxprocs 3 wdir $out/wd$"; done
+  expect_out "^\[5\] rank 5 of 6 app 2 arg z dir $PWD appsum 5 part size 1 ranksum 5 maxprocs 1 wdir $PWD$"
   mpmd -n 2 -x LAUNCH_A=1 "$PROG" env 0 LAUNCH_A : -env LAUNCH_A 2 "$PROG" env 0 LAUNCH_A : \
     "$PROG" env 0 LAUNCH_A
   expect_status 0
@@ -248,7 +249,7 @@ mpmd)
   # a single program sees MPI_APPNUM 0
   run 2 -- appnum 0 w
   expect_status 0
-  expect_out "^rank 1 of 2 app 0 arg w dir $PWD appsum 0 part size 2 ranksum 1$"
+  expect_out "^rank 1 of 2 app 0 arg w dir $PWD appsum 0 part size 2 ranksum 1 maxprocs 2 wdir $PWD$"
   # mistakes are said before anything starts
   mpmd -n 1 "$PROG" ok :
   expect_status 2

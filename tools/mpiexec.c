@@ -379,6 +379,8 @@ static void child(job *j, int rank, int fds[3], int cpu, int ncpus, pid_t launch
     setenv("COHORT_JOB_NCPUS", v, 1);
     snprintf(v, sizeof(v), "%d", (int)(ap - j->apps));
     setenv("COHORT_JOB_APPNUM", v, 1);
+    snprintf(v, sizeof(v), "%d", ap->n);
+    setenv("COHORT_JOB_APPSIZE", v, 1);
     set_vars(j->xvars, j->nx);   /* -genv */
     set_vars(ap->xvars, ap->nx); /* then the program's own */
     if (cpu >= 0) {

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 co_info *co_info_create(void) {
     co_info *in = calloc(1, sizeof(*in));
@@ -97,7 +98,8 @@ void co_info_free(co_info *in) {
 }
 
 /* MPI_INFO_ENV: the command and its arguments (from /proc/self/cmdline), the number of
- * processes started and the thread level provided. */
+ * processes started with this command (its part's -n in `mpiexec a : b`), the working
+ * directory and the thread level provided. */
 static int info_env(co_info *env) {
     int rc = MPI_SUCCESS;
     char buf[8192];
@@ -113,9 +115,12 @@ static int info_env(co_info *env) {
         rc = co_info_set(env, "command", buf);
         if (!rc && first + 1 < n) rc = co_info_set(env, "argv", buf + first + 1);
     }
+    const char *part = getenv("COHORT_JOB_APPSIZE"); /* set by mpiexec */
     char num[32];
-    snprintf(num, sizeof(num), "%d", co_st.world_size);
+    snprintf(num, sizeof(num), "%d", part ? atoi(part) : co_st.world_size);
     if (!rc) rc = co_info_set(env, "maxprocs", num);
+    char dir[MPI_MAX_INFO_VAL + 1];
+    if (!rc && getcwd(dir, sizeof(dir))) rc = co_info_set(env, "wdir", dir);
     static const char *const levels[] = {"MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED",
                                          "MPI_THREAD_SERIALIZED", "MPI_THREAD_MULTIPLE"};
     int t = co_st.thread_level;

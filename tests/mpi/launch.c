@@ -3,8 +3,9 @@
  * MODE: ok, segv, exit, abort, nofinalize, fataltag, hang, deadlock, stdin, env, spam,
  * affinity, sleep, collsegv (RANK dies by SIGSEGV after ARG rounds of collectives while the others
  * go on with them: small ones through the shared segment, large ones copied straight from its
- * memory), appnum (prints MPI_APPNUM, the working directory, ARG and what the ranks of its
- * program and of the whole job add up to, on communicators split by MPI_APPNUM). */
+ * memory), appnum (prints MPI_APPNUM, the working directory, ARG, what the ranks of its
+ * program and of the whole job add up to, on communicators split by MPI_APPNUM, and
+ * MPI_INFO_ENV's maxprocs and wdir). */
 #include <limits.h>
 #include <mpi.h>
 #include <sched.h>
@@ -104,10 +105,13 @@ int main(int argc, char **argv) {
         MPI_Comm_split(MPI_COMM_WORLD, *app, rank, &part);
         MPI_Allreduce(&rank, &mine, 1, MPI_INT, MPI_SUM, part);
         MPI_Comm_size(part, &n);
-        char dir[PATH_MAX];
+        char dir[PATH_MAX], maxprocs[MPI_MAX_INFO_VAL + 1] = "-", wdir[MPI_MAX_INFO_VAL + 1] = "-";
         if (!getcwd(dir, sizeof(dir))) strcpy(dir, "?");
-        printf("rank %d of %d app %d arg %s dir %s appsum %d part size %d ranksum %d\n", rank, size,
-               *app, arg, dir, sum, n, mine);
+        MPI_Info_get(MPI_INFO_ENV, "maxprocs", MPI_MAX_INFO_VAL, maxprocs, &flag);
+        MPI_Info_get(MPI_INFO_ENV, "wdir", MPI_MAX_INFO_VAL, wdir, &flag);
+        printf("rank %d of %d app %d arg %s dir %s appsum %d part size %d ranksum %d maxprocs %s "
+               "wdir %s\n",
+               rank, size, *app, arg, dir, sum, n, mine, maxprocs, wdir);
         MPI_Comm_free(&part);
     }
     MPI_Finalize();
