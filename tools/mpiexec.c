@@ -524,8 +524,9 @@ static int parse_options(job *j, app *ap, int argc, char **argv, int *pi, char *
                 fprintf(stderr, "mpiexec: %s needs a NAME and a VALUE\n", a);
                 return -1;
             }
-            if (a[1] == 'e' && !local_var_ok(j, a, argv[i + 1])) return -1;
-            char **list = a[1] == 'g' ? &j->xvars[j->nx++] : &ap->xvars[ap->nx++];
+            int every_part = !strcmp(a, "-genv");
+            if (!every_part && !local_var_ok(j, a, argv[i + 1])) return -1;
+            char **list = every_part ? &j->xvars[j->nx++] : &ap->xvars[ap->nx++];
             *list = *xtext;
             *xtext += sprintf(*xtext, "%s=%s", argv[i + 1], argv[i + 2]) + 1;
             i += 2;
