@@ -1,7 +1,7 @@
 #!/bin/bash
 # Launcher behaviour: how mpiexec ends a job when a rank fails, its exit status and message,
 # output forwarding, stdin, environment, several programs in one job (MPMD), binding and
-# timeouts; and that no job, however it ends, leaves anything in /dev/shm or /tmp or any
+# placement options, and timeouts; and that no job, however it ends, leaves anything in /dev/shm or /tmp or any
 # process behind.
 #   launcher.sh MPIEXEC PROG SCENARIO
 set -u
@@ -356,6 +356,85 @@ binding)
   run $((2 * ncpu)) --bind-to none -- affinity
   expect_status 0
   expect_out "^rank 1 cpus=$ncpu$"
+  ;;
+placement)
+  # --map-by, --bind-to levels, cores per rank, --report-bindings, -ppn (docs/runtime.md,
+  # "Placement"); what each rank finds itself bound to must be what mpiexec reported
+  ncpu=$(nproc)
+  all=$(sed -n 's/^rank 0 list=//p' <("$MPIEXEC" -n 1 --bind-to none "$PROG" affinity))
+  [ -n "$all" ] || fail "no CPU list from an unbound rank"
+  # reported NP: every rank's set is the one mpiexec reported, and each says bound or not
+  reported() {
+    for r in $(seq 0 $(($1 - 1))); do
+      rep=$(sed -n "s/^mpiexec: rank $r \(bound to\|not bound:\) CPUs\{0,1\} //p" "$out/stderr")
+      got=$(sed -n "s/^rank $r list=//p" "$out/stdout")
+      [ -n "$rep" ] && [ "$rep" = "$got" ] || fail "rank $r reported on '$rep', runs on '$got'"
+    done
+  }
+  run "$ncpu" --bind-to hwthread --report-bindings -- affinity
+  expect_status 0
+  reported "$ncpu"
+  for r in $(seq 0 $((ncpu - 1))); do expect_out "^rank $r cpus=1$"; done
+  [ "$(sed -n 's/^rank [0-9]* first=//p' "$out/stdout" | sort -u | wc -l)" -eq "$ncpu" ] ||
+    fail "ranks bound to hardware threads share one"
+  run 2 --bind-to socket --report-bindings -- affinity
+  expect_status 0
+  reported 2
+  expect_err "^mpiexec: rank 1 bound to CPUs? "
+  run "$((2 * ncpu))" --map-by socket --bind-to socket --report-bindings -- affinity
+  expect_status 0
+  reported "$((2 * ncpu))"
+  # one rank with every CPU: from OMP_NUM_THREADS, from PE= and from --cpus-per-rank
+  for opt in "-x OMP_NUM_THREADS=$ncpu" "--map-by slot:PE=$ncpu" "--cpus-per-rank $ncpu" \
+      "--bind-to hwthread:$ncpu"; do
+    run 1 $opt --report-bindings -- affinity
+    expect_status 0
+    reported 1
+    expect_err "^mpiexec: rank 0 bound to CPUs? $all$"
+    expect_out "^rank 0 cpus=$ncpu$"
+  done
+  if [ "$ncpu" -gt 1 ]; then
+    # two ranks that want every CPU each: not bound, and said when PE= asked for it
+    OMP_NUM_THREADS=$ncpu run 2 --report-bindings -- affinity
+    expect_status 0
+    reported 2
+    expect_err "^mpiexec: rank 1 not bound: CPUs? $all$"
+    ! grep -q "cannot give" "$out/stderr" || fail "said so without being asked to bind"
+    run 2 --map-by core:PE=$ncpu -- affinity
+    expect_status 0
+    expect_err "^mpiexec: cannot give 2 ranks $ncpu cores each: there are [0-9]+; not binding$"
+  fi
+  # -ppn alone gives the number of ranks; with more ranks than that, refused
+  "$MPIEXEC" -ppn 3 "$PROG" affinity > "$out/stdout" 2> "$out/stderr"
+  status=$?
+  expect_status 0
+  [ "$(grep -c '^rank [0-9]* cpus=' "$out/stdout")" -eq 3 ] || fail "-ppn 3 did not start 3 ranks"
+  run 5 -ppn 2 -- affinity
+  expect_status 2
+  expect_err "^mpiexec: -ppn 2: 5 ranks would need 3 machines; Cohort runs a job on one machine$"
+  # ppr:1:hwthread alone: one rank per hardware thread
+  "$MPIEXEC" --map-by ppr:1:hwthread "$PROG" affinity > "$out/stdout" 2> "$out/stderr"
+  status=$?
+  expect_status 0
+  [ "$(grep -c '^rank [0-9]* cpus=1$' "$out/stdout")" -eq "$ncpu" ] ||
+    fail "ppr:1:hwthread did not start one rank per CPU"
+  run "$((ncpu + 1))" --map-by ppr:1:hwthread -- affinity
+  expect_status 2
+  expect_err "^mpiexec: --map-by ppr:1: the job has $ncpu hardware threads? here, so at most $ncpu ranks, not $((ncpu + 1))$"
+  run "$((ncpu + 1))" --map-by hwthread:NOOVERSUBSCRIBE -- affinity
+  expect_status 2
+  expect_err "^mpiexec: NOOVERSUBSCRIBE: the ranks need more hardware threads than the $ncpu"
+  # what is refused before anything starts
+  for bad in "--map-by bogus" "--map-by core:PE=0" "--bind-to socket:3" "--bind-to user:0+1" \
+      "--rank-by bogus" "--cpus-per-rank 0" "-ppn x" "--map-by"; do
+    run 1 $bad -- affinity
+    expect_status 2
+    [ ! -s "$out/stdout" ] || fail "$bad: a rank ran"
+    expect_err "^mpiexec: "
+  done
+  # accepted for scripts of other MPIs
+  run 2 --rank-by core --map-by socket:OVERSUBSCRIBE:SPAN --bind-to core:overload-allowed -- affinity
+  expect_status 0
   ;;
 *)
   echo "unknown scenario $SCENARIO"; exit 2 ;;

@@ -52,7 +52,7 @@ target_link_libraries(t_launch PRIVATE cohort)
 set_target_properties(t_launch PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
 foreach(s ok segv collsegv exit abort nofinalize fataltag timeout deadlock nowatch
           killed interrupted badprog
-          badargs stdin env mpmd hosts tagoutput lines binding)
+          badargs stdin env mpmd hosts tagoutput lines binding placement)
   add_test(NAME launcher.${s}
     COMMAND ${CMAKE_SOURCE_DIR}/tests/launcher.sh ${MPIEXEC} $<TARGET_FILE:t_launch> ${s})
   set_tests_properties(launcher.${s} PROPERTIES TIMEOUT 60)

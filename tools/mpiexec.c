@@ -5,6 +5,7 @@
  * `mpiexec -n 1 a : -n 4 b` starts several programs as one job (MPMD): the parts take
  * consecutive ranks of one MPI_COMM_WORLD, and MPI_APPNUM tells a rank which part it is. */
 #include "../src/boot/boot.h"
+#include "../src/boot/place.h"
 #include "../src/core/cohort.h"
 #include "../src/xport/shm.h"
 
@@ -44,6 +45,7 @@ typedef struct rank_proc {
 /* One part of the command line between colons: a program, its ranks and its own options. */
 typedef struct app {
     int n;        /* ranks */
+    int n_given;  /* -n was given */
     int first;    /* its first rank */
     char **argv;  /* program and its arguments (NULL-terminated) */
     char **xvars; /* -x and -env: VAR=VALUE, or VAR to pass on */
@@ -57,7 +59,12 @@ typedef struct job {
     int napps;
     int tag_output;
     double timeout;
-    int bind;     /* -1: default, 0: none, 1: core */
+    co_place_opts place; /* --map-by, --bind-to, --cpus-per-rank... (src/boot/place.h) */
+    int bind_given;      /* --bind-to was given (none included) */
+    int report_bindings;
+    int ppn;         /* -ppn, --npernode: ranks per machine, 0: not given */
+    cpu_set_t *sets; /* where each rank is bound, when bound[rank] */
+    int *bound;
     char **xvars; /* -genv, for every part; also the storage of all VAR=VALUE strings */
     int nx;
     co_seg seg;
@@ -188,9 +195,16 @@ static void usage(FILE *f) {
                "  --tag-output         prefix every output line with [rank]\n"
                "  --timeout S          end the job after S seconds (exit status 124); without\n"
                "                       it, MPIEXEC_TIMEOUT in the environment, if set\n"
-               "  --bind-to core|none  bind each rank to a core (default: core when ranks <= "
+               "  --bind-to LEVEL      bind each rank to its core (the default when ranks <= "
                "cores,\n"
-               "                       or when they divide evenly: consecutive ranks share one)\n"
+               "                       or when they divide evenly: consecutive ranks share one),\n"
+               "                       hwthread, l2cache, l3cache, numa, socket, or none\n"
+               "  --map-by LEVEL[:PE=N] deal ranks in order (slot, core: the default) or in turn\n"
+               "                       over l2cache, l3cache, numa, socket; ppr:N:LEVEL puts N\n"
+               "                       on each; PE=N gives each rank N cores\n"
+               "  --cpus-per-rank N    the same as PE=N (default: OMP_NUM_THREADS, if set)\n"
+               "  --report-bindings    say where each rank is bound, on stderr\n"
+               "  -ppn N               ranks per machine: with no -n, N ranks\n"
                "  -x VAR[=VALUE]       set (or pass on) an environment variable for the ranks\n"
                "  -env VAR VALUE       the same as -x VAR=VALUE\n"
                "  -genv VAR VALUE      the same, for the ranks of every program\n"
@@ -331,13 +345,63 @@ static void rank_exited(job *j, int rank, int status) {
     start_killing(j);
 }
 
-static int cpus_of_mask(int *cpus, int max) {
-    cpu_set_t set;
-    int n = 0;
-    if (sched_getaffinity(0, sizeof(set), &set) != 0) return 0;
-    for (int c = 0; c < CPU_SETSIZE && n < max; c++)
-        if (CPU_ISSET(c, &set)) cpus[n++] = c;
-    return n;
+static const app *app_of(const job *j, int rank) {
+    int a = 0;
+    while (a + 1 < j->napps && rank >= j->apps[a + 1].first) a++;
+    return &j->apps[a];
+}
+
+/* The threads a rank's OpenMP runtime will start (the first number of OMP_NUM_THREADS, as the
+ * rank will see it), or 1: what it needs cores for. */
+static int omp_threads(const job *j, const app *ap) {
+    const char *v = NULL;
+    for (int pass = 0; pass < 2 && !v; pass++) {
+        char **vars = pass ? j->xvars : ap->xvars;
+        int n = pass ? j->nx : ap->nx;
+        for (int i = n - 1; i >= 0 && !v; i--)
+            if (!strncmp(vars[i], "OMP_NUM_THREADS=", 16)) v = vars[i] + 16;
+    }
+    if (!v) v = getenv("OMP_NUM_THREADS");
+    long t = v ? strtol(v, NULL, 10) : 1;
+    return t >= 1 && t <= CO_PLACE_MAXCPU ? (int)t : 1;
+}
+
+/* Where each rank goes (docs/runtime.md, "Placement"): into j->sets and j->bound; -1 if the
+ * placement asked for cannot be made (said). */
+static int place_ranks(job *j, const co_config *cfg, int *ncpus) {
+    static co_topo topo;
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof(allowed), &allowed)) {
+        CPU_ZERO(&allowed);
+        CPU_SET(0, &allowed);
+    }
+    co_topo_load(&topo, &allowed);
+    *ncpus = topo.n > 0 ? topo.n : 1;
+    if (!j->bind_given && !cfg->bind) j->place.bind = -1; /* COHORT_BIND=0 */
+    if (j->place.ppr && j->napps == 1 && !j->apps[0].n_given && !j->ppn)
+        j->n = j->apps[0].n = j->place.ppr * co_topo_count(&topo, j->place.map);
+    j->sets = malloc((size_t)j->n * sizeof(cpu_set_t));
+    j->bound = malloc((size_t)j->n * sizeof(int));
+    int *pe = malloc((size_t)j->n * sizeof(int));
+    if (!j->sets || !j->bound || !pe) {
+        fprintf(stderr, "mpiexec: out of memory for %d ranks\n", j->n);
+        free(pe);
+        return -1;
+    }
+    for (int r = 0; r < j->n; r++) pe[r] = omp_threads(j, app_of(j, r));
+    char err[256];
+    int rc = co_place(&topo, &j->place, j->n, pe, j->sets, j->bound, err, sizeof(err));
+    free(pe);
+    if (rc) fprintf(stderr, "mpiexec: %s\n", err);
+    if (rc < 0) return -1;
+    for (int r = 0; j->report_bindings && r < j->n; r++) {
+        char list[512];
+        co_place_format(&j->sets[r], list, sizeof(list));
+        fprintf(stderr, "mpiexec: rank %d %s CPU%s %s\n", r,
+                j->bound[r] ? "bound to" : "not bound:", CPU_COUNT(&j->sets[r]) == 1 ? "" : "s",
+                list);
+    }
+    return 0;
 }
 
 static void set_vars(char **vars, int n) {
@@ -351,13 +415,7 @@ static void set_vars(char **vars, int n) {
     }
 }
 
-static const app *app_of(const job *j, int rank) {
-    int a = 0;
-    while (a + 1 < j->napps && rank >= j->apps[a + 1].first) a++;
-    return &j->apps[a];
-}
-
-static void child(job *j, int rank, int fds[3], int cpu, int ncpus, pid_t launcher) {
+static void child(job *j, int rank, int fds[3], int ncpus, pid_t launcher) {
     const app *ap = app_of(j, rank);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != launcher) _exit(127); /* mpiexec died before we got here */
@@ -383,12 +441,11 @@ static void child(job *j, int rank, int fds[3], int cpu, int ncpus, pid_t launch
     setenv("COHORT_JOB_APPSIZE", v, 1);
     set_vars(j->xvars, j->nx);   /* -genv */
     set_vars(ap->xvars, ap->nx); /* then the program's own */
-    if (cpu >= 0) {
-        cpu_set_t set;
-        CPU_ZERO(&set);
-        CPU_SET(cpu, &set);
-        sched_setaffinity(0, sizeof(set), &set);
-        j->seg.ranks[rank].cpu = cpu;
+    if (j->bound[rank]) {
+        sched_setaffinity(0, sizeof(cpu_set_t), &j->sets[rank]);
+        int first = 0;
+        while (!CPU_ISSET(first, &j->sets[rank])) first++;
+        j->seg.ranks[rank].cpu = first;
     }
     if (ap->wdir && chdir(ap->wdir)) {
         fprintf(stderr, "mpiexec: rank %d cannot start in '%s': %s\n", rank, ap->wdir,
@@ -489,6 +546,7 @@ static int parse_options(job *j, app *ap, int argc, char **argv, int *pi, char *
                 fprintf(stderr, "mpiexec: %s needs a positive number of ranks\n", a);
                 return -1;
             }
+            ap->n_given = 1;
             i++;
         } else if (!strcmp(a, "--tag-output") || !strcmp(a, "-tag-output") || !strcmp(a, "-l")) {
             j->tag_output = 1;
@@ -501,13 +559,50 @@ static int parse_options(job *j, app *ap, int argc, char **argv, int *pi, char *
                 return -1;
             }
             i++;
-        } else if (!strcmp(a, "--bind-to") || !strcmp(a, "-bind-to")) {
-            if (val && !strcmp(val, "core"))
-                j->bind = 1;
-            else if (val && !strcmp(val, "none"))
-                j->bind = 0;
-            else {
-                fprintf(stderr, "mpiexec: --bind-to takes 'core' or 'none'\n");
+        } else if (!strcmp(a, "--bind-to") || !strcmp(a, "-bind-to") || !strcmp(a, "--map-by") ||
+                   !strcmp(a, "-map-by")) {
+            char perr[256];
+            int bind = a[strspn(a, "-")] == 'b';
+            if (!val) {
+                fprintf(stderr, "mpiexec: %s needs a value (see --help)\n", a);
+                return -1;
+            }
+            if (bind ? co_place_parse_bind(val, &j->place, perr, sizeof(perr))
+                     : co_place_parse_map(val, &j->place, perr, sizeof(perr))) {
+                fprintf(stderr, "mpiexec: %s\n", perr);
+                return -1;
+            }
+            j->bind_given |= bind;
+            i++;
+        } else if (!strcmp(a, "--rank-by") || !strcmp(a, "-rank-by")) {
+            /* ranks are numbered in the order they are mapped (docs/runtime.md) */
+            if (!val || co_place_level(val, strcspn(val, ":"), 1) < 0) {
+                fprintf(stderr,
+                        "mpiexec: %s needs a level (slot, hwthread, core, l2cache, l3cache, "
+                        "numa, socket, package, node)\n",
+                        a);
+                return -1;
+            }
+            i++;
+        } else if (!strcmp(a, "--cpus-per-rank") || !strcmp(a, "--cpus-per-proc") ||
+                   !strcmp(a, "-cpus-per-rank") || !strcmp(a, "-cpus-per-proc")) {
+            char *end;
+            if (!val || (j->place.pe = (int)strtol(val, &end, 10), *end) || j->place.pe < 1) {
+                fprintf(stderr, "mpiexec: %s needs a positive number of cores\n", a);
+                return -1;
+            }
+            i++;
+        } else if (!strcmp(a, "--use-hwthread-cpus")) {
+            j->place.unit = CO_LVL_HWTHREAD;
+        } else if (!strcmp(a, "--nooversubscribe")) {
+            j->place.nooversubscribe = 1;
+        } else if (!strcmp(a, "--report-bindings") || !strcmp(a, "-report-bindings")) {
+            j->report_bindings = 1;
+        } else if (!strcmp(a, "-ppn") || !strcmp(a, "--ppn") || !strcmp(a, "-perhost") ||
+                   !strcmp(a, "--npernode") || !strcmp(a, "-npernode") || !strcmp(a, "-N")) {
+            char *end;
+            if (!val || (j->ppn = (int)strtol(val, &end, 10), *end) || j->ppn < 1) {
+                fprintf(stderr, "mpiexec: %s needs a positive number of ranks\n", a);
                 return -1;
             }
             i++;
@@ -571,7 +666,7 @@ static int parse_options(job *j, app *ap, int argc, char **argv, int *pi, char *
 }
 
 static int parse_args(job *j, int argc, char **argv) {
-    j->bind = -1;
+    co_place_defaults(&j->place);
     j->napps = 1;
     for (int k = 1; k < argc; k++) j->napps += !strcmp(argv[k], ":");
     j->apps = calloc((size_t)j->napps, sizeof(app));
@@ -614,6 +709,15 @@ static int parse_args(job *j, int argc, char **argv) {
         }
         j->n += ap->n;
         i = end + 1;
+    }
+    if (j->ppn && j->napps == 1 && !j->apps[0].n_given) {
+        j->n = j->apps[0].n = j->ppn; /* -ppn N alone: N ranks on the one machine */
+    } else if (j->ppn && j->n > j->ppn) {
+        fprintf(stderr,
+                "mpiexec: -ppn %d: %d ranks would need %d machines; Cohort runs a job on one "
+                "machine\n",
+                j->ppn, j->n, (int)(((long)j->n + j->ppn - 1) / j->ppn));
+        return -1;
     }
     return 0;
 }
@@ -668,9 +772,13 @@ int main(int argc, char **argv) {
         fprintf(stderr, "mpiexec: %s\n", err);
         bad = 1;
     }
+    int ncpus = 1;
+    if (!bad && place_ranks(j, &cfg, &ncpus)) bad = 1;
     if (bad) {
         free(j->xvars);
         free(j->apps);
+        free(j->sets);
+        free(j->bound);
         return 2;
     }
     /* What a single-copy read costs here decides some of the collectives' choices, which
@@ -690,21 +798,6 @@ int main(int argc, char **argv) {
     if (j->seg_fd < 0) {
         fprintf(stderr, "mpiexec: %s\n", err);
         return 2;
-    }
-
-    static int cpus[CPU_SETSIZE];
-    int ncpus = cpus_of_mask(cpus, CPU_SETSIZE);
-    if (ncpus < 1) ncpus = 1;
-    /* With more ranks than cores, a core takes a block of consecutive ranks (ranks 0-1 the
-     * first of 2 cores at 4 ranks), so that neighbours in rank order, which exchange most in
-     * stencil codes, share a core; only when the ranks divide evenly among the cores, since a
-     * core with one rank more would hold back every collective (docs/runtime.md). */
-    int bind = j->bind >= 0 ? j->bind : cfg.bind;
-    if (bind && j->n > ncpus && j->n % ncpus) {
-        if (j->bind == 1)
-            fprintf(stderr, "mpiexec: cannot bind %d ranks evenly to %d cores; not binding\n", j->n,
-                    ncpus);
-        bind = 0;
     }
 
     /* Signals arrive through a signalfd so that the event loop sees them in order. */
@@ -747,8 +840,7 @@ int main(int argc, char **argv) {
         pid_t pid = fork();
         if (pid == 0) {
             int fds[3] = {child_in, out[1], errp[1]};
-            int cpu = j->n <= ncpus ? cpus[r] : cpus[(int)((long)r * ncpus / j->n)];
-            child(j, r, fds, bind ? cpu : -1, ncpus, self);
+            child(j, r, fds, ncpus, self);
         }
         close(out[1]);
         close(errp[1]);

@@ -60,8 +60,10 @@ const co_setting co_settings[] = {
     {"LINE_BUFFER", CO_CFG_BOOL, "1", CFG(line_buffer),
      "make stdout line-buffered in ranks started by mpiexec, so output arrives promptly"},
     {"BIND", CO_CFG_BOOL, "1", CFG(bind),
-     "mpiexec binds each rank to a core when there are no more ranks than cores, or when "
-     "the ranks divide evenly among the cores (a block of consecutive ranks to each)"},
+     "mpiexec binds each rank to its cores (by default one, or as many as OMP_NUM_THREADS "
+     "asks for) when they fit in the job's cores, or when the ranks divide evenly among the "
+     "cores (a block of consecutive ranks to each); `--bind-to` and `--map-by` say more "
+     "(docs/runtime.md, \"Placement\")"},
     {"BARRIER_ALGORITHM", CO_CFG_STR, "auto", CFG(barrier_algorithm),
      "force a barrier algorithm (see `cohort info`); auto uses the selection table"},
     {"BCAST_ALGORITHM", CO_CFG_STR, "auto", CFG(bcast_algorithm),

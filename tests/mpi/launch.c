@@ -96,6 +96,19 @@ int main(int argc, char **argv) {
         while (first < CPU_SETSIZE - 1 && !CPU_ISSET(first, &set)) first++;
         printf("rank %d cpus=%d\n", rank, CPU_COUNT(&set));
         printf("rank %d first=%d\n", rank, first);
+        /* the set as mpiexec --report-bindings writes it: 0-3,8 */
+        char list[4096];
+        size_t at = 0;
+        for (int c = 0; c < CPU_SETSIZE && at + 32 < sizeof(list); c++) {
+            if (!CPU_ISSET(c, &set)) continue;
+            int e = c;
+            while (e + 1 < CPU_SETSIZE && CPU_ISSET(e + 1, &set)) e++;
+            at += (size_t)(e > c ? sprintf(list + at, "%s%d-%d", at ? "," : "", c, e)
+                                 : sprintf(list + at, "%s%d", at ? "," : "", c));
+            c = e;
+        }
+        list[at] = 0;
+        printf("rank %d list=%s\n", rank, list);
     } else if (!strcmp(mode, "appnum")) {
         int *app = NULL, flag = 0, sum = 0, mine = 0, n = 0;
         MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &app, &flag);
