@@ -884,6 +884,7 @@ COHORT_FN(MPI_Aint, Aint_diff, (MPI_Aint addr1, MPI_Aint addr2))
 
 /* Info objects */
 COHORT_FN(int, Info_create, (MPI_Info * info))
+COHORT_FN(int, Info_create_env, (int argc, char *argv[], MPI_Info *info)) /* MPI 4 */
 COHORT_FN(int, Info_set, (MPI_Info info, const char *key, const char *value))
 COHORT_FN(int, Info_get, (MPI_Info info, const char *key, int valuelen, char *value, int *flag))
 COHORT_FN(int, Info_get_string,

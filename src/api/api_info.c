@@ -3,6 +3,14 @@
  * refused (MPI_ERR_INFO_KEY, MPI_ERR_INFO_VALUE); so are empty keys. */
 #include "api.h"
 
+/* Info calls work at any time, before MPI_Init and after MPI_Finalize too, as MPI 4 allows;
+ * an error outside them is fatal (no communicator holds a handler). */
+#define INFO_ENTER(fn)                                                                             \
+    do {                                                                                           \
+        co_st.api_fn = fn;                                                                         \
+        co_st.api_calls++;                                                                         \
+    } while (0)
+
 static int bad(const char *fn, int cls, const char *why) {
     return co_error(NULL, fn, cls, "%s", why);
 }
@@ -48,9 +56,21 @@ int co_api_info_arg(co_comm *c, const char *fn, MPI_Info h) {
 CO_WEAK(MPI_Info_create, PMPI_Info_create);
 int PMPI_Info_create(MPI_Info *info) {
     static const char fn[] = "MPI_Info_create";
-    CO_ENTER(fn);
+    INFO_ENTER(fn);
     if (!info) return bad(fn, MPI_ERR_ARG, "info is NULL");
     co_info *in = co_info_create();
+    if (!in) return bad(fn, MPI_ERR_NO_MEM, "out of memory or info handles");
+    *info = in->handle;
+    return MPI_SUCCESS;
+}
+
+CO_WEAK(MPI_Info_create_env, PMPI_Info_create_env);
+int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info) {
+    static const char fn[] = "MPI_Info_create_env";
+    INFO_ENTER(fn);
+    if (!info) return bad(fn, MPI_ERR_ARG, "info is NULL");
+    if (argc < 0) return bad(fn, MPI_ERR_ARG, "argc is negative");
+    co_info *in = co_info_create_env(argc, argv);
     if (!in) return bad(fn, MPI_ERR_NO_MEM, "out of memory or info handles");
     *info = in->handle;
     return MPI_SUCCESS;
@@ -59,7 +79,7 @@ int PMPI_Info_create(MPI_Info *info) {
 CO_WEAK(MPI_Info_set, PMPI_Info_set);
 int PMPI_Info_set(MPI_Info info, const char *key, const char *value) {
     static const char fn[] = "MPI_Info_set";
-    CO_ENTER(fn);
+    INFO_ENTER(fn);
     int rc = MPI_SUCCESS;
     co_info *in = info_and_key(fn, info, key, 1, &rc);
     if (!in) return rc;
@@ -75,7 +95,7 @@ int PMPI_Info_set(MPI_Info info, const char *key, const char *value) {
 CO_WEAK(MPI_Info_get, PMPI_Info_get);
 int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag) {
     static const char fn[] = "MPI_Info_get";
-    CO_ENTER(fn);
+    INFO_ENTER(fn);
     int rc = MPI_SUCCESS;
     co_info *in = info_and_key(fn, info, key, 0, &rc);
     if (!in) return rc;
@@ -96,7 +116,7 @@ int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int
 CO_WEAK(MPI_Info_get_string, PMPI_Info_get_string);
 int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag) {
     static const char fn[] = "MPI_Info_get_string";
-    CO_ENTER(fn);
+    INFO_ENTER(fn);
     int rc = MPI_SUCCESS;
     co_info *in = info_and_key(fn, info, key, 0, &rc);
     if (!in) return rc;
@@ -119,7 +139,7 @@ int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *valu
 CO_WEAK(MPI_Info_get_valuelen, PMPI_Info_get_valuelen);
 int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag) {
     static const char fn[] = "MPI_Info_get_valuelen";
-    CO_ENTER(fn);
+    INFO_ENTER(fn);
     int rc = MPI_SUCCESS;
     co_info *in = info_and_key(fn, info, key, 0, &rc);
     if (!in) return rc;
@@ -133,7 +153,7 @@ int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *f
 CO_WEAK(MPI_Info_delete, PMPI_Info_delete);
 int PMPI_Info_delete(MPI_Info info, const char *key) {
     static const char fn[] = "MPI_Info_delete";
-    CO_ENTER(fn);
+    INFO_ENTER(fn);
     int rc = MPI_SUCCESS;
     co_info *in = info_and_key(fn, info, key, 1, &rc);
     if (!in) return rc;
@@ -145,7 +165,7 @@ int PMPI_Info_delete(MPI_Info info, const char *key) {
 CO_WEAK(MPI_Info_get_nkeys, PMPI_Info_get_nkeys);
 int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys) {
     static const char fn[] = "MPI_Info_get_nkeys";
-    CO_ENTER(fn);
+    INFO_ENTER(fn);
     int rc = MPI_SUCCESS;
     co_info *in = arg_info(fn, info, 0, &rc);
     if (!in) return rc;
@@ -157,7 +177,7 @@ int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys) {
 CO_WEAK(MPI_Info_get_nthkey, PMPI_Info_get_nthkey);
 int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key) {
     static const char fn[] = "MPI_Info_get_nthkey";
-    CO_ENTER(fn);
+    INFO_ENTER(fn);
     int rc = MPI_SUCCESS;
     co_info *in = arg_info(fn, info, 0, &rc);
     if (!in) return rc;
@@ -171,7 +191,7 @@ int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key) {
 CO_WEAK(MPI_Info_dup, PMPI_Info_dup);
 int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo) {
     static const char fn[] = "MPI_Info_dup";
-    CO_ENTER(fn);
+    INFO_ENTER(fn);
     int rc = MPI_SUCCESS;
     co_info *in = arg_info(fn, info, 0, &rc);
     if (!in) return rc;
@@ -185,7 +205,7 @@ int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo) {
 CO_WEAK(MPI_Info_free, PMPI_Info_free);
 int PMPI_Info_free(MPI_Info *info) {
     static const char fn[] = "MPI_Info_free";
-    CO_ENTER(fn);
+    INFO_ENTER(fn);
     if (!info) return bad(fn, MPI_ERR_ARG, "info is NULL");
     int rc = MPI_SUCCESS;
     co_info *in = arg_info(fn, *info, 1, &rc);

@@ -67,9 +67,9 @@ typedef struct co_info {
     int n, cap;
     co_info_kv *kv; /* in the order of each key's first Info_set */
 } co_info;
-int co_info_init(void);
-void co_info_fini(void);
-co_info *co_info_create(void); /* empty; NULL when out of memory or handles */
+int co_info_init(void);                             /* MPI_INFO_ENV, at MPI_Init */
+co_info *co_info_create(void);                      /* empty; NULL when out of memory or handles */
+co_info *co_info_create_env(int argc, char **argv); /* MPI_Info_create_env's */
 co_info *co_info_get(MPI_Info h);
 const char *co_info_lookup(const co_info *in, const char *key);
 int co_info_set(co_info *in, const char *key, const char *value);

@@ -1,6 +1,8 @@
 /* Info objects: ordered lists of (key, value) strings. MPI_INFO_ENV is predefined (slot 1)
  * and describes how the process was started; users cannot change or free it. Keys keep the
- * order of their first Info_set, which is the order Info_get_nthkey reports. */
+ * order of their first Info_set, which is the order Info_get_nthkey reports. As in MPI 4,
+ * info objects work before MPI_Init and after MPI_Finalize too: the table is ready at its
+ * first use, and MPI_Finalize leaves the objects alive. */
 #include "cohort.h"
 
 #include <stdio.h>
@@ -8,10 +10,21 @@
 #include <string.h>
 #include <unistd.h>
 
+/* The table, at its first use: slot 1 is MPI_INFO_ENV's, whether or not MPI_Init has come. */
+static co_htab *table(void) {
+    co_htab *t = &co_st.infos;
+    if (!t->next) {
+        t->kind = COHORT_KIND_INFO;
+        co_htab_set(t, CO_HANDLE_SLOT(MPI_INFO_ENV), NULL);
+    }
+    return t;
+}
+
 co_info *co_info_create(void) {
+    co_htab *t = table();
     co_info *in = calloc(1, sizeof(*in));
     if (!in) return NULL;
-    in->handle = co_htab_insert(&co_st.infos, in);
+    in->handle = co_htab_insert(t, in);
     if (!in->handle) {
         free(in);
         return NULL;
@@ -97,15 +110,23 @@ void co_info_free(co_info *in) {
     info_destroy(in);
 }
 
-/* MPI_INFO_ENV: the command and its arguments (from /proc/self/cmdline), the number of
- * processes started with this command (its part's -n in `mpiexec a : b`), the working
- * directory and the thread level provided. */
-static int info_env(co_info *env) {
+/* How the process was started: the command and its arguments (argv when given, else
+ * /proc/self/cmdline), the number of processes started with this command (its part's -n in
+ * `mpiexec a : b`, from the launcher's variables, so the same before MPI_Init as after) and
+ * the working directory. */
+static int info_start(co_info *env, int argc, char **argv) {
     int rc = MPI_SUCCESS;
     char buf[8192];
-    FILE *f = fopen("/proc/self/cmdline", "r");
-    size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-    if (f) fclose(f);
+    size_t n = 0;
+    if (argc > 0 && argv && argv[0]) {
+        for (int i = 0; i < argc && argv[i] && n + 1 < sizeof(buf); i++)
+            n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s", argv[i]) + 1;
+        if (n > sizeof(buf) - 1) n = sizeof(buf) - 1;
+    } else {
+        FILE *f = fopen("/proc/self/cmdline", "r");
+        n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+        if (f) fclose(f);
+    }
     buf[n] = 0;
     if (n) {
         size_t first = strlen(buf);
@@ -116,33 +137,40 @@ static int info_env(co_info *env) {
         if (!rc && first + 1 < n) rc = co_info_set(env, "argv", buf + first + 1);
     }
     const char *part = getenv("COHORT_JOB_APPSIZE"); /* set by mpiexec */
+    const char *job = getenv("COHORT_JOB_SIZE");
     char num[32];
-    snprintf(num, sizeof(num), "%d", part ? atoi(part) : co_st.world_size);
+    snprintf(num, sizeof(num), "%d",
+             part               ? atoi(part)
+             : co_st.world_size ? co_st.world_size
+             : job              ? atoi(job)
+                                : 1);
     if (!rc) rc = co_info_set(env, "maxprocs", num);
     char dir[MPI_MAX_INFO_VAL + 1];
     if (!rc && getcwd(dir, sizeof(dir))) rc = co_info_set(env, "wdir", dir);
-    static const char *const levels[] = {"MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED",
-                                         "MPI_THREAD_SERIALIZED", "MPI_THREAD_MULTIPLE"};
-    int t = co_st.thread_level;
-    if (!rc && t >= MPI_THREAD_SINGLE && t <= MPI_THREAD_MULTIPLE)
-        rc = co_info_set(env, "thread_level", levels[t - MPI_THREAD_SINGLE]);
     return rc;
 }
 
+co_info *co_info_create_env(int argc, char **argv) {
+    co_info *in = co_info_create();
+    if (in && info_start(in, argc, argv)) {
+        co_info_free(in);
+        return NULL;
+    }
+    return in;
+}
+
+/* MPI_INFO_ENV: how the process was started, and the thread level provided. */
 int co_info_init(void) {
-    co_st.infos.kind = COHORT_KIND_INFO;
+    co_htab *t = table();
     co_info *env = calloc(1, sizeof(*env));
     if (!env) return MPI_ERR_NO_MEM;
     env->handle = MPI_INFO_ENV;
-    co_htab_set(&co_st.infos, CO_HANDLE_SLOT(MPI_INFO_ENV), env);
-    return info_env(env);
-}
-
-void co_info_fini(void) {
-    co_htab *t = &co_st.infos;
-    for (uint32_t s = 1; s < t->next; s++) {
-        co_info *in = co_htab_at(t, s);
-        if (in) info_destroy(in);
-    }
-    co_htab_destroy(t);
+    co_htab_set(t, CO_HANDLE_SLOT(MPI_INFO_ENV), env);
+    int rc = info_start(env, 0, NULL);
+    static const char *const levels[] = {"MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED",
+                                         "MPI_THREAD_SERIALIZED", "MPI_THREAD_MULTIPLE"};
+    int level = co_st.thread_level;
+    if (!rc && level >= MPI_THREAD_SINGLE && level <= MPI_THREAD_MULTIPLE)
+        rc = co_info_set(env, "thread_level", levels[level - MPI_THREAD_SINGLE]);
+    return rc;
 }

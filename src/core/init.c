@@ -124,7 +124,7 @@ int co_finalize(void) {
     co_p2p_fini();
     co_op_fini();
     co_dtype_fini();
-    co_info_fini();
+    /* info objects stay: MPI 4 lets programs use them after MPI_Finalize (info.c) */
     atomic_store(&co_st.seg->ranks[co_st.world_rank].state, CO_RANK_FINALIZED);
     co_seg_detach(co_st.seg);
     co_st.seg = NULL;

@@ -5,11 +5,62 @@
  * empty keys, missing keys, nthkey out of range, changing or freeing MPI_INFO_ENV. */
 #include "testutil.h"
 
+/* info's value of key, or "" */
+static const char *value(MPI_Info info, const char *key) {
+    static char val[4][MPI_MAX_INFO_VAL + 1];
+    static int k;
+    char *v = val[k++ % 4];
+    int flag = 0;
+    CHECK_RC(MPI_Info_get(info, key, MPI_MAX_INFO_VAL, v, &flag));
+    if (!flag) v[0] = 0;
+    return v;
+}
+
+/* What MPI_Info_create_env gives: the same at any time (MPI 4) */
+static void same_env(MPI_Info a, MPI_Info b) {
+    static const char *const keys[] = {"command", "argv", "maxprocs", "wdir"};
+    for (int i = 0; i < 4; i++)
+        CHECK(strcmp(value(a, keys[i]), value(b, keys[i])) == 0, "%s: '%s' against '%s'", keys[i],
+              value(a, keys[i]), value(b, keys[i]));
+}
+
 int main(int argc, char **argv) {
+    /* Info objects before MPI_Init, as MPI 4 allows: they must keep their keys through it,
+     * and not take MPI_INFO_ENV's handle */
+    MPI_Info early, early_env, early_dup;
+    CHECK_RC(MPI_Info_create(&early));
+    CHECK_RC(MPI_Info_set(early, "made", "before"));
+    CHECK_RC(MPI_Info_dup(early, &early_dup));
+    CHECK_RC(MPI_Info_create_env(argc, argv, &early_env));
+    CHECK(early != MPI_INFO_ENV && early_env != MPI_INFO_ENV && early_dup != MPI_INFO_ENV,
+          "an info made before MPI_Init took MPI_INFO_ENV's handle");
+    CHECK(strstr(value(early_env, "command"), "info") != NULL, "command '%s'",
+          value(early_env, "command"));
+    CHECK(value(early_env, "wdir")[0] == '/', "wdir '%s'", value(early_env, "wdir"));
+    CHECK(strcmp(value(early_env, "thread_level"), "") == 0, "a thread level before MPI_Init");
+    /* the arguments given are the command's */
+    char *args[] = {"/bin/prog", "a", "b c", NULL};
+    MPI_Info given;
+    CHECK_RC(MPI_Info_create_env(3, args, &given));
+    CHECK(strcmp(value(given, "command"), "/bin/prog") == 0, "command '%s'",
+          value(given, "command"));
+    CHECK(strcmp(value(given, "argv"), "a b c") == 0, "argv '%s'", value(given, "argv"));
+    CHECK_RC(MPI_Info_free(&given));
+
     MPI_Init(&argc, &argv);
     int size;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    CHECK(strcmp(value(early, "made"), "before") == 0, "early info lost its key");
+    CHECK(strcmp(value(early_dup, "made"), "before") == 0, "early copy lost its key");
+    CHECK(atoi(value(early_env, "maxprocs")) == size, "maxprocs %s before MPI_Init, size %d",
+          value(early_env, "maxprocs"), size);
+    same_env(early_env, MPI_INFO_ENV);
+    MPI_Info now_env;
+    CHECK_RC(MPI_Info_create_env(0, NULL, &now_env));
+    same_env(early_env, now_env);
+    CHECK_ERR(MPI_Info_create_env(-1, NULL, &now_env), MPI_ERR_ARG);
+    CHECK_ERR(MPI_Info_create_env(0, NULL, NULL), MPI_ERR_ARG);
 
     MPI_Info info, copy;
     CHECK_RC(MPI_Info_create(&info));
@@ -143,5 +194,19 @@ int main(int argc, char **argv) {
         CHECK_RC(MPI_Info_free(&t));
     }
     MPI_Finalize();
+
+    /* and after MPI_Finalize */
+    CHECK(strcmp(value(early, "made"), "before") == 0, "early info lost its key at Finalize");
+    CHECK_RC(MPI_Info_set(early, "made", "after"));
+    CHECK(strcmp(value(early, "made"), "after") == 0, "set after MPI_Finalize");
+    MPI_Info late_env;
+    CHECK_RC(MPI_Info_create_env(argc, argv, &late_env));
+    same_env(early_env, late_env);
+    same_env(now_env, late_env);
+    MPI_Info all[] = {early, early_dup, early_env, now_env, late_env};
+    for (int i = 0; i < 5; i++) {
+        CHECK_RC(MPI_Info_free(&all[i]));
+        CHECK(all[i] == MPI_INFO_NULL, "freed info %d is not MPI_INFO_NULL", i);
+    }
     return 0;
 }

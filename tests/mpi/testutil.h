@@ -20,12 +20,13 @@ static int tu_rank(void) {
     return r;
 }
 
-/* Ends the job after a failed check; after MPI_Finalize, where MPI_Abort is no longer
- * available (it would return an error and the test go on), the process exits by itself. */
+/* Ends the job after a failed check; before MPI_Init and after MPI_Finalize, where MPI_Abort
+ * is not available, the process exits by itself. */
 static inline void tu_fail(void) {
-    int fini = 0;
+    int init = 0, fini = 0;
+    MPI_Initialized(&init);
     MPI_Finalized(&fini);
-    if (fini) exit(1);
+    if (fini || !init) exit(1);
     MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
