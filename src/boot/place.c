@@ -359,6 +359,16 @@ int co_place(const co_topo *t, const co_place_opts *o, int n, const int *pe, cpu
     }
     int over = 0;
     for (int u = 0; u < nu; u++) over |= use[u] > 1;
+    /* More ranks than cores but no more than hardware threads (SMT): each rank gets a thread
+     * of its own rather than a share of a core, unless the user chose the unit, the binding,
+     * the cores per rank or no oversubscription. */
+    if (over && unit == CO_LVL_CORE && o->unit == CO_LVL_CORE && !o->ppr && !o->explicit_bind &&
+        !o->pe && !o->nooversubscribe && bind == CO_LVL_CORE && total <= t->n && nu < t->n) {
+        co_place_opts threads = *o;
+        threads.unit = CO_LVL_HWTHREAD;
+        rc = co_place(t, &threads, n, pe, set, bound, err, errlen);
+        goto out;
+    }
     if (over && o->nooversubscribe) {
         snprintf(err, errlen,
                  "NOOVERSUBSCRIBE: the ranks need more %ss than the %d this machine gives the job",

@@ -197,10 +197,14 @@ static void cores_per_rank(void **state) {
     assert_string_equal(of(0), "0,8");
     assert_string_equal(of(1), "1-3,9-11");
     assert_string_equal(of(2), "4-5,12-13");
-    /* too many: left unbound, said only when asked for */
-    int many[5] = {2, 2, 2, 2, 2};
+    /* more cores than there are, but not hardware threads: threads */
+    int many[9] = {2, 2, 2, 2, 2, 2, 2, 2, 2};
     assert_int_equal(place(&o, 5, many), 0);
-    for (int r = 0; r < 5; r++) {
+    assert_string_equal(of(0), "0-1");
+    assert_string_equal(of(4), "8-9");
+    /* too many for those too: left unbound, said only when asked for */
+    assert_int_equal(place(&o, 9, many), 0);
+    for (int r = 0; r < 9; r++) {
         assert_int_equal(bound[r], 0);
         assert_string_equal(of(r), "0-15");
     }
@@ -219,14 +223,24 @@ static void oversubscribed(void **state) {
     co_place_opts o;
     machine(1);
     co_place_defaults(&o);
-    /* evenly: a block of consecutive ranks per core */
+    /* as many as hardware threads: a thread each */
     assert_int_equal(place(&o, 16, NULL), 0);
+    assert_string_equal(of(1), "1");
+    assert_string_equal(of(15), "15");
+    /* more, evenly: a block of consecutive ranks per core */
+    assert_int_equal(place(&o, 32, NULL), 0);
     assert_string_equal(of(0), "0,8");
-    assert_string_equal(of(1), "0,8");
-    assert_string_equal(of(2), "1,9");
-    assert_string_equal(of(15), "7,15");
-    /* unevenly: not bound; said when binding was asked for */
+    assert_string_equal(of(3), "0,8");
+    assert_string_equal(of(4), "1,9");
+    assert_string_equal(of(31), "7,15");
+    /* more ranks than cores but not than hardware threads: a thread each */
     assert_int_equal(place(&o, 12, NULL), 0);
+    assert_string_equal(of(0), "0");
+    assert_string_equal(of(7), "7");
+    assert_string_equal(of(8), "8");
+    assert_string_equal(of(11), "11");
+    /* more than that, unevenly: not bound; said when binding was asked for */
+    assert_int_equal(place(&o, 20, NULL), 0);
     assert_int_equal(bound[0], 0);
     opts(&o, NULL, "core");
     assert_int_equal(place(&o, 12, NULL), 1);
