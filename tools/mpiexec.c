@@ -1005,5 +1005,7 @@ int main(int argc, char **argv) {
     free(j->apps);
     free(j->dl_base);
     free(j->dl_bstate);
+    free(j->sets);
+    free(j->bound);
     return j->failed ? j->exit_code : 0;
 }
