@@ -128,7 +128,43 @@ typedef struct MPI_Status {
 #define MPI_LONG_DOUBLE_INT        COHORT_DT(38)
 #define MPI_UB                     COHORT_DT(39)
 #define MPI_LB                     COHORT_DT(40)
-#define COHORT_DT_PREDEFINED_COUNT 41
+#define COHORT_DT_PREDEFINED_COUNT 63 /* with the named types below */
+/* Fortran's named types, for C code that handles Fortran data (gfortran's sizes: INTEGER and
+ * LOGICAL 4 bytes, REAL 4, DOUBLE PRECISION 8), and C++'s */
+#define MPI_CHARACTER               COHORT_DT(41)
+#define MPI_INTEGER                 COHORT_DT(42)
+#define MPI_REAL                    COHORT_DT(43)
+#define MPI_DOUBLE_PRECISION        COHORT_DT(44)
+#define MPI_COMPLEX                 COHORT_DT(45)
+#define MPI_DOUBLE_COMPLEX          COHORT_DT(46)
+#define MPI_LOGICAL                 COHORT_DT(47)
+#define MPI_2INTEGER                COHORT_DT(48)
+#define MPI_2REAL                   COHORT_DT(49)
+#define MPI_2DOUBLE_PRECISION       COHORT_DT(50)
+#define MPI_INTEGER1                COHORT_DT(51)
+#define MPI_INTEGER2                COHORT_DT(52)
+#define MPI_INTEGER4                COHORT_DT(53)
+#define MPI_INTEGER8                COHORT_DT(54)
+#define MPI_REAL4                   COHORT_DT(55)
+#define MPI_REAL8                   COHORT_DT(56)
+#define MPI_COMPLEX8                COHORT_DT(57)
+#define MPI_COMPLEX16               COHORT_DT(58)
+#define MPI_CXX_BOOL                COHORT_DT(59)
+#define MPI_CXX_FLOAT_COMPLEX       COHORT_DT(60)
+#define MPI_CXX_DOUBLE_COMPLEX      COHORT_DT(61)
+#define MPI_CXX_LONG_DOUBLE_COMPLEX COHORT_DT(62)
+/* Optional Fortran types with no C type of their layout here (REAL*16 is IEEE quad, not the
+ * x87 long double): MPI_DATATYPE_NULL, as the standard provides for types not supported */
+#define MPI_REAL2     MPI_DATATYPE_NULL
+#define MPI_REAL16    MPI_DATATYPE_NULL
+#define MPI_COMPLEX4  MPI_DATATYPE_NULL
+#define MPI_COMPLEX32 MPI_DATATYPE_NULL
+#define MPI_INTEGER16 MPI_DATATYPE_NULL
+
+/* MPI_Type_match_size's classes */
+#define MPI_TYPECLASS_REAL    1
+#define MPI_TYPECLASS_INTEGER 2
+#define MPI_TYPECLASS_COMPLEX 3
 
 #define COHORT_OP(slot)            COHORT_HANDLE(COHORT_KIND_OP, slot)
 #define MPI_OP_NULL                COHORT_OP(0)
@@ -842,6 +878,7 @@ COHORT_FN(int, Type_commit, (MPI_Datatype * datatype))
 COHORT_FN(int, Type_free, (MPI_Datatype * datatype))
 COHORT_FN(int, Type_dup, (MPI_Datatype oldtype, MPI_Datatype *newtype))
 COHORT_FN(int, Type_size, (MPI_Datatype datatype, int *size))
+COHORT_FN(int, Type_match_size, (int typeclass, int size, MPI_Datatype *datatype))
 COHORT_FN(int, Type_size_x, (MPI_Datatype datatype, MPI_Count *size))
 COHORT_FN(int, Type_get_extent, (MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent))
 COHORT_FN(int, Type_get_extent_x, (MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent))
@@ -879,6 +916,14 @@ COHORT_FN(int, Unpack,
           (const void *inbuf, int insize, int *position, void *outbuf, int outcount,
            MPI_Datatype datatype, MPI_Comm comm))
 COHORT_FN(int, Pack_size, (int incount, MPI_Datatype datatype, MPI_Comm comm, int *size))
+COHORT_FN(int, Pack_external,
+          (const char datarep[], const void *inbuf, int incount, MPI_Datatype datatype,
+           void *outbuf, MPI_Aint outsize, MPI_Aint *position))
+COHORT_FN(int, Unpack_external,
+          (const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position,
+           void *outbuf, int outcount, MPI_Datatype datatype))
+COHORT_FN(int, Pack_external_size,
+          (const char datarep[], int incount, MPI_Datatype datatype, MPI_Aint *size))
 COHORT_FN(MPI_Aint, Aint_add, (MPI_Aint base, MPI_Aint disp))
 COHORT_FN(MPI_Aint, Aint_diff, (MPI_Aint addr1, MPI_Aint addr2))
 

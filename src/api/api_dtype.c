@@ -1,10 +1,11 @@
 /* Datatype entry points: the constructors, commit/free/dup, the queries (size, extent,
- * envelope, contents, name), addresses, and Pack/Unpack. Each checks its arguments and hands
- * the work to src/dtype. Errors without a communicator argument go to MPI_COMM_WORLD's
- * handler; Pack and Unpack use the communicator they are given. */
+ * envelope, contents, name), addresses, Pack/Unpack and their external32 forms. Each checks
+ * its arguments and hands the work to src/dtype. Errors without a communicator argument go to
+ * MPI_COMM_WORLD's handler; Pack and Unpack use the communicator they are given. */
 #include "api.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 /* A datatype argument of a constructor or a query: any live type, committed or not. */
@@ -484,6 +485,46 @@ int PMPI_Type_size(MPI_Datatype datatype, int *size) {
     return MPI_SUCCESS;
 }
 
+/* The named type of a class and size: Fortran's sized types, as the standard's examples
+ * return, and the C types where Fortran has none here (REAL of long double's size, COMPLEX
+ * of twice it). */
+CO_WEAK(MPI_Type_match_size, PMPI_Type_match_size);
+int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype) {
+    static const char fn[] = "MPI_Type_match_size";
+    CO_ENTER(fn);
+    if (!datatype) return bad_arg(fn, "datatype is NULL");
+    static const struct {
+        int cls, size;
+        MPI_Datatype type;
+    } match[] = {
+        {MPI_TYPECLASS_INTEGER, 1, MPI_INTEGER1},
+        {MPI_TYPECLASS_INTEGER, 2, MPI_INTEGER2},
+        {MPI_TYPECLASS_INTEGER, 4, MPI_INTEGER4},
+        {MPI_TYPECLASS_INTEGER, 8, MPI_INTEGER8},
+        {MPI_TYPECLASS_REAL, 4, MPI_REAL4},
+        {MPI_TYPECLASS_REAL, 8, MPI_REAL8},
+        {MPI_TYPECLASS_REAL, (int)sizeof(long double), MPI_LONG_DOUBLE},
+        {MPI_TYPECLASS_COMPLEX, 8, MPI_COMPLEX8},
+        {MPI_TYPECLASS_COMPLEX, 16, MPI_COMPLEX16},
+        {MPI_TYPECLASS_COMPLEX, (int)sizeof(long double _Complex), MPI_C_LONG_DOUBLE_COMPLEX},
+    };
+    if (typeclass != MPI_TYPECLASS_INTEGER && typeclass != MPI_TYPECLASS_REAL &&
+        typeclass != MPI_TYPECLASS_COMPLEX)
+        return co_error(NULL, fn, MPI_ERR_ARG,
+                        "typeclass %d is none of MPI_TYPECLASS_INTEGER, _REAL, _COMPLEX",
+                        typeclass);
+    for (size_t i = 0; i < sizeof(match) / sizeof(match[0]); i++)
+        if (match[i].cls == typeclass && match[i].size == size) {
+            *datatype = match[i].type;
+            return MPI_SUCCESS;
+        }
+    return co_error(NULL, fn, MPI_ERR_ARG, "no %s type of %d bytes",
+                    typeclass == MPI_TYPECLASS_INTEGER ? "integer"
+                    : typeclass == MPI_TYPECLASS_REAL  ? "real"
+                                                       : "complex",
+                    size);
+}
+
 CO_WEAK(MPI_Type_size_x, PMPI_Type_size_x);
 int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size) {
     static const char fn[] = "MPI_Type_size_x";
@@ -817,6 +858,143 @@ int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
         return co_error(c, fn, MPI_ERR_COUNT, "%d elements pack into %zu bytes, more than an int",
                         incount, bytes);
     *size = (int)bytes;
+    return MPI_SUCCESS;
+}
+
+/* ---- Pack and Unpack in external32 -----------------------------------------------------------
+ * Portable packing (MPI 3.1 sections 4.2 and 13.5.2): the same checks as Pack and Unpack, with
+ * MPI_Aint sizes and positions; errors go to MPI_COMM_WORLD's handler, there being no
+ * communicator argument. The conversion is in src/dtype/dtype_external.c. */
+
+static int check_datarep(const char *fn, const char *datarep) {
+    if (!datarep) return bad_arg(fn, "datarep is NULL");
+    if (strcmp(datarep, "external32") != 0)
+        return co_error(NULL, fn, MPI_ERR_UNSUPPORTED_DATAREP,
+                        "data representation \"%.64s\" is not supported (only \"external32\")",
+                        datarep);
+    return MPI_SUCCESS;
+}
+
+/* Report a failed conversion of dt (packing: native to external32). */
+static int ext_error(const char *fn, int rc, const co_ext_fail *f, int packing) {
+    const char *name = co_basic_name(f->basic);
+    switch (rc) {
+    case MPI_ERR_TYPE:
+        return co_error(NULL, fn, MPI_ERR_TYPE,
+                        "the datatype holds %s, which has no external32 representation here", name);
+    case MPI_ERR_COUNT:
+        return co_error(NULL, fn, MPI_ERR_COUNT, "the external32 size would not fit in MPI_Aint");
+    case MPI_ERR_CONVERSION: {
+        char v[32];
+        if (f->is_signed)
+            snprintf(v, sizeof(v), "%lld", (long long)(int64_t)f->value);
+        else
+            snprintf(v, sizeof(v), "%llu", (unsigned long long)f->value);
+        size_t ext = co_ext_basic_size(f->basic), nat = co_basic_size(f->basic);
+        if (packing)
+            return co_error(NULL, fn, MPI_ERR_CONVERSION,
+                            "%s value %s does not fit in its %zu external32 bytes", name, v, ext);
+        return co_error(NULL, fn, MPI_ERR_CONVERSION,
+                        "external32 value %s does not fit in %s's %zu bytes here", v, name, nat);
+    }
+    default:
+        return co_error(NULL, fn, MPI_ERR_INTERN, "external32 conversion failed (class %d)", rc);
+    }
+}
+
+/* External32 bytes of count elements of dt. */
+static int ext_bytes(const char *fn, const co_dtype *dt, int count, size_t *bytes) {
+    co_ext_fail f = {0};
+    size_t one;
+    int rc = co_ext_size(dt, &one, &f);
+    if (rc != MPI_SUCCESS) return ext_error(fn, rc, &f, 1);
+    if (__builtin_mul_overflow(one, (size_t)count, bytes) || *bytes > (size_t)PTRDIFF_MAX)
+        return co_error(NULL, fn, MPI_ERR_COUNT,
+                        "%d elements of %zu external32 bytes do not fit in MPI_Aint", count, one);
+    return MPI_SUCCESS;
+}
+
+CO_WEAK(MPI_Pack_external, PMPI_Pack_external);
+int PMPI_Pack_external(const char datarep[], const void *inbuf, int incount, MPI_Datatype datatype,
+                       void *outbuf, MPI_Aint outsize, MPI_Aint *position) {
+    static const char fn[] = "MPI_Pack_external";
+    CO_ENTER(fn);
+    int rc = check_datarep(fn, datarep);
+    if (rc) return rc;
+    if ((rc = co_api_count(NULL, fn, incount))) return rc;
+    co_dtype *dt = co_api_dtype(NULL, fn, datatype, incount, &rc);
+    if (!dt) return rc;
+    if ((rc = co_api_buf(NULL, fn, inbuf, incount, dt))) return rc;
+    if (!position) return bad_arg(fn, "position is NULL");
+    if (outsize < 0)
+        return co_error(NULL, fn, MPI_ERR_ARG, "negative outsize %lld", (long long)outsize);
+    if (*position < 0)
+        return co_error(NULL, fn, MPI_ERR_ARG, "negative position %lld", (long long)*position);
+    size_t bytes;
+    if ((rc = ext_bytes(fn, dt, incount, &bytes))) return rc;
+    if (*position > outsize || bytes > (size_t)(outsize - *position))
+        return co_error(NULL, fn, MPI_ERR_TRUNCATE,
+                        "%zu packed bytes do not fit at position %lld of a %lld-byte buffer", bytes,
+                        (long long)*position, (long long)outsize);
+    if (bytes == 0) return MPI_SUCCESS;
+    if (!outbuf) return co_error(NULL, fn, MPI_ERR_BUFFER, "outbuf is NULL");
+    char *dst = (char *)outbuf + *position;
+    if (typed_overlaps(dt, (size_t)incount, inbuf, dst, dst + bytes))
+        return co_error(NULL, fn, MPI_ERR_ARG, "outbuf overlaps the data being packed");
+    co_ext_fail f = {0};
+    if ((rc = co_ext_pack(dt, (size_t)incount, inbuf, dst, &f))) return ext_error(fn, rc, &f, 1);
+    *position += (MPI_Aint)bytes;
+    return MPI_SUCCESS;
+}
+
+CO_WEAK(MPI_Unpack_external, PMPI_Unpack_external);
+int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize,
+                         MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype) {
+    static const char fn[] = "MPI_Unpack_external";
+    CO_ENTER(fn);
+    int rc = check_datarep(fn, datarep);
+    if (rc) return rc;
+    if ((rc = co_api_count(NULL, fn, outcount))) return rc;
+    co_dtype *dt = co_api_dtype(NULL, fn, datatype, outcount, &rc);
+    if (!dt) return rc;
+    if ((rc = co_api_buf(NULL, fn, outbuf, outcount, dt))) return rc;
+    if (!position) return bad_arg(fn, "position is NULL");
+    if (insize < 0)
+        return co_error(NULL, fn, MPI_ERR_ARG, "negative insize %lld", (long long)insize);
+    if (*position < 0)
+        return co_error(NULL, fn, MPI_ERR_ARG, "negative position %lld", (long long)*position);
+    size_t bytes;
+    if ((rc = ext_bytes(fn, dt, outcount, &bytes))) return rc;
+    if (*position > insize || bytes > (size_t)(insize - *position))
+        return co_error(NULL, fn, MPI_ERR_TRUNCATE,
+                        "unpacking %zu bytes at position %lld runs past the %lld-byte input", bytes,
+                        (long long)*position, (long long)insize);
+    if (bytes == 0) return MPI_SUCCESS;
+    if (!inbuf) return co_error(NULL, fn, MPI_ERR_BUFFER, "inbuf is NULL");
+    const char *src = (const char *)inbuf + *position;
+    if (typed_overlaps(dt, (size_t)outcount, outbuf, src, src + bytes))
+        return co_error(NULL, fn, MPI_ERR_ARG, "the output buffer overlaps the packed input");
+    co_ext_fail f = {0};
+    if ((rc = co_ext_unpack(dt, (size_t)outcount, outbuf, src, &f)))
+        return ext_error(fn, rc, &f, 0);
+    *position += (MPI_Aint)bytes;
+    return MPI_SUCCESS;
+}
+
+CO_WEAK(MPI_Pack_external_size, PMPI_Pack_external_size);
+int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype,
+                            MPI_Aint *size) {
+    static const char fn[] = "MPI_Pack_external_size";
+    CO_ENTER(fn);
+    int rc = check_datarep(fn, datarep);
+    if (rc) return rc;
+    if ((rc = co_api_count(NULL, fn, incount))) return rc;
+    co_dtype *dt = co_api_dtype(NULL, fn, datatype, incount, &rc);
+    if (!dt) return rc;
+    if (!size) return bad_arg(fn, "size is NULL");
+    size_t bytes;
+    if ((rc = ext_bytes(fn, dt, incount, &bytes))) return rc;
+    *size = (MPI_Aint)bytes;
     return MPI_SUCCESS;
 }
 

@@ -31,6 +31,12 @@ typedef struct {
     long double v;
     int i;
 } pair_ldouble_int;
+typedef struct {
+    float v, i;
+} pair_2real;
+typedef struct {
+    double v, i;
+} pair_2double;
 
 static const struct basic_info {
     const char *name;
@@ -78,6 +84,8 @@ static const struct basic_info {
     [CO_B_SHORT_INT] = {"MPI_SHORT_INT", sizeof(pair_short_int), _Alignof(pair_short_int)},
     [CO_B_LDOUBLE_INT] = {"MPI_LONG_DOUBLE_INT", sizeof(pair_ldouble_int),
                           _Alignof(pair_ldouble_int)},
+    [CO_B_2REAL] = {"MPI_2REAL", sizeof(pair_2real), _Alignof(pair_2real)},
+    [CO_B_2DOUBLE] = {"MPI_2DOUBLE_PRECISION", sizeof(pair_2double), _Alignof(pair_2double)},
 };
 
 size_t co_basic_size(int b) {
@@ -87,38 +95,77 @@ const char *co_basic_name(int b) {
     return b > 0 && b < CO_B_COUNT_ ? basics[b].name : "?";
 }
 
-/* Handle slot -> basic type: the basic-type enum follows mpi.h's slot numbers, so a slot
- * below CO_B_COUNT_ is its own basic type. MPI_UB and MPI_LB (slots 39, 40) are the
- * deprecated zero-size markers; they exist so old code compiles. */
+/* Handle slot -> basic type: the basic-type enum follows mpi.h's slot numbers up to slot 38,
+ * so such a slot is its own basic type. MPI_UB and MPI_LB (slots 39, 40) are the deprecated
+ * zero-size markers; they exist so old code compiles. Fortran's and C++'s named types
+ * (slots 41 on) are C basic types under their own names, but for Fortran's pairs. */
 _Static_assert(CO_B_CHAR == 1 && CO_B_INT == 7 && CO_B_DOUBLE == 14 && CO_B_UINT64 == 25 &&
-                   CO_B_PACKED == 32 && CO_B_FLOAT_INT == 33 && CO_B_LDOUBLE_INT == 38 &&
-                   CO_B_COUNT_ == 39,
+                   CO_B_PACKED == 32 && CO_B_FLOAT_INT == 33 && CO_B_LDOUBLE_INT == 38,
                "basic types must follow the datatype handle slots of mpi.h");
+#define FIRST_NAMED 41
+static const struct {
+    const char *name;
+    int basic;
+} named[COHORT_DT_PREDEFINED_COUNT - FIRST_NAMED] = {
+    {"MPI_CHARACTER", CO_B_CHAR},
+    {"MPI_INTEGER", CO_B_INT32},
+    {"MPI_REAL", CO_B_FLOAT},
+    {"MPI_DOUBLE_PRECISION", CO_B_DOUBLE},
+    {"MPI_COMPLEX", CO_B_CFLOAT},
+    {"MPI_DOUBLE_COMPLEX", CO_B_CDOUBLE},
+    {"MPI_LOGICAL", CO_B_INT32},
+    {"MPI_2INTEGER", CO_B_2INT},
+    {"MPI_2REAL", CO_B_2REAL},
+    {"MPI_2DOUBLE_PRECISION", CO_B_2DOUBLE},
+    {"MPI_INTEGER1", CO_B_INT8},
+    {"MPI_INTEGER2", CO_B_INT16},
+    {"MPI_INTEGER4", CO_B_INT32},
+    {"MPI_INTEGER8", CO_B_INT64},
+    {"MPI_REAL4", CO_B_FLOAT},
+    {"MPI_REAL8", CO_B_DOUBLE},
+    {"MPI_COMPLEX8", CO_B_CFLOAT},
+    {"MPI_COMPLEX16", CO_B_CDOUBLE},
+    {"MPI_CXX_BOOL", CO_B_BOOL}, /* C++'s bool is C's _Bool in the x86-64 and Arm ABIs */
+    {"MPI_CXX_FLOAT_COMPLEX", CO_B_CFLOAT},
+    {"MPI_CXX_DOUBLE_COMPLEX", CO_B_CDOUBLE},
+    {"MPI_CXX_LONG_DOUBLE_COMPLEX", CO_B_CLDOUBLE},
+};
+_Static_assert(sizeof(int) == 4 && sizeof(float) == 4 && sizeof(double) == 8,
+               "Fortran's INTEGER, LOGICAL, REAL and DOUBLE PRECISION are taken as 4, 4, 4, 8");
 static int slot_basic(int slot) {
-    return slot < CO_B_COUNT_ ? slot : CO_B_NONE;
+    if (slot >= FIRST_NAMED) return named[slot - FIRST_NAMED].basic;
+    return slot <= CO_B_LDOUBLE_INT ? slot : CO_B_NONE;
+}
+
+int co_dt_pair_handle(int b) {
+    if (b == CO_B_2REAL) return MPI_2REAL;
+    if (b == CO_B_2DOUBLE) return MPI_2DOUBLE_PRECISION;
+    return COHORT_DT(b); /* the C pairs' slots are their basic types */
 }
 
 /* The value and index members of each pair type: two segments and a two-run signature. */
 static void pair_layout(int b, co_dt_seg segs[2], co_dt_sig sig[2]) {
-#define PAIR(T, VB)                                                                                \
+#define PAIR(T, VB, IB)                                                                            \
     segs[0] = (co_dt_seg){offsetof(T, v), sizeof(((T *)0)->v), 1, 0};                              \
-    segs[1] = (co_dt_seg){offsetof(T, i), sizeof(int), 1, 0};                                      \
+    segs[1] = (co_dt_seg){offsetof(T, i), sizeof(((T *)0)->i), 1, 0};                              \
     sig[0] = (co_dt_sig){VB, 1};                                                                   \
-    sig[1] = (co_dt_sig){CO_B_INT, 1};
+    sig[1] = (co_dt_sig){IB, 1};
     switch (b) {
-    case CO_B_FLOAT_INT: PAIR(pair_float_int, CO_B_FLOAT) break;
-    case CO_B_DOUBLE_INT: PAIR(pair_double_int, CO_B_DOUBLE) break;
-    case CO_B_LONG_INT: PAIR(pair_long_int, CO_B_LONG) break;
-    case CO_B_2INT: PAIR(pair_2int, CO_B_INT) break;
-    case CO_B_SHORT_INT: PAIR(pair_short_int, CO_B_SHORT) break;
-    case CO_B_LDOUBLE_INT: PAIR(pair_ldouble_int, CO_B_LDOUBLE) break;
+    case CO_B_FLOAT_INT: PAIR(pair_float_int, CO_B_FLOAT, CO_B_INT) break;
+    case CO_B_DOUBLE_INT: PAIR(pair_double_int, CO_B_DOUBLE, CO_B_INT) break;
+    case CO_B_LONG_INT: PAIR(pair_long_int, CO_B_LONG, CO_B_INT) break;
+    case CO_B_2INT: PAIR(pair_2int, CO_B_INT, CO_B_INT) break;
+    case CO_B_SHORT_INT: PAIR(pair_short_int, CO_B_SHORT, CO_B_INT) break;
+    case CO_B_LDOUBLE_INT: PAIR(pair_ldouble_int, CO_B_LDOUBLE, CO_B_INT) break;
+    case CO_B_2REAL: PAIR(pair_2real, CO_B_FLOAT, CO_B_FLOAT) break;
+    case CO_B_2DOUBLE: PAIR(pair_2double, CO_B_DOUBLE, CO_B_DOUBLE) break;
     default: break;
     }
 #undef PAIR
 }
 
-static int is_pair(int b) {
-    return b >= CO_B_FLOAT_INT && b <= CO_B_LDOUBLE_INT;
+int co_basic_is_pair(int b) {
+    return (b >= CO_B_FLOAT_INT && b <= CO_B_LDOUBLE_INT) || b == CO_B_2REAL || b == CO_B_2DOUBLE;
 }
 
 int co_dtype_init(void) {
@@ -141,10 +188,10 @@ int co_dtype_init(void) {
             co_htab_set(&co_st.dtypes, (unsigned)slot, dt);
             continue;
         }
-        strcpy(dt->name, basics[b].name);
+        strcpy(dt->name, slot >= FIRST_NAMED ? named[slot - FIRST_NAMED].name : basics[b].name);
         dt->align = (uint16_t)basics[b].align;
         dt->ub = (MPI_Aint)basics[b].size;
-        if (is_pair(b)) {
+        if (co_basic_is_pair(b)) {
             dt->segs = calloc(2, sizeof(co_dt_seg));
             dt->sig = calloc(2, sizeof(co_dt_sig));
             if (!dt->segs || !dt->sig) return MPI_ERR_NO_MEM;
@@ -154,7 +201,7 @@ int co_dtype_init(void) {
             dt->sig_elems = 2;
             dt->size = dt->segs[0].len + dt->segs[1].len;
             dt->true_lb = 0;
-            dt->true_ub = dt->segs[1].disp + (MPI_Aint)sizeof(int);
+            dt->true_ub = dt->segs[1].disp + (MPI_Aint)dt->segs[1].len;
             co_dt_normalize(dt); /* 2INT and FLOAT_INT are one run */
         } else {
             dt->segs = calloc(1, sizeof(co_dt_seg));

@@ -13,8 +13,10 @@
 
 #include <sys/uio.h>
 
-/* Basic element types: the alphabet of type signatures and of reduction kernels. They are
- * numbered like the predefined datatype handle slots of mpi.h (dtype.c checks this). */
+/* Basic element types: the alphabet of type signatures and of reduction kernels. Up to
+ * CO_B_LDOUBLE_INT they are numbered like the predefined datatype handle slots of mpi.h
+ * (dtype.c checks this); the named types of later slots are mostly other names for these
+ * (MPI_INTEGER is CO_B_INT32), except Fortran's pairs. */
 enum co_basic {
     CO_B_NONE = 0,
     CO_B_CHAR,
@@ -56,6 +58,8 @@ enum co_basic {
     CO_B_2INT,
     CO_B_SHORT_INT,
     CO_B_LDOUBLE_INT,
+    CO_B_2REAL, /* Fortran's pairs, whose index has the value's type */
+    CO_B_2DOUBLE,
     CO_B_COUNT_
 };
 
@@ -108,6 +112,8 @@ static inline MPI_Aint co_dt_extent(const co_dtype *dt) {
 co_dtype *co_dt_get(MPI_Datatype h); /* NULL if invalid */
 size_t co_basic_size(int basic);
 const char *co_basic_name(int basic);
+int co_basic_is_pair(int basic);  /* a MINLOC/MAXLOC pair: value and index */
+int co_dt_pair_handle(int basic); /* the named datatype of a pair basic type */
 
 /* Copy bytes [offset, offset+len) of the packed form of (buf, count, dt) to out, or from in
  * back into place. Return the bytes moved (less than len only at the end of the data). */
@@ -180,5 +186,22 @@ int co_dt_copy_layout(const co_dtype *old, co_dtype **out);
 /* Record the constructor's arguments for Type_get_envelope/get_contents; retains `types`. */
 int co_dt_set_contents(co_dtype *dt, int combiner, int nints, const int *ints, int naddrs,
                        const MPI_Aint *addrs, int ntypes, co_dtype *const *types);
+
+/* The external32 representation (dtype_external.c; MPI_Pack_external and friends). */
+typedef struct co_ext_fail {
+    int basic;      /* the basic type that failed (CO_B_NONE: the size overflowed) */
+    int is_signed;  /* MPI_ERR_CONVERSION: how to print value */
+    uint64_t value; /* MPI_ERR_CONVERSION: the value that does not fit (two's complement) */
+} co_ext_fail;
+/* External32 bytes of one element of basic type `basic`, 0 if external32 has none for it. */
+size_t co_ext_basic_size(int basic);
+/* External32 bytes of one element of dt: MPI_SUCCESS, MPI_ERR_TYPE (fail->basic has no
+ * external32 form) or MPI_ERR_COUNT (more than PTRDIFF_MAX). */
+int co_ext_size(const co_dtype *dt, size_t *bytes, co_ext_fail *fail);
+/* Convert (buf, count, dt) to external32 at out, which holds count times co_ext_size bytes,
+ * or the reverse. MPI_SUCCESS, or MPI_ERR_CONVERSION (a value that does not fit the other
+ * side's size; what came before it has been converted) or MPI_ERR_TYPE, with fail set. */
+int co_ext_pack(const co_dtype *dt, size_t count, const void *buf, void *out, co_ext_fail *fail);
+int co_ext_unpack(const co_dtype *dt, size_t count, void *buf, const void *in, co_ext_fail *fail);
 
 #endif /* CO_DTYPE_H */

@@ -80,10 +80,10 @@ KERNEL(LOR, bool, bool)
 KERNEL(LXOR, bool, bool)
 
 /* MAXLOC/MINLOC on the pair types: the better value wins; on a tie, the smaller index. */
-#define PAIR_KERNELS(TN, VT)                                                                       \
+#define PAIR_KERNELS(TN, VT, IT)                                                                   \
     typedef struct {                                                                               \
         VT v;                                                                                      \
-        int i;                                                                                     \
+        IT i;                                                                                      \
     } pair_##TN;                                                                                   \
     static void k_MAXLOC_##TN(const void *in_, void *io_, size_t n) {                              \
         const pair_##TN *restrict a = in_;                                                         \
@@ -107,12 +107,14 @@ KERNEL(LXOR, bool, bool)
                 b[k].i = a[k].i;                                                                   \
         }                                                                                          \
     }
-PAIR_KERNELS(float_int, float)
-PAIR_KERNELS(double_int, double)
-PAIR_KERNELS(long_int, long)
-PAIR_KERNELS(2int, int)
-PAIR_KERNELS(short_int, short)
-PAIR_KERNELS(ldouble_int, long double)
+PAIR_KERNELS(float_int, float, int)
+PAIR_KERNELS(double_int, double, int)
+PAIR_KERNELS(long_int, long, int)
+PAIR_KERNELS(2int, int, int)
+PAIR_KERNELS(short_int, short, int)
+PAIR_KERNELS(ldouble_int, long double, int)
+PAIR_KERNELS(2real, float, float) /* Fortran's: the index has the value's type */
+PAIR_KERNELS(2double, double, double)
 
 enum { OPS = COHORT_OP_PREDEFINED_COUNT };
 static kernel table[OPS][CO_B_COUNT_];
@@ -151,7 +153,9 @@ enum {
     B_long_int = CO_B_LONG_INT,
     B_2int = CO_B_2INT,
     B_short_int = CO_B_SHORT_INT,
-    B_ldouble_int = CO_B_LDOUBLE_INT
+    B_ldouble_int = CO_B_LDOUBLE_INT,
+    B_2real = CO_B_2REAL,
+    B_2double = CO_B_2DOUBLE
 };
 
 /* The standard's "multi-language types" (AINT, OFFSET, COUNT) take the kernels of the C
@@ -200,6 +204,8 @@ static void build_table(void) {
     SETPAIR(2int)
     SETPAIR(short_int)
     SETPAIR(ldouble_int)
+    SETPAIR(2real)
+    SETPAIR(2double)
     /* address-sized integers are C integers of the same width */
     alias(CO_B_AINT, sizeof(MPI_Aint) == sizeof(long) ? CO_B_LONG : CO_B_LLONG);
     alias(CO_B_OFFSET, CO_B_LLONG);
@@ -248,9 +254,7 @@ int co_op_check(const co_op *op, const co_dtype *dt) {
     return MPI_SUCCESS;
 }
 
-static int is_pair(int b) {
-    return b >= CO_B_FLOAT_INT && b <= CO_B_LDOUBLE_INT;
-}
+#define is_pair co_basic_is_pair
 
 void co_op_apply(const co_op *op, co_dtype *dt, const void *in, void *inout, size_t count) {
     if (count == 0 || dt->size == 0) return;
@@ -291,7 +295,7 @@ void co_op_apply(const co_op *op, co_dtype *dt, const void *in, void *inout, siz
     }
     /* A derived type of pairs: gather both operands into arrays of pairs, combine, scatter
      * the result back. Rare enough that clarity wins over speed. */
-    co_dtype *pt = co_dt_get(COHORT_DT(dt->basic - CO_B_FLOAT_INT + 33));
+    co_dtype *pt = co_dt_get(co_dt_pair_handle(dt->basic));
     size_t npairs = count * dt->size / pt->size;
     size_t bytes = count * dt->size;
     char *pa = malloc(bytes), *pb = malloc(bytes);

@@ -4,7 +4,9 @@
  * C integers and C_BOOL, and AINT/OFFSET/COUNT as in Open MPI and MPICH; BAND/BOR/BXOR: C
  * integers, BYTE, AINT/OFFSET/COUNT; MAXLOC/MINLOC: the pair types) and refused with
  * MPI_ERR_OP elsewhere. Where accepted, Reduce_local and
- * Allreduce compute the right values (rank r contributes r+1 and 2r+3). */
+ * Allreduce compute the right values (rank r contributes r+1 and 2r+3). Fortran's and C++'s
+ * named types take the rules of the C types they are stored as (MPI_INTEGER and MPI_LOGICAL
+ * those of a 4-byte C integer, MPI_CXX_BOOL C_BOOL's), and their pairs are pairs. */
 #include "testutil.h"
 
 #include <complex.h>
@@ -59,7 +61,56 @@ static const tinfo types[] = {
     {MPI_2INT, "2INT", C_PAIR, 1},
     {MPI_SHORT_INT, "SHORT_INT", C_PAIR, 1},
     {MPI_LONG_DOUBLE_INT, "LONG_DOUBLE_INT", C_PAIR, 1},
+    {MPI_CHARACTER, "CHARACTER", C_OTHER, 1},
+    {MPI_INTEGER, "INTEGER", C_INT, 1},
+    {MPI_REAL, "REAL", C_FLOAT, 1},
+    {MPI_DOUBLE_PRECISION, "DOUBLE_PRECISION", C_FLOAT, 1},
+    {MPI_COMPLEX, "COMPLEX", C_COMPLEX, 1},
+    {MPI_DOUBLE_COMPLEX, "DOUBLE_COMPLEX", C_COMPLEX, 1},
+    {MPI_LOGICAL, "LOGICAL", C_INT, 1},
+    {MPI_2INTEGER, "2INTEGER", C_PAIR, 1},
+    {MPI_2REAL, "2REAL", C_PAIR, 1},
+    {MPI_2DOUBLE_PRECISION, "2DOUBLE_PRECISION", C_PAIR, 1},
+    {MPI_INTEGER1, "INTEGER1", C_INT, 1},
+    {MPI_INTEGER2, "INTEGER2", C_INT, 1},
+    {MPI_INTEGER4, "INTEGER4", C_INT, 1},
+    {MPI_INTEGER8, "INTEGER8", C_INT, 1},
+    {MPI_REAL4, "REAL4", C_FLOAT, 1},
+    {MPI_REAL8, "REAL8", C_FLOAT, 1},
+    {MPI_COMPLEX8, "COMPLEX8", C_COMPLEX, 1},
+    {MPI_COMPLEX16, "COMPLEX16", C_COMPLEX, 1},
+    {MPI_CXX_BOOL, "CXX_BOOL", C_BOOL, 0},
+    {MPI_CXX_FLOAT_COMPLEX, "CXX_FLOAT_COMPLEX", C_COMPLEX, 1},
+    {MPI_CXX_DOUBLE_COMPLEX, "CXX_DOUBLE_COMPLEX", C_COMPLEX, 1},
+    {MPI_CXX_LONG_DOUBLE_COMPLEX, "CXX_LONG_DOUBLE_COMPLEX", C_COMPLEX, 1},
 };
+
+/* The C type a Fortran or C++ named type is stored as (itself for the others). */
+static MPI_Datatype canon(MPI_Datatype t) {
+    static const MPI_Datatype as[][2] = {
+        {MPI_INTEGER, MPI_INT32_T},
+        {MPI_LOGICAL, MPI_INT32_T},
+        {MPI_INTEGER1, MPI_INT8_T},
+        {MPI_INTEGER2, MPI_INT16_T},
+        {MPI_INTEGER4, MPI_INT32_T},
+        {MPI_INTEGER8, MPI_INT64_T},
+        {MPI_REAL, MPI_FLOAT},
+        {MPI_REAL4, MPI_FLOAT},
+        {MPI_DOUBLE_PRECISION, MPI_DOUBLE},
+        {MPI_REAL8, MPI_DOUBLE},
+        {MPI_COMPLEX, MPI_C_FLOAT_COMPLEX},
+        {MPI_COMPLEX8, MPI_C_FLOAT_COMPLEX},
+        {MPI_DOUBLE_COMPLEX, MPI_C_DOUBLE_COMPLEX},
+        {MPI_COMPLEX16, MPI_C_DOUBLE_COMPLEX},
+        {MPI_CXX_BOOL, MPI_C_BOOL},
+        {MPI_CXX_FLOAT_COMPLEX, MPI_C_FLOAT_COMPLEX},
+        {MPI_CXX_DOUBLE_COMPLEX, MPI_C_DOUBLE_COMPLEX},
+        {MPI_CXX_LONG_DOUBLE_COMPLEX, MPI_C_LONG_DOUBLE_COMPLEX},
+    };
+    for (size_t i = 0; i < sizeof(as) / sizeof(as[0]); i++)
+        if (as[i][0] == t) return as[i][1];
+    return t;
+}
 
 enum { SUM, PROD, MAX, MIN, LAND, LOR, LXOR, BAND, BOR, BXOR, MAXLOC, MINLOC, REPLACE, NOOP };
 static const MPI_Op ops[] = {MPI_SUM,    MPI_PROD,   MPI_MAX,     MPI_MIN,  MPI_LAND,
@@ -88,6 +139,7 @@ static int allowed(int op, int cls) {
 
 /* Element i of a buffer of type t, as a long double (real part for complex). */
 static long double get(MPI_Datatype t, const void *b, int i) {
+    t = canon(t);
 #define G(T) return (long double)((const T *)b)[i]
     if (t == MPI_SIGNED_CHAR || t == MPI_INT8_T) G(int8_t);
     if (t == MPI_UNSIGNED_CHAR || t == MPI_BYTE || t == MPI_UINT8_T) G(uint8_t);
@@ -112,6 +164,7 @@ static long double get(MPI_Datatype t, const void *b, int i) {
 }
 
 static void set(MPI_Datatype t, void *b, int i, long long v) {
+    t = canon(t);
 #define S(T) ((T *)b)[i] = (T)v
     if (t == MPI_SIGNED_CHAR || t == MPI_INT8_T)
         S(int8_t);
@@ -180,6 +233,7 @@ static long double combine(int op, int cls, long double a, long double b, long d
 }
 
 static long double get_im(MPI_Datatype t, const void *b, int i) {
+    t = canon(t);
     if (t == MPI_C_FLOAT_COMPLEX) return cimagf(((const float _Complex *)b)[i]);
     if (t == MPI_C_DOUBLE_COMPLEX) return cimag(((const double _Complex *)b)[i]);
     if (t == MPI_C_LONG_DOUBLE_COMPLEX) return cimagl(((const long double _Complex *)b)[i]);
@@ -215,6 +269,31 @@ static void check_pairs(MPI_Comm comm, int me, int np) {
         if (np - r < want) want = np - r;
     CHECK(out[0].i == want, "MINLOC tie index %d want %d", out[0].i, want);
     CHECK(out[1].v == -(np - 1) && out[1].i == np - 1, "MINLOC: %g/%d", out[1].v, out[1].i);
+
+    /* Fortran's pairs, whose index has the value's type; the smallest index wins ties.
+     * Negative indices here, which compare the other way round as integers of their bits. */
+    int fidx = -(np - maxv), fwant = -np;
+#define FORTRAN_PAIRS(T, TYPE)                                                                     \
+    do {                                                                                           \
+        struct {                                                                                   \
+            T v, i;                                                                                \
+        } fin[2], fout[2];                                                                         \
+        fin[0].v = (T)(me % 2), fin[0].i = (T) - (np - me);                                        \
+        fin[1].v = (T)-me, fin[1].i = (T)me;                                                       \
+        CHECK_RC(MPI_Allreduce(fin, fout, 2, TYPE, MPI_MAXLOC, comm));                             \
+        CHECK(fout[0].v == maxv && fout[0].i == fidx && fout[1].v == 0 && fout[1].i == 0,          \
+              #TYPE " MAXLOC: %g/%g %g/%g", (double)fout[0].v, (double)fout[0].i,                  \
+              (double)fout[1].v, (double)fout[1].i);                                               \
+        CHECK_RC(MPI_Allreduce(fin, fout, 2, TYPE, MPI_MINLOC, comm));                             \
+        CHECK(fout[0].v == 0 && fout[0].i == fwant && fout[1].v == -(np - 1) &&                    \
+                  fout[1].i == np - 1,                                                             \
+              #TYPE " MINLOC: %g/%g %g/%g", (double)fout[0].v, (double)fout[0].i,                  \
+              (double)fout[1].v, (double)fout[1].i);                                               \
+    } while (0)
+    FORTRAN_PAIRS(float, MPI_2REAL);
+    FORTRAN_PAIRS(double, MPI_2DOUBLE_PRECISION);
+    FORTRAN_PAIRS(int, MPI_2INTEGER);
+#undef FORTRAN_PAIRS
 }
 
 int main(int argc, char **argv) {
