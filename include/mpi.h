@@ -228,7 +228,9 @@ typedef struct MPI_Status {
 #define MPI_CART       2
 #define MPI_DIST_GRAPH 3
 
-#define MPI_COMM_TYPE_SHARED 1
+#define MPI_COMM_TYPE_SHARED      1
+#define MPI_COMM_TYPE_HW_GUIDED   2 /* MPI 4 */
+#define MPI_COMM_TYPE_HW_UNGUIDED 3
 
 /* Predefined attribute keys */
 #define MPI_TAG_UB          1

@@ -7,6 +7,7 @@ cohort_unit_test(comm_idpool)
 # Every call against expected results, bad arguments included.
 cohort_mpi_test(comm_group NP 1 2 4 8)
 cohort_mpi_test(comm_basic NP 1 2 4 8)
+cohort_mpi_test(comm_split_hw NP 1 2 3 4)
 cohort_mpi_test(comm_attr_end NP 1 3)
 cohort_mpi_test(comm_inter NP 1 2 4 8)
 cohort_mpi_test(comm_cart NP 1 2 4 8)

@@ -371,17 +371,17 @@ static int omp_threads(const job *j, const app *ap) {
 /* Where each rank goes (docs/runtime.md, "Placement"): into j->sets and j->bound; -1 if the
  * placement asked for cannot be made (said). */
 static int place_ranks(job *j, const co_config *cfg, int *ncpus) {
-    static co_topo topo;
+    static co_hwtopo topo;
     cpu_set_t allowed;
     if (sched_getaffinity(0, sizeof(allowed), &allowed)) {
         CPU_ZERO(&allowed);
         CPU_SET(0, &allowed);
     }
-    co_topo_load(&topo, &allowed);
+    co_hwtopo_load(&topo, &allowed);
     *ncpus = topo.n > 0 ? topo.n : 1;
     if (!j->bind_given && !cfg->bind) j->place.bind = -1; /* COHORT_BIND=0 */
     if (j->place.ppr && j->napps == 1 && !j->apps[0].n_given && !j->ppn)
-        j->n = j->apps[0].n = j->place.ppr * co_topo_count(&topo, j->place.map);
+        j->n = j->apps[0].n = j->place.ppr * co_hwtopo_count(&topo, j->place.map);
     j->sets = malloc((size_t)j->n * sizeof(cpu_set_t));
     j->bound = malloc((size_t)j->n * sizeof(int));
     int *pe = malloc((size_t)j->n * sizeof(int));

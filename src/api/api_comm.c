@@ -2,6 +2,7 @@
  * groups of a communicator, attributes and intercommunicators. Construction itself lives in
  * src/comm; these entry points check every argument first. */
 #include "api.h"
+#include "../boot/place.h"
 #include "../comm/idpool.h"
 
 #include <stdio.h>
@@ -212,6 +213,20 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
     co_comm *c = parent_arg(comm, fn, newcomm, 0, &rc), *n;
     if (!c) return rc;
     if ((rc = co_api_info_arg(c, fn, info))) return rc; /* checked; no hints are understood */
+    if (split_type == MPI_COMM_TYPE_HW_GUIDED || split_type == MPI_COMM_TYPE_HW_UNGUIDED) {
+        /* MPI 4: by hardware level, the one the info's mpi_hw_resource_type names (none:
+         * MPI_COMM_NULL), or the largest that divides comm, which goes back in the info */
+        co_info *in = info == MPI_INFO_NULL ? NULL : co_info_get(info);
+        const char *want = in ? co_info_lookup(in, "mpi_hw_resource_type") : NULL;
+        int unguided = split_type == MPI_COMM_TYPE_HW_UNGUIDED, level;
+        rc = co_comm_split_hw(c, unguided, want ? co_place_resource_level(want) : -1, key, fn, &n,
+                              &level);
+        *newcomm = co_api_comm_out(n);
+        if (!rc && n && unguided && in && info != MPI_INFO_ENV &&
+            co_info_set(in, "mpi_hw_resource_type", co_place_resource_name(level)))
+            return co_error(c, fn, MPI_ERR_NO_MEM, "out of memory setting the info");
+        return rc;
+    }
     /* Every rank of a job shares memory with every other (one node), so SHARED is one group. */
     char reason[80] = "";
     int err = 0;

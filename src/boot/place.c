@@ -208,7 +208,7 @@ static int first_of(const char *path) {
 
 #define SYS_CPU "/sys/devices/system/cpu/cpu%d/"
 
-void co_topo_load(co_topo *t, const cpu_set_t *allowed) {
+void co_hwtopo_load(co_hwtopo *t, const cpu_set_t *allowed) {
     t->n = 0;
     for (int c = 0; c < CPU_SETSIZE && t->n < CO_PLACE_MAXCPU; c++)
         if (CPU_ISSET(c, allowed)) t->cpu[t->n++] = c;
@@ -260,7 +260,7 @@ void co_topo_load(co_topo *t, const cpu_set_t *allowed) {
             if (t->id[l][i] < 0) t->id[l][i] = (1 << 20) + t->id[l + 1][i];
 }
 
-int co_topo_count(const co_topo *t, int level) {
+int co_hwtopo_count(const co_hwtopo *t, int level) {
     int count = 0;
     for (int i = 0; i < t->n; i++) {
         int k = 0;
@@ -272,7 +272,7 @@ int co_topo_count(const co_topo *t, int level) {
 
 /* ---- Placing ranks ---------------------------------------------------------------------- */
 
-int co_place(const co_topo *t, const co_place_opts *o, int n, const int *pe, cpu_set_t *set,
+int co_place(const co_hwtopo *t, const co_place_opts *o, int n, const int *pe, cpu_set_t *set,
              int *bound, char *err, size_t errlen) {
     int unit = o->unit, map = o->map;
     int bind = o->bind == CO_BIND_UNIT ? unit : o->bind;
@@ -428,6 +428,56 @@ out:
     free(take);
     free(tobj);
     return rc;
+}
+
+void co_place_objects_of(const cpu_set_t *mine, int ids[CO_LVL_COUNT]) {
+    static co_hwtopo topo; /* 32 KiB: not on the stack */
+    cpu_set_t all;
+    CPU_ZERO(&all);
+    for (int c = 0; c < CPU_SETSIZE; c++) CPU_SET(c, &all);
+    co_hwtopo_load(&topo, &all); /* every CPU there is, so that ids agree between processes */
+    for (int l = 0; l < CO_LVL_COUNT; l++) {
+        ids[l] = -2; /* none seen yet */
+        for (int i = 0; i < topo.n && ids[l] != -1; i++)
+            if (CPU_ISSET(topo.cpu[i], mine))
+                ids[l] = ids[l] == -2 || ids[l] == topo.id[l][i] ? topo.id[l][i] : -1;
+        if (ids[l] == -2) ids[l] = -1;
+    }
+}
+
+static const struct {
+    const char *name;
+    int level;
+} resources[] = {
+    {"mpi_shared_memory", CO_LVL_MACHINE},
+    {"machine", CO_LVL_MACHINE},
+    {"package", CO_LVL_PACKAGE},
+    {"socket", CO_LVL_PACKAGE},
+    {"numanode", CO_LVL_NUMA},
+    {"numa", CO_LVL_NUMA},
+    {"l3cache", CO_LVL_L3},
+    {"l3ucache", CO_LVL_L3},
+    {"l2cache", CO_LVL_L2},
+    {"l2ucache", CO_LVL_L2},
+    {"core", CO_LVL_CORE},
+    {"l1cache", CO_LVL_CORE}, /* one per core */
+    {"l1ucache", CO_LVL_CORE},
+    {"l1dcache", CO_LVL_CORE},
+    {"l1icache", CO_LVL_CORE},
+    {"hwthread", CO_LVL_HWTHREAD},
+    {"pu", CO_LVL_HWTHREAD},
+};
+
+int co_place_resource_level(const char *name) {
+    for (size_t i = 0; name && i < sizeof(resources) / sizeof(resources[0]); i++)
+        if (!strcasecmp(name, resources[i].name)) return resources[i].level;
+    return -1;
+}
+
+const char *co_place_resource_name(int level) {
+    static const char *const names[CO_LVL_COUNT] = {"hwthread", "core",    "l2cache", "l3cache",
+                                                    "numanode", "package", "machine"};
+    return level >= 0 && level < CO_LVL_COUNT ? names[level] : "";
 }
 
 void co_place_format(const cpu_set_t *set, char *buf, size_t len) {

@@ -2,7 +2,7 @@
  * (hardware threads, cores, second- and third-level caches, NUMA nodes, packages), the
  * placement options of Open MPI's and MPICH's launchers parsed into one form, and the mapping
  * of ranks onto the layout with the CPU set each rank is bound to (docs/runtime.md,
- * "Placement"). Everything but co_topo_load is pure, so the unit tests give it made-up
+ * "Placement"). Everything but co_hwtopo_load is pure, so the unit tests give it made-up
  * machines. */
 #ifndef CO_PLACE_H
 #define CO_PLACE_H
@@ -25,13 +25,13 @@ enum co_level {
 
 #define CO_PLACE_MAXCPU CPU_SETSIZE
 
-typedef struct co_topo {
+typedef struct co_hwtopo {
     int n;                    /* CPUs the job may use */
     int cpu[CO_PLACE_MAXCPU]; /* their numbers, ascending */
     /* id[level][i]: which object of that level holds the i-th CPU (ids compare only within
      * a level) */
     int id[CO_LVL_COUNT][CO_PLACE_MAXCPU];
-} co_topo;
+} co_hwtopo;
 
 typedef struct co_place_opts {
     int map;           /* level whose objects take ranks in turn; CO_LVL_MACHINE: in order */
@@ -59,18 +59,29 @@ int co_place_parse_bind(const char *value, co_place_opts *o, char *err, size_t e
 
 /* The CPUs in `allowed` and their objects, read from /sys/devices/system; a level that sysfs
  * does not describe takes the objects of the next level up (the next down for cores). */
-void co_topo_load(co_topo *t, const cpu_set_t *allowed);
+void co_hwtopo_load(co_hwtopo *t, const cpu_set_t *allowed);
 
 /* How many objects of a level hold the job's CPUs. */
-int co_topo_count(const co_topo *t, int level);
+int co_hwtopo_count(const co_hwtopo *t, int level);
 
 /* Places n ranks. Rank r takes o->pe units, or pe[r] when o->pe is 0 (pe may then be NULL
  * for one each). Fills set[r] and bound[r] (0: not bound, set[r] then all CPUs of the job).
  * Returns 0; 1 when binding was asked for explicitly but could not be done, with why in err;
  * -1 when the request cannot be met at all (ppr too small, or too few units with
  * NOOVERSUBSCRIBE), with why in err. */
-int co_place(const co_topo *t, const co_place_opts *o, int n, const int *pe, cpu_set_t *set,
+int co_place(const co_hwtopo *t, const co_place_opts *o, int n, const int *pe, cpu_set_t *set,
              int *bound, char *err, size_t errlen);
+
+/* The object of each level that holds every CPU of `mine` (all the CPUs a process may run
+ * on), as an id that is the same in every process of the machine, or -1 where its CPUs lie
+ * in several objects of that level (an unbound process spans every core). */
+void co_place_objects_of(const cpu_set_t *mine, int ids[CO_LVL_COUNT]);
+
+/* MPI 4's names of hardware resources (mpi_hw_resource_type) for the levels: the value
+ * "mpi_shared_memory", the machine and hwloc's names (package, numanode, l3cache, core,
+ * pu...), case apart; -1 for a name of something else (a GPU, a network). */
+int co_place_resource_level(const char *name);
+const char *co_place_resource_name(int level);
 
 /* A CPU set as a list ("0-3,8"). */
 void co_place_format(const cpu_set_t *set, char *buf, size_t len);

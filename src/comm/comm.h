@@ -74,6 +74,11 @@ void co_comm_idup_drain(co_comm *c);
  * reported by every process, as is an invalid color. */
 int co_comm_split(co_comm *c, int color, int key, int err, const char *reason, const char *fn,
                   co_comm **out);
+/* MPI_Comm_split_type's hardware types (split_hw.c): the group of ranks inside one object of
+ * `level` (a CO_LVL_* of src/boot/place.h; -1: none, MPI_COMM_NULL), or with `unguided` of
+ * the largest level that divides c, returned in *chosen (-1: none divides it). */
+int co_comm_split_hw(co_comm *c, int unguided, int level, int key, const char *fn, co_comm **out,
+                     int *chosen);
 int co_comm_create_from(co_comm *c, co_group *g, const char *fn, co_comm **out);
 int co_comm_create_group(co_comm *c, co_group *g, int tag, const char *fn, co_comm **out);
 /* The first `n` ranks of intracommunicator c, which all call it; others get NULL. One round

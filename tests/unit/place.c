@@ -16,7 +16,7 @@
 
 #include "../../src/boot/place.h"
 
-static co_topo topo;
+static co_hwtopo topo;
 
 /* 16 CPUs: package = (c % 8) / 4, core = c % 8; intel=0 numbers a core's threads 2k, 2k+1
  * (then core = c / 2, package = c / 8). L2 per core, L3 and NUMA node per package. */
@@ -275,9 +275,9 @@ static void per_object(void **state) {
     assert_int_equal(place(&o, 5, NULL), -1);
     assert_non_null(
         strstr(err, "--map-by ppr:2: the job has 2 packages here, so at most 4 ranks, not 5"));
-    assert_int_equal(co_topo_count(&topo, CO_LVL_PACKAGE), 2);
-    assert_int_equal(co_topo_count(&topo, CO_LVL_CORE), 8);
-    assert_int_equal(co_topo_count(&topo, CO_LVL_HWTHREAD), 16);
+    assert_int_equal(co_hwtopo_count(&topo, CO_LVL_PACKAGE), 2);
+    assert_int_equal(co_hwtopo_count(&topo, CO_LVL_CORE), 8);
+    assert_int_equal(co_hwtopo_count(&topo, CO_LVL_HWTHREAD), 16);
     /* per hardware thread: the unit follows */
     opts(&o, "ppr:1:hwthread", NULL);
     assert_int_equal(place(&o, 16, NULL), 0);
@@ -320,7 +320,7 @@ static void this_machine(void **state) {
     (void)state;
     cpu_set_t allowed;
     assert_int_equal(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
-    co_topo_load(&topo, &allowed);
+    co_hwtopo_load(&topo, &allowed);
     assert_int_equal(topo.n, CPU_COUNT(&allowed));
     for (int i = 0; i < topo.n; i++) {
         assert_true(CPU_ISSET(topo.cpu[i], &allowed));
@@ -336,7 +336,7 @@ static void this_machine(void **state) {
     /* every rank of one per core gets CPUs of its own */
     co_place_opts o;
     co_place_defaults(&o);
-    int cores = co_topo_count(&topo, CO_LVL_CORE);
+    int cores = co_hwtopo_count(&topo, CO_LVL_CORE);
     int n = cores < 64 ? cores : 64;
     assert_int_equal(place(&o, n, NULL), 0);
     cpu_set_t seen;
