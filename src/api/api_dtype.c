@@ -4,6 +4,7 @@
  * MPI_COMM_WORLD's handler; Pack and Unpack use the communicator they are given. */
 #include "api.h"
 
+#include <float.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -483,6 +484,104 @@ int PMPI_Type_size(MPI_Datatype datatype, int *size) {
     if (!size) return bad_arg(fn, "size is NULL");
     *size = dt->size > INT_MAX ? MPI_UNDEFINED : (int)dt->size;
     return MPI_SUCCESS;
+}
+
+/* ---- Fortran 90's parameterised types ------------------------------------------------------
+ * MPI_Type_create_f90_integer/_real/_complex: the type of Fortran's SELECTED_INT_KIND(r) and
+ * SELECTED_REAL_KIND(p, r) with gfortran's kinds (integers of 1, 2, 4 and 8 bytes; reals of
+ * 4, 8 and 10, the last the x87 long double; REAL(16) and INTEGER(16) have no type here). Each
+ * (combiner, p, r) is made once and returned again after: a predefined type, which cannot be
+ * freed, whose envelope is the F90 combiner with its p and r. */
+static int f90_type(const char *fn, int combiner, int p, int r, MPI_Datatype *newtype) {
+    static struct f90_made {
+        int combiner, p, r;
+        MPI_Datatype h;
+    } * made;
+    static int nmade, capmade;
+    if (!newtype) return bad_arg(fn, "newtype is NULL");
+    int integer = combiner == MPI_COMBINER_F90_INTEGER;
+    if ((p < 0 && p != MPI_UNDEFINED) || (r < 0 && r != MPI_UNDEFINED) ||
+        (p == MPI_UNDEFINED && r == MPI_UNDEFINED) || (integer && r < 0))
+        return co_error(NULL, fn, MPI_ERR_ARG,
+                        integer ? "range %d: a decimal exponent range of 0 or more"
+                                : "precision %d and range %d: each 0 or more, or MPI_UNDEFINED, "
+                                  "not both MPI_UNDEFINED",
+                        integer ? r : p, r);
+    int need_p = p == MPI_UNDEFINED ? 0 : p, need_r = r == MPI_UNDEFINED ? 0 : r;
+    static const struct {
+        int p, r;
+        MPI_Datatype real, complex;
+    } reals[] = {
+        {6, 37, MPI_REAL4, MPI_COMPLEX8},
+        {15, 307, MPI_REAL8, MPI_COMPLEX16},
+        {LDBL_DIG, LDBL_MAX_10_EXP, MPI_LONG_DOUBLE, MPI_C_LONG_DOUBLE_COMPLEX},
+    };
+    static const struct {
+        int r;
+        MPI_Datatype t;
+    } ints[] = {{2, MPI_INTEGER1}, {4, MPI_INTEGER2}, {9, MPI_INTEGER4}, {18, MPI_INTEGER8}};
+    MPI_Datatype base = MPI_DATATYPE_NULL;
+    if (integer) {
+        for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]) && base == MPI_DATATYPE_NULL; i++)
+            if (need_r <= ints[i].r) base = ints[i].t;
+    } else {
+        for (size_t i = 0; i < sizeof(reals) / sizeof(reals[0]) && base == MPI_DATATYPE_NULL; i++)
+            if (need_p <= reals[i].p && need_r <= reals[i].r)
+                base = combiner == MPI_COMBINER_F90_REAL ? reals[i].real : reals[i].complex;
+    }
+    if (base == MPI_DATATYPE_NULL) {
+        if (integer)
+            return co_error(NULL, fn, MPI_ERR_ARG,
+                            "no integer type of a decimal range of %d here (at most 18)", r);
+        return co_error(NULL, fn, MPI_ERR_ARG,
+                        "no %s type of precision %d and range %d here (at most %d and %d)",
+                        combiner == MPI_COMBINER_F90_REAL ? "real" : "complex", need_p, need_r,
+                        LDBL_DIG, LDBL_MAX_10_EXP);
+    }
+    for (int i = 0; i < nmade; i++)
+        if (made[i].combiner == combiner && made[i].p == p && made[i].r == r &&
+            co_dt_get(made[i].h)) {
+            *newtype = made[i].h;
+            return MPI_SUCCESS;
+        }
+    if (nmade == capmade) {
+        int cap = capmade ? 2 * capmade : 8;
+        struct f90_made *m = realloc(made, (size_t)cap * sizeof(*m));
+        if (!m) return co_error(NULL, fn, MPI_ERR_NO_MEM, "out of memory");
+        made = m;
+        capmade = cap;
+    }
+    co_dtype *old = co_dt_get(base), *dt = NULL;
+    int rc = co_dt_copy_layout(old, &dt);
+    if (rc == MPI_SUCCESS) dt->committed = 1;
+    int args[2] = {integer ? r : p, r};
+    if ((rc = publish(fn, rc, dt, combiner, integer ? 1 : 2, args, 0, NULL, 0, NULL, newtype)))
+        return rc;
+    dt->predefined = 1;
+    strcpy(dt->name, old->name);
+    made[nmade++] = (struct f90_made){combiner, p, r, dt->handle};
+    return MPI_SUCCESS;
+}
+
+CO_WEAK(MPI_Type_create_f90_integer, PMPI_Type_create_f90_integer);
+int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype) {
+    static const char fn[] = "MPI_Type_create_f90_integer";
+    CO_ENTER(fn);
+    return f90_type(fn, MPI_COMBINER_F90_INTEGER, 0, r, newtype);
+}
+
+CO_WEAK(MPI_Type_create_f90_real, PMPI_Type_create_f90_real);
+int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype) {
+    static const char fn[] = "MPI_Type_create_f90_real";
+    CO_ENTER(fn);
+    return f90_type(fn, MPI_COMBINER_F90_REAL, p, r, newtype);
+}
+
+CO_WEAK(MPI_Type_create_f90_complex, PMPI_Type_create_f90_complex);
+int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype) {
+    static const char fn[] = "MPI_Type_create_f90_complex";
+    CO_ENTER(fn);
+    return f90_type(fn, MPI_COMBINER_F90_COMPLEX, p, r, newtype);
 }
 
 /* The named type of a class and size: Fortran's sized types, as the standard's examples

@@ -3,7 +3,8 @@
  * carries its values between ranks to a receiver that names the C type (and back); Fortran's
  * pairs are laid out with an index of the value's type and reduce as pairs inside derived
  * types too; the optional types Cohort lacks are MPI_DATATYPE_NULL; MPI_Type_match_size
- * returns the sized types and refuses what it has none of. */
+ * returns the sized types and refuses what it has none of; and Fortran 90's parameterised
+ * types (MPI_Type_create_f90_*) are the kinds gfortran would choose, made once. */
 #include "testutil.h"
 
 #include <complex.h>
@@ -179,6 +180,77 @@ static void match_size(void) {
     CHECK_ERR(MPI_Type_match_size(MPI_TYPECLASS_INTEGER, 4, NULL), MPI_ERR_ARG);
 }
 
+/* Fortran 90's parameterised types: the kind SELECTED_*_KIND would choose, made once */
+static void f90(int me, int np) {
+    static const struct {
+        int combiner, p, r, size;
+    } ok[] = {
+        {MPI_COMBINER_F90_INTEGER, 0, 2, 1},
+        {MPI_COMBINER_F90_INTEGER, 0, 3, 2},
+        {MPI_COMBINER_F90_INTEGER, 0, 9, 4},
+        {MPI_COMBINER_F90_INTEGER, 0, 18, 8},
+        {MPI_COMBINER_F90_REAL, 6, MPI_UNDEFINED, 4},
+        {MPI_COMBINER_F90_REAL, MPI_UNDEFINED, 37, 4},
+        {MPI_COMBINER_F90_REAL, 7, 30, 8},
+        {MPI_COMBINER_F90_REAL, 15, 307, 8},
+        {MPI_COMBINER_F90_REAL, 6, 300, 8},
+        {MPI_COMBINER_F90_REAL, 18, MPI_UNDEFINED, (int)sizeof(long double)},
+        {MPI_COMBINER_F90_COMPLEX, 6, 37, 8},
+        {MPI_COMBINER_F90_COMPLEX, 12, MPI_UNDEFINED, 16},
+        {MPI_COMBINER_F90_COMPLEX, MPI_UNDEFINED, 1000, (int)sizeof(long double _Complex)},
+    };
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        MPI_Datatype t, again;
+        int c = ok[i].combiner, p = ok[i].p, r = ok[i].r;
+        if (c == MPI_COMBINER_F90_INTEGER) {
+            CHECK_RC(MPI_Type_create_f90_integer(r, &t));
+            CHECK_RC(MPI_Type_create_f90_integer(r, &again));
+        } else if (c == MPI_COMBINER_F90_REAL) {
+            CHECK_RC(MPI_Type_create_f90_real(p, r, &t));
+            CHECK_RC(MPI_Type_create_f90_real(p, r, &again));
+        } else {
+            CHECK_RC(MPI_Type_create_f90_complex(p, r, &t));
+            CHECK_RC(MPI_Type_create_f90_complex(p, r, &again));
+        }
+        CHECK(t == again, "f90 %d (%d, %d): a new handle each call", c, p, r);
+        int size, ni, na, nt, comb, ints[2] = {-1, -1};
+        CHECK_RC(MPI_Type_size(t, &size));
+        CHECK(size == ok[i].size, "f90 %d (%d, %d): size %d, want %d", c, p, r, size, ok[i].size);
+        CHECK_RC(MPI_Type_get_envelope(t, &ni, &na, &nt, &comb));
+        CHECK(comb == c && ni == (c == MPI_COMBINER_F90_INTEGER ? 1 : 2) && !na && !nt,
+              "f90 %d (%d, %d): envelope %d %d/%d/%d", c, p, r, comb, ni, na, nt);
+        CHECK_RC(MPI_Type_get_contents(t, 2, 0, 0, ints, NULL, NULL));
+        CHECK(c == MPI_COMBINER_F90_INTEGER ? ints[0] == r : ints[0] == p && ints[1] == r,
+              "f90 %d (%d, %d): contents %d %d", c, p, r, ints[0], ints[1]);
+        /* predefined: not freed, and returned as itself from a type built on it */
+        MPI_Datatype keep = t, vec, inner;
+        CHECK_ERR(MPI_Type_free(&keep), MPI_ERR_TYPE);
+        CHECK_RC(MPI_Type_contiguous(3, t, &vec));
+        CHECK_RC(MPI_Type_get_contents(vec, 1, 0, 1, ints, NULL, &inner));
+        CHECK(inner == t, "f90 %d (%d, %d): contents of a type built on it", c, p, r);
+        MPI_Type_free(&vec);
+    }
+    /* reductions on them work as on their base types */
+    MPI_Datatype r8, i4;
+    CHECK_RC(MPI_Type_create_f90_real(15, 307, &r8));
+    CHECK_RC(MPI_Type_create_f90_integer(9, &i4));
+    double x = me + 0.5, sx = 0;
+    int32_t k = me + 1, sk = 0;
+    CHECK_RC(MPI_Allreduce(&x, &sx, 1, r8, MPI_SUM, MPI_COMM_WORLD));
+    CHECK_RC(MPI_Allreduce(&k, &sk, 1, i4, MPI_MAX, MPI_COMM_WORLD));
+    CHECK(sx == np * (np - 1) / 2.0 + 0.5 * np && sk == np, "f90 reductions: %g %d", sx, sk);
+    /* what no kind gives, and bad arguments */
+    MPI_Datatype t;
+    CHECK_ERR(MPI_Type_create_f90_integer(19, &t), MPI_ERR_ARG);
+    CHECK_ERR(MPI_Type_create_f90_integer(-1, &t), MPI_ERR_ARG);
+    CHECK_ERR(MPI_Type_create_f90_integer(MPI_UNDEFINED, &t), MPI_ERR_ARG);
+    CHECK_ERR(MPI_Type_create_f90_real(33, MPI_UNDEFINED, &t), MPI_ERR_ARG); /* quad */
+    CHECK_ERR(MPI_Type_create_f90_real(MPI_UNDEFINED, 5000, &t), MPI_ERR_ARG);
+    CHECK_ERR(MPI_Type_create_f90_real(MPI_UNDEFINED, MPI_UNDEFINED, &t), MPI_ERR_ARG);
+    CHECK_ERR(MPI_Type_create_f90_complex(-2, 10, &t), MPI_ERR_ARG);
+    CHECK_ERR(MPI_Type_create_f90_real(6, 37, NULL), MPI_ERR_ARG);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -209,6 +281,7 @@ int main(int argc, char **argv) {
     CHECK(creal(sum) == np * (np - 1) / 2.0 && cimag(sum) == np, "DOUBLE_COMPLEX sum %g%+gi",
           creal(sum), cimag(sum));
     match_size();
+    f90(me, np);
     MPI_Finalize();
     return 0;
 }
