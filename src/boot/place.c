@@ -376,14 +376,16 @@ int co_place(const co_hwtopo *t, const co_place_opts *o, int n, const int *pe, c
         rc = -1;
         goto out;
     }
-    /* More ranks than units: a block of consecutive ranks shares each unit (ranks 0-1 the
-     * first of 2 cores at 4 ranks) when they divide evenly and go in order, so that neighbours
-     * in rank order, which exchange most in stencil codes, share a core (one object to
-     * map over: grouping made no difference). Otherwise a unit
-     * would hold more ranks than another and hold back every collective (docs/runtime.md),
-     * so only binding to larger objects is done. */
-    int block = over && nm == 1 && all_one && n % nu == 0;
-    int can_bind = bind >= 0 && (!over || block || bind > unit);
+    /* More ranks than units: bound to units only when every unit holds as many ranks as
+     * every other, since a unit with one rank more would hold back every collective
+     * (docs/runtime.md); otherwise only binding to larger objects is done. In order (one
+     * object to map over), a block of consecutive ranks shares each unit (ranks 0-1 the first
+     * of 2 cores at 4 ranks), so that neighbours in rank order, which exchange most in
+     * stencil codes, share a core; dealt over objects, they wrap round each object's units. */
+    int even = over && all_one;
+    for (int u = 0; even && u < nu; u++) even = use[u] == use[0];
+    int block = even && nm == 1;
+    int can_bind = bind >= 0 && (!over || even || bind > unit);
     for (int r = 0; r < n; r++) {
         CPU_ZERO(&set[r]);
         bound[r] = can_bind;

@@ -245,6 +245,24 @@ static void oversubscribed(void **state) {
     opts(&o, NULL, "core");
     assert_int_equal(place(&o, 12, NULL), 1);
     assert_non_null(strstr(err, "cannot bind 12 ranks evenly to 8 cores; not binding"));
+    /* dealt over packages, evenly: ranks wrap round each package's cores, two to a core */
+    opts(&o, "socket", NULL);
+    assert_int_equal(place(&o, 32, NULL), 0);
+    assert_string_equal(of(0), "0,8");
+    assert_string_equal(of(1), "4,12");
+    assert_string_equal(of(8), "0,8");
+    assert_string_equal(of(10), "1,9");
+    assert_int_equal(bound[31], 1);
+    /* two ranks to each core by ppr */
+    opts(&o, "ppr:2:core", NULL);
+    assert_int_equal(place(&o, 16, NULL), 0);
+    assert_string_equal(of(0), "0,8");
+    assert_string_equal(of(1), "0,8");
+    assert_string_equal(of(2), "1,9");
+    /* unevenly over packages: not bound */
+    opts(&o, "socket", NULL);
+    assert_int_equal(place(&o, 20, NULL), 0);
+    assert_int_equal(bound[0], 0);
     /* bound to larger objects regardless */
     opts(&o, NULL, "socket");
     assert_int_equal(place(&o, 12, NULL), 0);
