@@ -1013,33 +1013,57 @@ static int ext_bytes(const char *fn, const co_dtype *dt, int count, size_t *byte
     return MPI_SUCCESS;
 }
 
+/* The checks Pack_external and Unpack_external share: the data representation, the count,
+ * the type and the typed buffer, then the packed side (`size` bytes, *position into it),
+ * which must hold the data's external32 bytes (returned in *bytes) and not overlap it.
+ * *packed is the packed side's address at the position; NULL when there is nothing to do. */
+static int ext_args(const char *fn, const char *datarep, int count, MPI_Datatype datatype,
+                    const void *typed, const void *pbuf, MPI_Aint size, const MPI_Aint *position,
+                    int packing, co_dtype **dt, size_t *bytes, char **packed) {
+    *packed = NULL;
+    int rc = check_datarep(fn, datarep);
+    if (rc) return rc;
+    if ((rc = co_api_count(NULL, fn, count))) return rc;
+    if (!(*dt = co_api_dtype(NULL, fn, datatype, count, &rc))) return rc;
+    if ((rc = co_api_buf(NULL, fn, typed, count, *dt))) return rc;
+    if (!position) return bad_arg(fn, "position is NULL");
+    const char *side = packing ? "outsize" : "insize";
+    if (size < 0) return co_error(NULL, fn, MPI_ERR_ARG, "negative %s %lld", side, (long long)size);
+    if (*position < 0)
+        return co_error(NULL, fn, MPI_ERR_ARG, "negative position %lld", (long long)*position);
+    if ((rc = ext_bytes(fn, *dt, count, bytes))) return rc;
+    if (*position > size || *bytes > (size_t)(size - *position)) {
+        if (packing)
+            return co_error(NULL, fn, MPI_ERR_TRUNCATE,
+                            "%zu packed bytes do not fit at position %lld of a %lld-byte buffer",
+                            *bytes, (long long)*position, (long long)size);
+        return co_error(NULL, fn, MPI_ERR_TRUNCATE,
+                        "unpacking %zu bytes at position %lld runs past the %lld-byte input",
+                        *bytes, (long long)*position, (long long)size);
+    }
+    if (*bytes == 0) return MPI_SUCCESS;
+    if (!pbuf)
+        return co_error(NULL, fn, MPI_ERR_BUFFER, "%s is NULL", packing ? "outbuf" : "inbuf");
+    char *at = (char *)(uintptr_t)pbuf + *position;
+    if (typed_overlaps(*dt, (size_t)count, typed, at, at + *bytes))
+        return co_error(NULL, fn, MPI_ERR_ARG, "%s",
+                        packing ? "outbuf overlaps the data being packed"
+                                : "the output buffer overlaps the packed input");
+    *packed = at;
+    return MPI_SUCCESS;
+}
+
 CO_WEAK(MPI_Pack_external, PMPI_Pack_external);
 int PMPI_Pack_external(const char datarep[], const void *inbuf, int incount, MPI_Datatype datatype,
                        void *outbuf, MPI_Aint outsize, MPI_Aint *position) {
     static const char fn[] = "MPI_Pack_external";
     CO_ENTER(fn);
-    int rc = check_datarep(fn, datarep);
-    if (rc) return rc;
-    if ((rc = co_api_count(NULL, fn, incount))) return rc;
-    co_dtype *dt = co_api_dtype(NULL, fn, datatype, incount, &rc);
-    if (!dt) return rc;
-    if ((rc = co_api_buf(NULL, fn, inbuf, incount, dt))) return rc;
-    if (!position) return bad_arg(fn, "position is NULL");
-    if (outsize < 0)
-        return co_error(NULL, fn, MPI_ERR_ARG, "negative outsize %lld", (long long)outsize);
-    if (*position < 0)
-        return co_error(NULL, fn, MPI_ERR_ARG, "negative position %lld", (long long)*position);
+    co_dtype *dt;
     size_t bytes;
-    if ((rc = ext_bytes(fn, dt, incount, &bytes))) return rc;
-    if (*position > outsize || bytes > (size_t)(outsize - *position))
-        return co_error(NULL, fn, MPI_ERR_TRUNCATE,
-                        "%zu packed bytes do not fit at position %lld of a %lld-byte buffer", bytes,
-                        (long long)*position, (long long)outsize);
-    if (bytes == 0) return MPI_SUCCESS;
-    if (!outbuf) return co_error(NULL, fn, MPI_ERR_BUFFER, "outbuf is NULL");
-    char *dst = (char *)outbuf + *position;
-    if (typed_overlaps(dt, (size_t)incount, inbuf, dst, dst + bytes))
-        return co_error(NULL, fn, MPI_ERR_ARG, "outbuf overlaps the data being packed");
+    char *dst;
+    int rc = ext_args(fn, datarep, incount, datatype, inbuf, outbuf, outsize, position, 1, &dt,
+                      &bytes, &dst);
+    if (rc || !dst) return rc;
     co_ext_fail f = {0};
     if ((rc = co_ext_pack(dt, (size_t)incount, inbuf, dst, &f))) return ext_error(fn, rc, &f, 1);
     *position += (MPI_Aint)bytes;
@@ -1051,28 +1075,12 @@ int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insiz
                          MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype) {
     static const char fn[] = "MPI_Unpack_external";
     CO_ENTER(fn);
-    int rc = check_datarep(fn, datarep);
-    if (rc) return rc;
-    if ((rc = co_api_count(NULL, fn, outcount))) return rc;
-    co_dtype *dt = co_api_dtype(NULL, fn, datatype, outcount, &rc);
-    if (!dt) return rc;
-    if ((rc = co_api_buf(NULL, fn, outbuf, outcount, dt))) return rc;
-    if (!position) return bad_arg(fn, "position is NULL");
-    if (insize < 0)
-        return co_error(NULL, fn, MPI_ERR_ARG, "negative insize %lld", (long long)insize);
-    if (*position < 0)
-        return co_error(NULL, fn, MPI_ERR_ARG, "negative position %lld", (long long)*position);
+    co_dtype *dt;
     size_t bytes;
-    if ((rc = ext_bytes(fn, dt, outcount, &bytes))) return rc;
-    if (*position > insize || bytes > (size_t)(insize - *position))
-        return co_error(NULL, fn, MPI_ERR_TRUNCATE,
-                        "unpacking %zu bytes at position %lld runs past the %lld-byte input", bytes,
-                        (long long)*position, (long long)insize);
-    if (bytes == 0) return MPI_SUCCESS;
-    if (!inbuf) return co_error(NULL, fn, MPI_ERR_BUFFER, "inbuf is NULL");
-    const char *src = (const char *)inbuf + *position;
-    if (typed_overlaps(dt, (size_t)outcount, outbuf, src, src + bytes))
-        return co_error(NULL, fn, MPI_ERR_ARG, "the output buffer overlaps the packed input");
+    char *src;
+    int rc = ext_args(fn, datarep, outcount, datatype, outbuf, inbuf, insize, position, 0, &dt,
+                      &bytes, &src);
+    if (rc || !src) return rc;
     co_ext_fail f = {0};
     if ((rc = co_ext_unpack(dt, (size_t)outcount, outbuf, src, &f)))
         return ext_error(fn, rc, &f, 0);
