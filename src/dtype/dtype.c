@@ -164,10 +164,6 @@ static void pair_layout(int b, co_dt_seg segs[2], co_dt_sig sig[2]) {
 #undef PAIR
 }
 
-int co_basic_is_pair(int b) {
-    return (b >= CO_B_FLOAT_INT && b <= CO_B_LDOUBLE_INT) || b == CO_B_2REAL || b == CO_B_2DOUBLE;
-}
-
 int co_dtype_init(void) {
     co_st.dtypes.kind = COHORT_KIND_DATATYPE;
     for (int slot = 1; slot < COHORT_DT_PREDEFINED_COUNT; slot++) {

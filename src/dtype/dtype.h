@@ -110,9 +110,12 @@ static inline MPI_Aint co_dt_extent(const co_dtype *dt) {
 }
 
 co_dtype *co_dt_get(MPI_Datatype h); /* NULL if invalid */
+/* A MINLOC/MAXLOC pair type: value and index (inline: the reductions ask at every call). */
+static inline int co_basic_is_pair(int b) {
+    return (b >= CO_B_FLOAT_INT && b <= CO_B_LDOUBLE_INT) || b == CO_B_2REAL || b == CO_B_2DOUBLE;
+}
 size_t co_basic_size(int basic);
 const char *co_basic_name(int basic);
-int co_basic_is_pair(int basic);  /* a MINLOC/MAXLOC pair: value and index */
 int co_dt_pair_handle(int basic); /* the named datatype of a pair basic type */
 
 /* Copy bytes [offset, offset+len) of the packed form of (buf, count, dt) to out, or from in
