@@ -1004,7 +1004,7 @@ static int ext_error(const char *fn, int rc, const co_ext_fail *f, int packing) 
 /* External32 bytes of count elements of dt. */
 static int ext_bytes(const char *fn, const co_dtype *dt, int count, size_t *bytes) {
     co_ext_fail f = {0};
-    size_t one;
+    size_t one = 0;
     int rc = co_ext_size(dt, &one, &f);
     if (rc != MPI_SUCCESS) return ext_error(fn, rc, &f, 1);
     if (__builtin_mul_overflow(one, (size_t)count, bytes) || *bytes > (size_t)PTRDIFF_MAX)
@@ -1058,9 +1058,9 @@ int PMPI_Pack_external(const char datarep[], const void *inbuf, int incount, MPI
                        void *outbuf, MPI_Aint outsize, MPI_Aint *position) {
     static const char fn[] = "MPI_Pack_external";
     CO_ENTER(fn);
-    co_dtype *dt;
-    size_t bytes;
-    char *dst;
+    co_dtype *dt = NULL;
+    size_t bytes = 0;
+    char *dst = NULL;
     int rc = ext_args(fn, datarep, incount, datatype, inbuf, outbuf, outsize, position, 1, &dt,
                       &bytes, &dst);
     if (rc || !dst) return rc;
@@ -1075,9 +1075,9 @@ int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insiz
                          MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype) {
     static const char fn[] = "MPI_Unpack_external";
     CO_ENTER(fn);
-    co_dtype *dt;
-    size_t bytes;
-    char *src;
+    co_dtype *dt = NULL;
+    size_t bytes = 0;
+    char *src = NULL;
     int rc = ext_args(fn, datarep, outcount, datatype, outbuf, inbuf, insize, position, 0, &dt,
                       &bytes, &src);
     if (rc || !src) return rc;
@@ -1099,7 +1099,7 @@ int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype data
     co_dtype *dt = co_api_dtype(NULL, fn, datatype, incount, &rc);
     if (!dt) return rc;
     if (!size) return bad_arg(fn, "size is NULL");
-    size_t bytes;
+    size_t bytes = 0;
     if ((rc = ext_bytes(fn, dt, incount, &bytes))) return rc;
     *size = (MPI_Aint)bytes;
     return MPI_SUCCESS;
