@@ -60,7 +60,6 @@ typedef struct job {
     int tag_output;
     double timeout;
     co_place_opts place; /* --map-by, --bind-to, --cpus-per-rank... (src/boot/place.h) */
-    int bind_given;      /* --bind-to was given (none included) */
     int report_bindings;
     int ppn;         /* -ppn, --npernode: ranks per machine, 0: not given */
     cpu_set_t *sets; /* where each rank is bound, when bound[rank] */
@@ -379,7 +378,7 @@ static int place_ranks(job *j, const co_config *cfg, int *ncpus) {
     }
     co_hwtopo_load(&topo, &allowed);
     *ncpus = topo.n > 0 ? topo.n : 1;
-    if (!j->bind_given && !cfg->bind) j->place.bind = -1; /* COHORT_BIND=0 */
+    if (!cfg->bind && j->place.bind == CO_PLACE_BIND_UNIT) j->place.bind = -1; /* COHORT_BIND=0 */
     if (j->place.ppr && j->napps == 1 && !j->apps[0].n_given && !j->ppn)
         j->n = j->apps[0].n = j->place.ppr * co_hwtopo_count(&topo, j->place.map);
     j->sets = malloc((size_t)j->n * sizeof(cpu_set_t));
@@ -531,6 +530,18 @@ static int local_var_ok(const job *j, const char *opt, const char *var) {
     return 0;
 }
 
+/* The positive number an option takes into *out; -1 if val is none (said, `what` per unit). */
+static int positive_arg(const char *opt, const char *val, int *out, const char *what) {
+    char *end;
+    long v = val ? strtol(val, &end, 10) : 0;
+    if (!val || *end || v < 1 || v > INT_MAX) {
+        fprintf(stderr, "mpiexec: %s needs a positive number of %s\n", opt, what);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
 /* The options of one part, from argv[*pi] up to its program; -1 on an error (said). */
 static int parse_options(job *j, app *ap, int argc, char **argv, int *pi, char **xtext) {
     int i = *pi;
@@ -543,11 +554,7 @@ static int parse_options(job *j, app *ap, int argc, char **argv, int *pi, char *
         }
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-n") || !strcmp(a, "-np") || !strcmp(a, "--np") || !strcmp(a, "-c")) {
-            char *end;
-            if (!val || (ap->n = (int)strtol(val, &end, 10), *end) || ap->n < 1) {
-                fprintf(stderr, "mpiexec: %s needs a positive number of ranks\n", a);
-                return -1;
-            }
+            if (positive_arg(a, val, &ap->n, "ranks")) return -1;
             ap->n_given = 1;
             i++;
         } else if (!strcmp(a, "--tag-output") || !strcmp(a, "-tag-output") || !strcmp(a, "-l")) {
@@ -574,7 +581,6 @@ static int parse_options(job *j, app *ap, int argc, char **argv, int *pi, char *
                 fprintf(stderr, "mpiexec: %s\n", perr);
                 return -1;
             }
-            j->bind_given |= bind;
             i++;
         } else if (!strcmp(a, "--rank-by") || !strcmp(a, "-rank-by")) {
             /* ranks are numbered in the order they are mapped (docs/runtime.md) */
@@ -588,11 +594,7 @@ static int parse_options(job *j, app *ap, int argc, char **argv, int *pi, char *
             i++;
         } else if (!strcmp(a, "--cpus-per-rank") || !strcmp(a, "--cpus-per-proc") ||
                    !strcmp(a, "-cpus-per-rank") || !strcmp(a, "-cpus-per-proc")) {
-            char *end;
-            if (!val || (j->place.pe = (int)strtol(val, &end, 10), *end) || j->place.pe < 1) {
-                fprintf(stderr, "mpiexec: %s needs a positive number of cores\n", a);
-                return -1;
-            }
+            if (positive_arg(a, val, &j->place.pe, "cores")) return -1;
             i++;
         } else if (!strcmp(a, "--use-hwthread-cpus")) {
             j->place.unit = CO_LVL_HWTHREAD;
@@ -602,11 +604,7 @@ static int parse_options(job *j, app *ap, int argc, char **argv, int *pi, char *
             j->report_bindings = 1;
         } else if (!strcmp(a, "-ppn") || !strcmp(a, "--ppn") || !strcmp(a, "-perhost") ||
                    !strcmp(a, "--npernode") || !strcmp(a, "-npernode") || !strcmp(a, "-N")) {
-            char *end;
-            if (!val || (j->ppn = (int)strtol(val, &end, 10), *end) || j->ppn < 1) {
-                fprintf(stderr, "mpiexec: %s needs a positive number of ranks\n", a);
-                return -1;
-            }
+            if (positive_arg(a, val, &j->ppn, "ranks")) return -1;
             i++;
         } else if (!strcmp(a, "-x")) {
             if (!val) {

@@ -7,32 +7,46 @@
 #include <string.h>
 #include <strings.h>
 
-#define CO_BIND_UNIT (-2) /* bind to the unit, whichever it turns out to be */
-
 void co_place_defaults(co_place_opts *o) {
     memset(o, 0, sizeof(*o));
     o->map = CO_LVL_MACHINE;
     o->unit = CO_LVL_CORE;
-    o->bind = CO_BIND_UNIT;
+    o->bind = CO_PLACE_BIND_UNIT;
 }
 
+/* Whether [f, f+len) is `word`, case apart. */
+static int is(const char *f, size_t len, const char *word) {
+    return strlen(word) == len && !strncasecmp(f, word, len);
+}
+
+/* Every name of a level, and where it may be used: --bind-to, --map-by, and MPI 4's
+ * mpi_hw_resource_type (hwloc's names, and the standard's mpi_shared_memory). */
+enum { FOR_BIND = 1, FOR_MAP = 2, FOR_HW = 4, ANYWHERE = 7 };
 static const struct {
     const char *name;
-    int level;
-    int map_only;
+    int level, uses;
 } level_names[] = {
-    {"hwthread", CO_LVL_HWTHREAD, 0}, {"core", CO_LVL_CORE, 0},       {"l1cache", CO_LVL_CORE, 0},
-    {"l2cache", CO_LVL_L2, 0},        {"l3cache", CO_LVL_L3, 0},      {"numa", CO_LVL_NUMA, 0},
-    {"socket", CO_LVL_PACKAGE, 0},    {"package", CO_LVL_PACKAGE, 0}, {"slot", CO_LVL_MACHINE, 1},
-    {"node", CO_LVL_MACHINE, 1},      {"board", CO_LVL_MACHINE, 1},
+    {"hwthread", CO_LVL_HWTHREAD, ANYWHERE}, {"pu", CO_LVL_HWTHREAD, FOR_HW},
+    {"core", CO_LVL_CORE, ANYWHERE},         {"l1cache", CO_LVL_CORE, ANYWHERE}, /* one per core */
+    {"l1ucache", CO_LVL_CORE, FOR_HW},       {"l1dcache", CO_LVL_CORE, FOR_HW},
+    {"l1icache", CO_LVL_CORE, FOR_HW},       {"l2cache", CO_LVL_L2, ANYWHERE},
+    {"l2ucache", CO_LVL_L2, FOR_HW},         {"l3cache", CO_LVL_L3, ANYWHERE},
+    {"l3ucache", CO_LVL_L3, FOR_HW},         {"numa", CO_LVL_NUMA, ANYWHERE},
+    {"numanode", CO_LVL_NUMA, FOR_HW},       {"socket", CO_LVL_PACKAGE, ANYWHERE},
+    {"package", CO_LVL_PACKAGE, ANYWHERE},   {"slot", CO_LVL_MACHINE, FOR_MAP},
+    {"node", CO_LVL_MACHINE, FOR_MAP},       {"board", CO_LVL_MACHINE, FOR_MAP},
+    {"machine", CO_LVL_MACHINE, FOR_HW},     {"mpi_shared_memory", CO_LVL_MACHINE, FOR_HW},
 };
 
-int co_place_level(const char *name, size_t len, int for_map) {
+static int level_for(const char *name, size_t len, int use) {
     for (size_t i = 0; i < sizeof(level_names) / sizeof(level_names[0]); i++)
-        if (strlen(level_names[i].name) == len && !strncasecmp(name, level_names[i].name, len) &&
-            (for_map || !level_names[i].map_only))
+        if ((level_names[i].uses & use) && is(name, len, level_names[i].name))
             return level_names[i].level;
     return -1;
+}
+
+int co_place_level(const char *name, size_t len, int for_map) {
+    return level_for(name, len, for_map ? FOR_MAP : FOR_BIND);
 }
 
 const char *co_place_level_name(int level) {
@@ -64,7 +78,7 @@ int co_place_parse_map(const char *value, co_place_opts *o, char *err, size_t er
     const char *p = value;
     size_t len;
     const char *f = field(&p, &len);
-    if (len == 3 && !strncasecmp(f, "ppr", 3)) {
+    if (is(f, len, "ppr")) {
         const char *num = field(&p, &len);
         int ppr = positive(num, len);
         const char *lv = field(&p, &len);
@@ -92,17 +106,17 @@ int co_place_parse_map(const char *value, co_place_opts *o, char *err, size_t er
     if (o->map == CO_LVL_HWTHREAD) o->unit = CO_LVL_HWTHREAD;
     while (*p) {
         f = field(&p, &len);
-        if (len > 3 && !strncasecmp(f, "PE=", 3)) {
+        if (len > 3 && !strncasecmp(f, "PE=", 3)) { /* PE=N */
             if (!(o->pe = positive(f + 3, len - 3))) {
                 snprintf(err, errlen, "--map-by: PE= needs a positive number, not '%.*s'", (int)len,
                          f);
                 return -1;
             }
-        } else if (len == 13 && !strncasecmp(f, "OVERSUBSCRIBE", 13)) {
+        } else if (is(f, len, "OVERSUBSCRIBE")) {
             o->nooversubscribe = 0;
-        } else if (len == 15 && !strncasecmp(f, "NOOVERSUBSCRIBE", 15)) {
+        } else if (is(f, len, "NOOVERSUBSCRIBE")) {
             o->nooversubscribe = 1;
-        } else if (len == 4 && !strncasecmp(f, "SPAN", 4)) {
+        } else if (is(f, len, "SPAN")) {
             /* spreading over several machines: there is one */
         } else {
             snprintf(err, errlen,
@@ -119,7 +133,7 @@ int co_place_parse_bind(const char *value, co_place_opts *o, char *err, size_t e
     const char *p = value;
     size_t len;
     const char *f = field(&p, &len);
-    if (len == 4 && !strncasecmp(f, "none", 4)) {
+    if (is(f, len, "none")) {
         o->bind = -1;
         o->explicit_bind = 0;
         if (*p) {
@@ -144,8 +158,7 @@ int co_place_parse_bind(const char *value, co_place_opts *o, char *err, size_t e
         int n = positive(f, len);
         if (n && level <= CO_LVL_CORE) {
             o->pe = n; /* MPICH's core:N, N cores (or threads) each */
-        } else if ((len == 16 && !strncasecmp(f, "overload-allowed", 16)) ||
-                   (len == 12 && !strncasecmp(f, "if-supported", 12))) {
+        } else if (is(f, len, "overload-allowed") || is(f, len, "if-supported")) {
             /* binding more ranks than units is left out anyway, and it is always supported */
         } else {
             snprintf(err, errlen,
@@ -275,7 +288,7 @@ int co_hwtopo_count(const co_hwtopo *t, int level) {
 int co_place(const co_hwtopo *t, const co_place_opts *o, int n, const int *pe, cpu_set_t *set,
              int *bound, char *err, size_t errlen) {
     int unit = o->unit, map = o->map;
-    int bind = o->bind == CO_BIND_UNIT ? unit : o->bind;
+    int bind = o->bind == CO_PLACE_BIND_UNIT ? unit : o->bind;
     if (!t->n) bind = -1;                 /* nothing known to bind to */
     if (o->ppr && map < unit) unit = map; /* ppr:N:hwthread deals hardware threads */
     if (bind >= 0 && bind < unit) unit = bind;
@@ -433,47 +446,17 @@ out:
 }
 
 void co_place_objects_of(const cpu_set_t *mine, int ids[CO_LVL_COUNT]) {
-    static co_hwtopo topo; /* 32 KiB: not on the stack */
-    cpu_set_t all;
-    CPU_ZERO(&all);
-    for (int c = 0; c < CPU_SETSIZE; c++) CPU_SET(c, &all);
-    co_hwtopo_load(&topo, &all); /* every CPU there is, so that ids agree between processes */
+    static co_hwtopo topo;       /* 32 KiB: not on the stack */
+    co_hwtopo_load(&topo, mine); /* ids name objects the same in every process */
     for (int l = 0; l < CO_LVL_COUNT; l++) {
-        ids[l] = -2; /* none seen yet */
-        for (int i = 0; i < topo.n && ids[l] != -1; i++)
-            if (CPU_ISSET(topo.cpu[i], mine))
-                ids[l] = ids[l] == -2 || ids[l] == topo.id[l][i] ? topo.id[l][i] : -1;
-        if (ids[l] == -2) ids[l] = -1;
+        ids[l] = topo.n ? topo.id[l][0] : -1;
+        for (int i = 1; i < topo.n && ids[l] >= 0; i++)
+            if (topo.id[l][i] != ids[l]) ids[l] = -1;
     }
 }
 
-static const struct {
-    const char *name;
-    int level;
-} resources[] = {
-    {"mpi_shared_memory", CO_LVL_MACHINE},
-    {"machine", CO_LVL_MACHINE},
-    {"package", CO_LVL_PACKAGE},
-    {"socket", CO_LVL_PACKAGE},
-    {"numanode", CO_LVL_NUMA},
-    {"numa", CO_LVL_NUMA},
-    {"l3cache", CO_LVL_L3},
-    {"l3ucache", CO_LVL_L3},
-    {"l2cache", CO_LVL_L2},
-    {"l2ucache", CO_LVL_L2},
-    {"core", CO_LVL_CORE},
-    {"l1cache", CO_LVL_CORE}, /* one per core */
-    {"l1ucache", CO_LVL_CORE},
-    {"l1dcache", CO_LVL_CORE},
-    {"l1icache", CO_LVL_CORE},
-    {"hwthread", CO_LVL_HWTHREAD},
-    {"pu", CO_LVL_HWTHREAD},
-};
-
 int co_place_resource_level(const char *name) {
-    for (size_t i = 0; name && i < sizeof(resources) / sizeof(resources[0]); i++)
-        if (!strcasecmp(name, resources[i].name)) return resources[i].level;
-    return -1;
+    return name ? level_for(name, strlen(name), FOR_HW) : -1;
 }
 
 const char *co_place_resource_name(int level) {

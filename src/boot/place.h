@@ -34,14 +34,16 @@ typedef struct co_hwtopo {
 } co_hwtopo;
 
 typedef struct co_place_opts {
-    int map;           /* level whose objects take ranks in turn; CO_LVL_MACHINE: in order */
-    int ppr;           /* ranks per object of `map` (Open MPI's ppr:N:level), 0: not given */
-    int unit;          /* what one processing element is: CO_LVL_CORE or CO_LVL_HWTHREAD */
-    int pe;            /* units per rank, 0: not given (then each rank's own, see co_place) */
-    int bind;          /* level each rank is bound to, -1: not bound, -2 (the default): the unit */
-    int explicit_bind; /* the user asked to bind: say so when it cannot be done */
+    int map;             /* level whose objects take ranks in turn; CO_LVL_MACHINE: in order */
+    int ppr;             /* ranks per object of `map` (Open MPI's ppr:N:level), 0: not given */
+    int unit;            /* what one processing element is: CO_LVL_CORE or CO_LVL_HWTHREAD */
+    int pe;              /* units per rank, 0: not given (then each rank's own, see co_place) */
+    int bind;            /* level each rank is bound to, -1: not bound, or CO_PLACE_BIND_UNIT */
+    int explicit_bind;   /* the user asked to bind: say so when it cannot be done */
     int nooversubscribe; /* refuse more units than the machine has */
 } co_place_opts;
+
+#define CO_PLACE_BIND_UNIT (-2) /* bind to the unit, whichever it turns out to be */
 
 /* The options' defaults: ranks in order, one core each, bound to it. */
 void co_place_defaults(co_place_opts *o);
