@@ -54,6 +54,9 @@ static inline int co_comm_members(const co_comm *c) {
 }
 
 int co_comm_dup(co_comm *c, const char *fn, co_comm **out);
+/* The same without the attributes and the topology (a window's own communicator, src/rma:
+ * the program's copy callbacks must not see it). */
+int co_comm_dup_bare(co_comm *c, const char *fn, co_comm **out);
 /* A lane of intracommunicator c: a hidden communicator over c's group, made without any
  * exchange, with no handle and no ID of its own. Its traffic goes on c's contexts (its callers
  * keep their tags apart from c's), its collective state is its own. Freed by
@@ -94,7 +97,7 @@ int co_intercomm_merge(co_comm *ic, int high, const char *fn, co_comm **out);
 int co_comm_free(co_comm *c, const char *fn);
 
 /* ---- Attributes (attr.c) ------------------------------------------------------------------ */
-enum { CO_KV_COMM, CO_KV_TYPE }; /* what a key's attributes hang on */
+enum { CO_KV_COMM, CO_KV_TYPE, CO_KV_WIN }; /* what a key's attributes hang on */
 int co_keyval_create(MPI_Comm_copy_attr_function *copy, MPI_Comm_delete_attr_function *del,
                      void *extra, int kind, int *keyval);
 int co_keyval_free(int keyval, int kind); /* MPI_SUCCESS or MPI_ERR_KEYVAL */

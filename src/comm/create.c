@@ -99,6 +99,21 @@ int co_comm_first_n(co_comm *c, int n, const char *fn, co_comm **out) {
 }
 
 int co_comm_dup(co_comm *c, const char *fn, co_comm **out) {
+    int rc = co_comm_dup_bare(c, fn, out);
+    if (rc) return rc;
+    co_comm *n = *out;
+    *out = NULL;
+    if (c->topo && !(n->topo = co_topo_dup(c->topo))) co_fatal("out of memory");
+    rc = co_attr_copy_all(c, n);
+    if (rc) {
+        co_comm_free(n, fn);
+        return co_error(c, fn, rc, "an attribute copy callback failed (error %d)", rc);
+    }
+    *out = n;
+    return MPI_SUCCESS;
+}
+
+int co_comm_dup_bare(co_comm *c, const char *fn, co_comm **out) {
     uint64_t id, serial;
     *out = NULL;
     if (co_comm_stream_id(c, &id, &serial))
@@ -107,12 +122,6 @@ int co_comm_dup(co_comm *c, const char *fn, co_comm **out) {
     co_comm *n;
     int rc = co_comm_new_child(c, c->local, c->remote, id, co_comm_master_world(c), serial, &n);
     if (rc) return co_error(c, fn, rc, "out of communicator handles");
-    if (c->topo && !(n->topo = co_topo_dup(c->topo))) co_fatal("out of memory");
-    rc = co_attr_copy_all(c, n);
-    if (rc) {
-        co_comm_free(n, fn);
-        return co_error(c, fn, rc, "an attribute copy callback failed (error %d)", rc);
-    }
     *out = n;
     return MPI_SUCCESS;
 }

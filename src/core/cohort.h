@@ -287,6 +287,10 @@ void co_log(int level, const char *fmt, ...) CO_PRINTF(2, 3);
 /* Reports an error of class `cls` raised by MPI function `fn` through `comm`'s error handler
  * (MPI_COMM_WORLD's if comm is NULL) and returns the error code for the caller to return. */
 int co_error(co_comm *comm, const char *fn, int cls, const char *fmt, ...) CO_PRINTF(4, 5);
+/* The same through error handler eh (NULL: ERRORS_ARE_FATAL), whose function gets `handle`
+ * (a communicator's, or a window's: src/rma). */
+int co_error_v(co_errhandler *eh, int handle, const char *fn, int cls, const char *fmt,
+               va_list ap);
 const char *co_error_class_name(int cls);
 const char *co_error_class_text(int cls);
 /* "MPI_Xxx: reason" of the latest error of class cls raised on this process, or "". */
@@ -409,7 +413,7 @@ struct cohort_state {
     int launched;        /* started by mpiexec (not a singleton) */
     co_config cfg;
     struct co_seg *seg;
-    co_htab comms, groups, dtypes, ops, reqs, errhs, infos, msgs;
+    co_htab comms, groups, dtypes, ops, reqs, errhs, infos, msgs, wins;
     struct co_p2p_state *p2p;
     struct co_coll_state *coll;
     struct co_comm_state *cm; /* communicator layer: ID pools, attribute keys */
@@ -481,6 +485,8 @@ void co_p2p_fini(void);
 void co_p2p_flush(void);
 int co_coll_init(void);
 void co_coll_fini(void);
+int co_rma_init(void);
+void co_rma_fini(void); /* windows the program never freed: their memory goes */
 int co_barrier(co_comm *comm);
 /* src/coll: MPI_Finalize's barrier, watched like a user's collective call (a rank that waits
  * for a peer whose collectives broke down stops waiting); skipped on a world whose collectives

@@ -181,19 +181,23 @@ void co_fatal(const char *fmt, ...) {
 
 int co_error(co_comm *comm, const char *fn, int cls, const char *fmt, ...) {
     co_errhandler *eh = comm ? comm->errh : (co_st.world ? co_st.world->errh : NULL);
-    if (!eh) eh = co_st.errh_fatal;
-
-    char reason[600];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(reason, sizeof(reason), fmt, ap);
+    int rc = co_error_v(eh, comm ? comm->handle : MPI_COMM_WORLD, fn, cls, fmt, ap);
     va_end(ap);
+    return rc;
+}
+
+int co_error_v(co_errhandler *eh, int handle, const char *fn, int cls, const char *fmt,
+               va_list ap) {
+    if (!eh) eh = co_st.errh_fatal;
+    char reason[600];
+    vsnprintf(reason, sizeof(reason), fmt, ap);
     if (cls > 0 && (size_t)cls < CO_ARRAY_LEN(classes))
         snprintf(last_reason[cls], sizeof(last_reason[cls]), "%s: %s", fn, reason);
     if (eh && eh->builtin == 2) return cls;
     if (eh && eh->builtin == 0 && eh->fn && !co_st.in_error_handler) {
-        MPI_Comm h = comm ? comm->handle : MPI_COMM_WORLD;
-        int code = cls;
+        int h = handle, code = cls;
         co_st.in_error_handler = 1;
         eh->fn(&h, &code);
         co_st.in_error_handler = 0;
