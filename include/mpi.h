@@ -240,6 +240,12 @@ typedef struct MPI_Status {
 #define MPI_UNIVERSE_SIZE   5
 #define MPI_APPNUM          6
 #define MPI_LASTUSEDCODE    7
+/* window attributes (MPI_Win_get_attr) */
+#define MPI_WIN_BASE          8
+#define MPI_WIN_SIZE          9
+#define MPI_WIN_DISP_UNIT     10
+#define MPI_WIN_CREATE_FLAVOR 11
+#define MPI_WIN_MODEL         12
 
 /* Datatype combiners */
 #define MPI_COMBINER_NAMED            1
@@ -269,14 +275,20 @@ typedef struct MPI_Status {
 #define MPI_DISTRIBUTE_NONE      2
 #define MPI_DISTRIBUTE_DFLT_DARG (-1)
 
-/* One-sided constants (declared for link-time presence; see MPI_SUBSET.md) */
-#define MPI_MODE_NOCHECK   1024
-#define MPI_MODE_NOSTORE   2048
-#define MPI_MODE_NOPUT     4096
-#define MPI_MODE_NOPRECEDE 8192
-#define MPI_MODE_NOSUCCEED 16384
-#define MPI_LOCK_EXCLUSIVE 234
-#define MPI_LOCK_SHARED    235
+/* One-sided communication (docs/rma.md) */
+#define MPI_WIN_FLAVOR_CREATE   1
+#define MPI_WIN_FLAVOR_ALLOCATE 2
+#define MPI_WIN_FLAVOR_DYNAMIC  3
+#define MPI_WIN_FLAVOR_SHARED   4
+#define MPI_WIN_SEPARATE        1
+#define MPI_WIN_UNIFIED         2
+#define MPI_MODE_NOCHECK        1024
+#define MPI_MODE_NOSTORE        2048
+#define MPI_MODE_NOPUT          4096
+#define MPI_MODE_NOPRECEDE      8192
+#define MPI_MODE_NOSUCCEED      16384
+#define MPI_LOCK_EXCLUSIVE      234
+#define MPI_LOCK_SHARED         235
 
 /* ---- Error classes ------------------------------------------------------------------------ */
 #define MPI_SUCCESS                   0
@@ -372,6 +384,13 @@ typedef int(MPI_Type_delete_attr_function)(MPI_Datatype datatype, int keyval, vo
 #define MPI_TYPE_NULL_COPY_FN   ((MPI_Type_copy_attr_function *)0)
 #define MPI_TYPE_NULL_DELETE_FN ((MPI_Type_delete_attr_function *)0)
 #define MPI_TYPE_DUP_FN         ((MPI_Type_copy_attr_function *)1)
+typedef int(MPI_Win_copy_attr_function)(MPI_Win oldwin, int keyval, void *extra_state,
+                                        void *attribute_val_in, void *attribute_val_out, int *flag);
+typedef int(MPI_Win_delete_attr_function)(MPI_Win win, int keyval, void *attribute_val,
+                                          void *extra_state);
+#define MPI_WIN_NULL_COPY_FN   ((MPI_Win_copy_attr_function *)0)
+#define MPI_WIN_NULL_DELETE_FN ((MPI_Win_delete_attr_function *)0)
+#define MPI_WIN_DUP_FN         ((MPI_Win_copy_attr_function *)1)
 
 /* ---- Function declarations ------------------------------------------------------------------
  * COHORT_FN declares both names: MPI_x (a weak alias) and PMPI_x (the implementation). */
@@ -946,7 +965,7 @@ COHORT_FN(int, Info_get_nthkey, (MPI_Info info, int n, char *key))
 COHORT_FN(int, Info_dup, (MPI_Info info, MPI_Info *newinfo))
 COHORT_FN(int, Info_free, (MPI_Info * info))
 
-/* One-sided: present at link time, not yet implemented (MPI_ERR_UNSUPPORTED_OPERATION) */
+/* One-sided communication */
 COHORT_FN(int, Win_create,
           (void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win))
 COHORT_FN(int, Win_allocate,
@@ -973,6 +992,24 @@ COHORT_FN(int, Win_post, (MPI_Group group, int assert, MPI_Win win))
 COHORT_FN(int, Win_start, (MPI_Group group, int assert, MPI_Win win))
 COHORT_FN(int, Win_complete, (MPI_Win win))
 COHORT_FN(int, Win_wait, (MPI_Win win))
+COHORT_FN(int, Win_test, (MPI_Win win, int *flag))
+COHORT_FN(int, Win_get_group, (MPI_Win win, MPI_Group *group))
+COHORT_FN(int, Win_set_name, (MPI_Win win, const char *win_name))
+COHORT_FN(int, Win_get_name, (MPI_Win win, char *win_name, int *resultlen))
+COHORT_FN(int, Win_set_info, (MPI_Win win, MPI_Info info))
+COHORT_FN(int, Win_get_info, (MPI_Win win, MPI_Info *info_used))
+COHORT_FN(int, Win_create_keyval,
+          (MPI_Win_copy_attr_function * win_copy_attr_fn,
+           MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval, void *extra_state))
+COHORT_FN(int, Win_free_keyval, (int *win_keyval))
+COHORT_FN(int, Win_set_attr, (MPI_Win win, int win_keyval, void *attribute_val))
+COHORT_FN(int, Win_get_attr, (MPI_Win win, int win_keyval, void *attribute_val, int *flag))
+COHORT_FN(int, Win_delete_attr, (MPI_Win win, int win_keyval))
+COHORT_FN(int, Win_create_errhandler,
+          (MPI_Win_errhandler_function * win_errhandler_fn, MPI_Errhandler *errhandler))
+COHORT_FN(int, Win_set_errhandler, (MPI_Win win, MPI_Errhandler errhandler))
+COHORT_FN(int, Win_get_errhandler, (MPI_Win win, MPI_Errhandler *errhandler))
+COHORT_FN(int, Win_call_errhandler, (MPI_Win win, int errorcode))
 COHORT_FN(int, Put,
           (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
            MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win))
@@ -994,6 +1031,23 @@ COHORT_FN(int, Fetch_and_op,
 COHORT_FN(int, Compare_and_swap,
           (const void *origin_addr, const void *compare_addr, void *result_addr,
            MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win))
+COHORT_FN(int, Rput,
+          (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+           MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+           MPI_Request *request))
+COHORT_FN(int, Rget,
+          (void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+           MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+           MPI_Request *request))
+COHORT_FN(int, Raccumulate,
+          (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+           MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+           MPI_Win win, MPI_Request *request))
+COHORT_FN(int, Rget_accumulate,
+          (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+           void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank,
+           MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+           MPI_Win win, MPI_Request *request))
 
 #undef COHORT_FN
 
