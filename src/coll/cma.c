@@ -112,10 +112,23 @@ static void scratch_free(scratch *t) {
  * caller stores *v in the table and keeps its own copy: the table's first line is the one
  * readers poll, so a load from it right after the stores waits for the line to come back
  * (the stores cannot be forwarded to a wider load). */
+/* Bytes to skip before an inline copy of `bytes` bytes from src to dst, so that dst does not
+ * lie just past src modulo 4 KiB: the copy's loads would then wait on its own stores of the
+ * same low address bits (4K aliasing). */
+static size_t alias_pad(const char *dst, const void *src, size_t bytes) {
+    if (bytes < 4096) return 0;
+    size_t d = ((uintptr_t)dst - (uintptr_t)src) & 4095;
+    return d && d < 64 ? ((64 - d) + 15) & ~(size_t)15 : 0;
+}
+
 static int offer(const co_cshm *s, char *pay, size_t *used, ent *v, const void *buf, size_t count,
                  co_dtype *dt, scratch *t, size_t inl_max, size_t at) {
     *v = (ent){.bytes = count * dt->size};
     if (v->bytes < inl_max && *used + v->bytes <= co_cshm_cap(s)) {
+        if (dt->contig) {
+            size_t pad = alias_pad(pay + *used, (const char *)buf + dt->true_lb, v->bytes);
+            if (*used + pad + v->bytes <= co_cshm_cap(s)) *used += pad;
+        }
         co_dt_pack(dt, count, buf, 0, pay + *used, v->bytes);
         v->inl = at + *used + 1;
         *used += (v->bytes + 15) & ~(size_t)15;
@@ -293,7 +306,10 @@ static int offer_blocks(co_cshm *s, uint64_t g, ent *tab, const void *sbuf, cons
     for (int j = 1; j < n; j++) {
         int d = (me + j) % n;
         size_t bytes = (size_t)counts[d] * dt->size;
-        if (bytes < inl_max && used + bytes > cap && bytes <= cap && k + 1 < CO_CSHM_NBUF) {
+        size_t pad = dt->contig
+                         ? alias_pad(room + used, BLOCK(sbuf, displs[d], dt) + dt->true_lb, bytes)
+                         : 0;
+        if (bytes < inl_max && used + pad + bytes > cap && bytes <= cap && k + 1 < CO_CSHM_NBUF) {
             unsigned bk = (b + spare[++k]) % CO_CSHM_NBUF;
             room = co_cshm_acquire(s, bk);
             s->free_at[bk] = g + 2;
