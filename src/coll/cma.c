@@ -106,12 +106,6 @@ static void scratch_free(scratch *t) {
     co_coll_free(t->p);
 }
 
-/* Describe (buf, count, dt) in *v: inline at pay + *used if smaller than inl_max and there
- * is room, else by address (packed first when not contiguous). `at` is added to an inline
- * offset (a spill buffer's distance, see inline_at). Returns 1 for a remote entry. The
- * caller stores *v in the table and keeps its own copy: the table's first line is the one
- * readers poll, so a load from it right after the stores waits for the line to come back
- * (the stores cannot be forwarded to a wider load). */
 /* Bytes to skip before an inline copy of `bytes` bytes from src to dst, so that dst does not
  * lie just past src modulo 4 KiB: the copy's loads would then wait on its own stores of the
  * same low address bits (4K aliasing). */
@@ -121,6 +115,12 @@ static size_t alias_pad(const char *dst, const void *src, size_t bytes) {
     return d && d < 64 ? ((64 - d) + 15) & ~(size_t)15 : 0;
 }
 
+/* Describe (buf, count, dt) in *v: inline at pay + *used if smaller than inl_max and there
+ * is room, else by address (packed first when not contiguous). `at` is added to an inline
+ * offset (a spill buffer's distance, see inline_at). Returns 1 for a remote entry. The
+ * caller stores *v in the table and keeps its own copy: the table's first line is the one
+ * readers poll, so a load from it right after the stores waits for the line to come back
+ * (the stores cannot be forwarded to a wider load). */
 static int offer(const co_cshm *s, char *pay, size_t *used, ent *v, const void *buf, size_t count,
                  co_dtype *dt, scratch *t, size_t inl_max, size_t at) {
     *v = (ent){.bytes = count * dt->size};
