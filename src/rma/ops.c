@@ -129,6 +129,27 @@ static void landed(const co_rma_side *s, const void *p, int copy, size_t bytes) 
     if (copy) co_dt_unpack(s->dt, s->count, s->buf, 0, p, bytes);
 }
 
+/* An accumulate's write, under the target's mutex: P replaces the target's bytes, or is
+ * combined with them in place, or with a copy of them (`now`: read already, else read here)
+ * that is then written back. */
+static int update(co_win *w, int t, char *local, uint64_t remote, const co_rma_side *tgt,
+                  const void *P, size_t tbytes, co_op *op, co_dtype *bt, int in_place,
+                  const void *now) {
+    if (op->handle == MPI_REPLACE) return move(w, t, local, remote, tgt, (void *)P, tbytes, 1);
+    if (in_place) {
+        co_op_apply(op, bt, P, local + tgt->dt->true_lb, tbytes / bt->size);
+        return 0;
+    }
+    void *T = scratch(w, S_TARGET, tbytes);
+    int e;
+    if (now)
+        memcpy(T, now, tbytes);
+    else if ((e = move(w, t, local, remote, tgt, T, tbytes, 0)))
+        return e;
+    combine(op, tgt->dt->basic, P, T, tbytes);
+    return move(w, t, local, remote, tgt, T, tbytes, 1);
+}
+
 int co_rma_op(co_win *w, int kind, const co_rma_side *origin, const co_rma_side *result,
               const void *compare, int target, MPI_Aint disp, const co_rma_side *tgt, co_op *op,
               const char *fn) {
@@ -141,7 +162,6 @@ int co_rma_op(co_win *w, int kind, const co_rma_side *origin, const co_rma_side 
     if (w->fence == CO_FENCE_OPEN) w->fence = CO_FENCE_USED;
     size_t tbytes = tgt->count * tgt->dt->size;
     int noop = op && op->predefined && op->handle == MPI_NO_OP;
-    int replace = op && op->predefined && op->handle == MPI_REPLACE;
     if (origin && !noop && origin->count * origin->dt->size != tbytes)
         return co_win_error(w, fn, MPI_ERR_COUNT,
                             "the origin has %zu bytes, the target's datatype and count %zu",
@@ -156,14 +176,14 @@ int co_rma_op(co_win *w, int kind, const co_rma_side *origin, const co_rma_side 
     if (rc) return rc;
     if (!tbytes) return MPI_SUCCESS;
 
-    void *T = NULL, *R = NULL;
+    void *R = NULL;
     const void *P = origin && !noop ? packed(w, origin, tbytes, S_ORIGIN) : NULL;
     int e = 0, copy = 0, acc = kind != CO_RMA_PUT && kind != CO_RMA_GET;
     /* an accumulate straight on the target's memory: mapped here, contiguous, and elements
      * without padding (the kernels' stride) */
     co_dtype *bt = acc && op ? basic_dt(tgt->dt->basic) : NULL;
-    int in_place = bt && w->peers[target].mapped && tgt->dt->contig &&
-                   (size_t)co_dt_extent(bt) == bt->size;
+    int in_place =
+        bt && w->peers[target].mapped && tgt->dt->contig && (size_t)co_dt_extent(bt) == bt->size;
     if (acc) co_win_acc_lock(w, target);
     switch (kind) {
     case CO_RMA_PUT: e = move(w, target, local, remote, tgt, (void *)P, tbytes, 1); break;
@@ -173,34 +193,12 @@ int co_rma_op(co_win *w, int kind, const co_rma_side *origin, const co_rma_side 
             landed(result, R, copy, tbytes);
         break;
     case CO_RMA_ACC:
-        if (noop) break;
-        if (replace) {
-            e = move(w, target, local, remote, tgt, (void *)P, tbytes, 1);
-        } else if (in_place) {
-            co_op_apply(op, bt, P, local + tgt->dt->true_lb, tbytes / bt->size);
-        } else {
-            T = scratch(w, S_TARGET, tbytes);
-            if (!(e = move(w, target, local, remote, tgt, T, tbytes, 0))) {
-                combine(op, tgt->dt->basic, P, T, tbytes);
-                e = move(w, target, local, remote, tgt, T, tbytes, 1);
-            }
-        }
+        if (!noop) e = update(w, target, local, remote, tgt, P, tbytes, op, bt, in_place, NULL);
         break;
     case CO_RMA_GET_ACC:
         R = landing(w, result, tbytes, S_RESULT, &copy);
         if ((e = move(w, target, local, remote, tgt, R, tbytes, 0))) break;
-        if (!noop) {
-            if (replace) {
-                e = move(w, target, local, remote, tgt, (void *)P, tbytes, 1);
-            } else if (in_place) {
-                co_op_apply(op, bt, P, local + tgt->dt->true_lb, tbytes / bt->size);
-            } else {
-                T = scratch(w, S_TARGET, tbytes);
-                memcpy(T, R, tbytes);
-                combine(op, tgt->dt->basic, P, T, tbytes);
-                e = move(w, target, local, remote, tgt, T, tbytes, 1);
-            }
-        }
+        if (!noop) e = update(w, target, local, remote, tgt, P, tbytes, op, bt, in_place, R);
         landed(result, R, copy, tbytes);
         break;
     case CO_RMA_CAS:

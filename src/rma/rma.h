@@ -95,14 +95,14 @@ int co_win_error(co_win *w, const char *fn, int cls, const char *fmt, ...) CO_PR
 
 /* Synchronisation (sync.c). Each checks the epoch state it needs and reports through the
  * window's handler. */
-int co_win_fence(co_win *w, int assert, const char *fn);
-int co_win_post(co_win *w, const int *ranks, int n, int assert, const char *fn);
-int co_win_start(co_win *w, const int *ranks, int n, int assert, const char *fn);
+int co_win_fence(co_win *w, int mode, const char *fn);
+int co_win_post(co_win *w, const int *ranks, int n, int mode, const char *fn);
+int co_win_start(co_win *w, const int *ranks, int n, int mode, const char *fn);
 int co_win_complete(co_win *w, const char *fn);
 int co_win_wait(co_win *w, int *flag, const char *fn); /* flag NULL: block (Win_wait) */
-int co_win_lock(co_win *w, int type, int rank, int assert, const char *fn);
+int co_win_lock(co_win *w, int type, int rank, int mode, const char *fn);
 int co_win_unlock(co_win *w, int rank, const char *fn);
-int co_win_lock_all(co_win *w, int assert, const char *fn);
+int co_win_lock_all(co_win *w, int mode, const char *fn);
 int co_win_unlock_all(co_win *w, const char *fn);
 /* Whether this rank may access target t now (an access epoch covers it). */
 int co_win_can_access(co_win *w, int t);

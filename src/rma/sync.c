@@ -103,7 +103,7 @@ static int leave_fence(co_win *w, const char *fn) {
     return MPI_SUCCESS;
 }
 
-int co_win_fence(co_win *w, int assert, const char *fn) {
+int co_win_fence(co_win *w, int mode, const char *fn) {
     if (w->start || w->post || w->nlocked || w->lock_all)
         return co_win_error(w, fn, MPI_ERR_RMA_SYNC, "a %s epoch is open on this window",
                             w->start  ? "post-start (access)"
@@ -112,7 +112,7 @@ int co_win_fence(co_win *w, int assert, const char *fn) {
     atomic_thread_fence(memory_order_seq_cst);
     int rc = co_barrier(w->comm);
     if (rc) return co_win_error(w, fn, rc, "the fence's barrier failed");
-    w->fence = (assert &MPI_MODE_NOSUCCEED) ? CO_FENCE_NONE : CO_FENCE_OPEN;
+    w->fence = (mode & MPI_MODE_NOSUCCEED) ? CO_FENCE_NONE : CO_FENCE_OPEN;
     return MPI_SUCCESS;
 }
 
@@ -123,7 +123,7 @@ static int *copy_ranks(const int *ranks, int n) {
     return c;
 }
 
-int co_win_post(co_win *w, const int *ranks, int n, int assert, const char *fn) {
+int co_win_post(co_win *w, const int *ranks, int n, int mode, const char *fn) {
     if (w->post)
         return co_win_error(w, fn, MPI_ERR_RMA_SYNC,
                             "an exposure epoch (MPI_Win_post) is already open; MPI_Win_wait "
@@ -132,7 +132,7 @@ int co_win_post(co_win *w, const int *ranks, int n, int assert, const char *fn) 
     if (rc) return rc;
     atomic_thread_fence(memory_order_seq_cst);
     co_dtype *byte = co_dt_get(MPI_BYTE);
-    if (!(assert &MPI_MODE_NOCHECK))
+    if (!(mode & MPI_MODE_NOCHECK))
         for (int i = 0; i < n; i++)
             if ((rc = co_send(NULL, 0, byte, ranks[i], TAG_POST, w->comm, w->comm->ctx)))
                 return co_win_error(w, fn, rc, "telling rank %d failed", ranks[i]);
@@ -142,7 +142,7 @@ int co_win_post(co_win *w, const int *ranks, int n, int assert, const char *fn) 
     return MPI_SUCCESS;
 }
 
-int co_win_start(co_win *w, const int *ranks, int n, int assert, const char *fn) {
+int co_win_start(co_win *w, const int *ranks, int n, int mode, const char *fn) {
     if (w->start)
         return co_win_error(w, fn, MPI_ERR_RMA_SYNC,
                             "an access epoch (MPI_Win_start) is already open; MPI_Win_complete "
@@ -152,7 +152,7 @@ int co_win_start(co_win *w, const int *ranks, int n, int assert, const char *fn)
     int rc = leave_fence(w, fn);
     if (rc) return rc;
     co_dtype *byte = co_dt_get(MPI_BYTE);
-    if (!(assert &MPI_MODE_NOCHECK))
+    if (!(mode & MPI_MODE_NOCHECK))
         for (int i = 0; i < n; i++)
             if ((rc = co_recv(NULL, 0, byte, ranks[i], TAG_POST, w->comm, w->comm->ctx, NULL)))
                 return co_win_error(w, fn, rc, "waiting for rank %d's MPI_Win_post failed",
@@ -209,7 +209,7 @@ int co_win_wait(co_win *w, int *flag, const char *fn) {
     return MPI_SUCCESS;
 }
 
-int co_win_lock(co_win *w, int type, int rank, int assert, const char *fn) {
+int co_win_lock(co_win *w, int type, int rank, int mode, const char *fn) {
     if (w->locked[rank] || w->lock_all)
         return co_win_error(w, fn, MPI_ERR_RMA_SYNC, "rank %d is already locked by this rank%s",
                             rank, w->lock_all ? " (MPI_Win_lock_all)" : "");
@@ -218,7 +218,7 @@ int co_win_lock(co_win *w, int type, int rank, int assert, const char *fn) {
                             "an access epoch (MPI_Win_start) is open on this window");
     int rc = leave_fence(w, fn);
     if (rc) return rc;
-    if (assert & MPI_MODE_NOCHECK) {
+    if (mode & MPI_MODE_NOCHECK) {
         w->locked[rank] = CO_WIN_LOCK_NOCHECK;
     } else {
         take_lock(w, rank, type);
@@ -242,7 +242,7 @@ int co_win_unlock(co_win *w, int rank, const char *fn) {
     return MPI_SUCCESS;
 }
 
-int co_win_lock_all(co_win *w, int assert, const char *fn) {
+int co_win_lock_all(co_win *w, int mode, const char *fn) {
     if (w->lock_all || w->nlocked)
         return co_win_error(w, fn, MPI_ERR_RMA_SYNC, "this rank already holds %s",
                             w->lock_all ? "MPI_Win_lock_all" : "a lock on this window");
@@ -251,7 +251,7 @@ int co_win_lock_all(co_win *w, int assert, const char *fn) {
                             "an access epoch (MPI_Win_start) is open on this window");
     int rc = leave_fence(w, fn);
     if (rc) return rc;
-    if (assert & MPI_MODE_NOCHECK) {
+    if (mode & MPI_MODE_NOCHECK) {
         w->lock_all = 2;
         return MPI_SUCCESS;
     }
