@@ -289,8 +289,7 @@ void co_log(int level, const char *fmt, ...) CO_PRINTF(2, 3);
 int co_error(co_comm *comm, const char *fn, int cls, const char *fmt, ...) CO_PRINTF(4, 5);
 /* The same through error handler eh (NULL: ERRORS_ARE_FATAL), whose function gets `handle`
  * (a communicator's, or a window's: src/rma). */
-int co_error_v(co_errhandler *eh, int handle, const char *fn, int cls, const char *fmt,
-               va_list ap);
+int co_error_v(co_errhandler *eh, int handle, const char *fn, int cls, const char *fmt, va_list ap);
 const char *co_error_class_name(int cls);
 const char *co_error_class_text(int cls);
 /* "MPI_Xxx: reason" of the latest error of class cls raised on this process, or "". */
