@@ -38,6 +38,13 @@ static inline MPI_Comm co_api_comm_out(const co_comm *c) {
     return c ? c->handle : MPI_COMM_NULL;
 }
 
+/* Error handlers, for communicators and windows alike (api_env.c): make one for a program's
+ * function (MPI_*_create_errhandler, entering as `fn`), and put one in an object's slot
+ * (MPI_ERR_ARG when the handle is invalid; the old handler loses the slot's reference). */
+int co_api_errh_create(const char *fn, MPI_Comm_errhandler_function *function,
+                       MPI_Errhandler *errhandler);
+int co_api_errh_set(co_errhandler **slot, MPI_Errhandler errhandler);
+
 /* Every entry point after MPI_Init: a call outside Init..Finalize is a fatal usage error. */
 int co_api_not_initialized(const char *fn);
 #define CO_ENTER(fn)                                                                               \

@@ -229,17 +229,23 @@ static co_errhandler *errh_get(MPI_Errhandler h) {
     return co_htab_get(&co_st.errhs, h);
 }
 
+int co_api_errh_set(co_errhandler **slot, MPI_Errhandler errhandler) {
+    co_errhandler *e = errh_get(errhandler);
+    if (!e) return MPI_ERR_ARG;
+    e->refcount++;
+    co_errhandler *old = *slot;
+    *slot = e;
+    co_errh_release(old);
+    return MPI_SUCCESS;
+}
+
 static int set_errhandler(const char *fn, MPI_Comm comm, MPI_Errhandler errhandler) {
     CO_ENTER(fn);
     int rc = MPI_SUCCESS;
     co_comm *c = co_api_comm(comm, fn, &rc);
     if (!c) return rc;
-    co_errhandler *e = errh_get(errhandler);
-    if (!e) return co_error(c, fn, MPI_ERR_ARG, "invalid error handler");
-    e->refcount++;
-    co_errhandler *old = c->errh;
-    c->errh = e;
-    co_errh_release(old);
+    if (co_api_errh_set(&c->errh, errhandler))
+        return co_error(c, fn, MPI_ERR_ARG, "invalid error handler");
     return MPI_SUCCESS;
 }
 
@@ -265,8 +271,8 @@ int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler) {
     return get_errhandler("MPI_Comm_get_errhandler", comm, errhandler);
 }
 
-static int create_errhandler(const char *fn, MPI_Comm_errhandler_function *function,
-                             MPI_Errhandler *errhandler) {
+int co_api_errh_create(const char *fn, MPI_Comm_errhandler_function *function,
+                       MPI_Errhandler *errhandler) {
     CO_ENTER(fn);
     if (!function) return co_error(NULL, fn, MPI_ERR_ARG, "function is NULL");
     CO_API_OUT(NULL, fn, errhandler);
@@ -284,13 +290,13 @@ static int create_errhandler(const char *fn, MPI_Comm_errhandler_function *funct
 CO_WEAK(MPI_Comm_create_errhandler, PMPI_Comm_create_errhandler);
 int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *function,
                                 MPI_Errhandler *errhandler) {
-    return create_errhandler("MPI_Comm_create_errhandler", function, errhandler);
+    return co_api_errh_create("MPI_Comm_create_errhandler", function, errhandler);
 }
 
 /* The MPI-1 names of the three calls above, removed in MPI 3.0 but still in old codes. */
 CO_WEAK(MPI_Errhandler_create, PMPI_Errhandler_create);
 int PMPI_Errhandler_create(MPI_Handler_function *function, MPI_Errhandler *errhandler) {
-    return create_errhandler("MPI_Errhandler_create", function, errhandler);
+    return co_api_errh_create("MPI_Errhandler_create", function, errhandler);
 }
 
 CO_WEAK(MPI_Errhandler_set, PMPI_Errhandler_set);

@@ -210,7 +210,8 @@ static int pscw_begin(const char *fn, MPI_Group group, int assert, MPI_Win win, 
     if ((rc = check_assert(w, fn, assert))) return rc;
     int n = 0, *ranks = group_ranks(w, fn, group, &n, &rc);
     if (!ranks) return rc;
-    rc = post ? co_win_post(w, ranks, n, assert, fn) : co_win_start(w, ranks, n, assert, fn);
+    if (!post) return co_win_start(w, ranks, n, assert, fn); /* keeps ranks */
+    rc = co_win_post(w, ranks, n, assert, fn);
     free(ranks);
     return rc;
 }
@@ -439,11 +440,22 @@ int PMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
                    target_disp, target_count, target_datatype, win, request);
 }
 
+/* Fetch_and_op and Compare_and_swap take one element of a predefined type. */
+static co_dtype *single_type(co_win *w, const char *fn, MPI_Datatype type, int *rc) {
+    co_dtype *dt = co_dt_get(type);
+    if (!dt || !dt->predefined || dt->size == 0) {
+        *rc = co_win_error(w, fn, MPI_ERR_TYPE, "the datatype must be a predefined one");
+        return NULL;
+    }
+    return dt;
+}
+
 static int accumulate(const char *fn, const void *oaddr, int ocount, MPI_Datatype otype,
                       void *raddr, int rcount, MPI_Datatype rtype, int trank, MPI_Aint tdisp,
                       int tcount, MPI_Datatype ttype, MPI_Op oph, MPI_Win win, int fetch,
-                      MPI_Request *request) {
+                      int single, MPI_Request *request) {
     WIN_ENTER(fn, win);
+    if (single && !single_type(w, fn, ttype, &rc)) return rc; /* MPI_Fetch_and_op */
     co_rma_side o, r, t;
     co_op *op;
     int noop = oph == MPI_NO_OP;
@@ -467,7 +479,7 @@ int PMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype orig
                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
     return accumulate("MPI_Accumulate", origin_addr, origin_count, origin_datatype, NULL, 0,
                       MPI_DATATYPE_NULL, target_rank, target_disp, target_count, target_datatype,
-                      op, win, 0, NULL);
+                      op, win, 0, 0, NULL);
 }
 
 CO_WEAK(MPI_Raccumulate, PMPI_Raccumulate);
@@ -477,7 +489,7 @@ int PMPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype ori
     if (!request) return co_error(NULL, "MPI_Raccumulate", MPI_ERR_ARG, "request is NULL");
     return accumulate("MPI_Raccumulate", origin_addr, origin_count, origin_datatype, NULL, 0,
                       MPI_DATATYPE_NULL, target_rank, target_disp, target_count, target_datatype,
-                      op, win, 0, request);
+                      op, win, 0, 0, request);
 }
 
 CO_WEAK(MPI_Get_accumulate, PMPI_Get_accumulate);
@@ -487,7 +499,7 @@ int PMPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype 
                         MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
     return accumulate("MPI_Get_accumulate", origin_addr, origin_count, origin_datatype, result_addr,
                       result_count, result_datatype, target_rank, target_disp, target_count,
-                      target_datatype, op, win, 1, NULL);
+                      target_datatype, op, win, 1, 0, NULL);
 }
 
 CO_WEAK(MPI_Rget_accumulate, PMPI_Rget_accumulate);
@@ -499,27 +511,14 @@ int PMPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype
     if (!request) return co_error(NULL, "MPI_Rget_accumulate", MPI_ERR_ARG, "request is NULL");
     return accumulate("MPI_Rget_accumulate", origin_addr, origin_count, origin_datatype,
                       result_addr, result_count, result_datatype, target_rank, target_disp,
-                      target_count, target_datatype, op, win, 1, request);
-}
-
-/* Fetch_and_op and Compare_and_swap take one element of a predefined type. */
-static co_dtype *single_type(co_win *w, const char *fn, MPI_Datatype type, int *rc) {
-    co_dtype *dt = co_dt_get(type);
-    if (!dt || !dt->predefined || dt->size == 0) {
-        *rc = co_win_error(w, fn, MPI_ERR_TYPE, "the datatype must be a predefined one");
-        return NULL;
-    }
-    return dt;
+                      target_count, target_datatype, op, win, 1, 0, request);
 }
 
 CO_WEAK(MPI_Fetch_and_op, PMPI_Fetch_and_op);
 int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype,
                       int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
-    static const char fn[] = "MPI_Fetch_and_op";
-    WIN_ENTER(fn, win);
-    if (!single_type(w, fn, datatype, &rc)) return rc;
-    return accumulate(fn, origin_addr, 1, datatype, result_addr, 1, datatype, target_rank,
-                      target_disp, 1, datatype, op, win, 1, NULL);
+    return accumulate("MPI_Fetch_and_op", origin_addr, 1, datatype, result_addr, 1, datatype,
+                      target_rank, target_disp, 1, datatype, op, win, 1, 1, NULL);
 }
 
 CO_WEAK(MPI_Compare_and_swap, PMPI_Compare_and_swap);
@@ -696,31 +695,16 @@ int PMPI_Win_delete_attr(MPI_Win win, int win_keyval) {
 CO_WEAK(MPI_Win_create_errhandler, PMPI_Win_create_errhandler);
 int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn,
                                MPI_Errhandler *errhandler) {
-    static const char fn[] = "MPI_Win_create_errhandler";
-    CO_ENTER(fn);
-    if (!win_errhandler_fn) return co_error(NULL, fn, MPI_ERR_ARG, "function is NULL");
-    CO_API_OUT(NULL, fn, errhandler);
-    co_errhandler *e = calloc(1, sizeof(*e));
-    if (!e) return co_error(NULL, fn, MPI_ERR_NO_MEM, "out of memory");
-    e->fn = win_errhandler_fn; /* the same type: the handle is an int for either kind */
-    *errhandler = co_errh_handle_out(e);
-    if (*errhandler == MPI_ERRHANDLER_NULL) {
-        free(e);
-        return co_error(NULL, fn, MPI_ERR_NO_MEM, "too many error handlers");
-    }
-    return MPI_SUCCESS;
+    /* the same function type: a handle is an int for either kind */
+    return co_api_errh_create("MPI_Win_create_errhandler", win_errhandler_fn, errhandler);
 }
 
 CO_WEAK(MPI_Win_set_errhandler, PMPI_Win_set_errhandler);
 int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler) {
     static const char fn[] = "MPI_Win_set_errhandler";
     WIN_ENTER(fn, win);
-    co_errhandler *e = co_htab_get(&co_st.errhs, errhandler);
-    if (!e) return co_win_error(w, fn, MPI_ERR_ARG, "invalid error handler");
-    e->refcount++;
-    co_errhandler *old = w->errh;
-    w->errh = e;
-    co_errh_release(old);
+    if (co_api_errh_set(&w->errh, errhandler))
+        return co_win_error(w, fn, MPI_ERR_ARG, "invalid error handler");
     return MPI_SUCCESS;
 }
 

@@ -50,13 +50,11 @@ static int place(co_win *w, int t, MPI_Aint disp, const co_rma_side *tgt, const 
 static int move(co_win *w, int t, char *local, uint64_t remote, const co_rma_side *tgt, void *p,
                 size_t bytes, int write) {
     co_win_peer *pe = &w->peers[t];
-    if (pe->mapped && tgt->dt->contig) {
-        char *at = local + tgt->dt->true_lb;
-        memcpy(write ? at : p, write ? p : at, bytes);
-        return 0;
-    }
     if (pe->mapped) {
-        if (write)
+        char *at = local + tgt->dt->true_lb;
+        if (tgt->dt->contig) /* the pack engine's own walk costs more than a small copy */
+            memcpy(write ? at : p, write ? p : at, bytes);
+        else if (write)
             co_dt_unpack(tgt->dt, tgt->count, local, 0, p, bytes);
         else
             co_dt_pack(tgt->dt, tgt->count, local, 0, p, bytes);
@@ -91,9 +89,8 @@ static void *scratch(co_win *w, int i, size_t bytes) {
     return w->scratch[i];
 }
 
-/* inout = in op inout over `bytes` packed bytes of basic type b. */
-static void combine(co_op *op, int b, const void *in, void *inout, size_t bytes) {
-    co_dtype *bt = basic_dt(b);
+/* inout = in op inout over `bytes` packed bytes of elements of predefined type bt. */
+static void combine(co_op *op, co_dtype *bt, const void *in, void *inout, size_t bytes) {
     size_t n = bytes / bt->size, ext = (size_t)co_dt_extent(bt);
     if (ext == bt->size) {
         co_op_apply(op, bt, in, inout, n);
@@ -146,7 +143,7 @@ static int update(co_win *w, int t, char *local, uint64_t remote, const co_rma_s
         memcpy(T, now, tbytes);
     else if ((e = move(w, t, local, remote, tgt, T, tbytes, 0)))
         return e;
-    combine(op, tgt->dt->basic, P, T, tbytes);
+    combine(op, bt, P, T, tbytes);
     return move(w, t, local, remote, tgt, T, tbytes, 1);
 }
 
@@ -161,7 +158,7 @@ int co_rma_op(co_win *w, int kind, const co_rma_side *origin, const co_rma_side 
                             target);
     if (w->fence == CO_FENCE_OPEN) w->fence = CO_FENCE_USED;
     size_t tbytes = tgt->count * tgt->dt->size;
-    int noop = op && op->predefined && op->handle == MPI_NO_OP;
+    int noop = op && op->handle == MPI_NO_OP;
     if (origin && !noop && origin->count * origin->dt->size != tbytes)
         return co_win_error(w, fn, MPI_ERR_COUNT,
                             "the origin has %zu bytes, the target's datatype and count %zu",
@@ -185,30 +182,22 @@ int co_rma_op(co_win *w, int kind, const co_rma_side *origin, const co_rma_side 
     int in_place =
         bt && w->peers[target].mapped && tgt->dt->contig && (size_t)co_dt_extent(bt) == bt->size;
     if (acc) co_win_acc_lock(w, target);
-    switch (kind) {
+    if (result) { /* what comes back is the target's bytes before any update */
+        R = landing(w, result, tbytes, S_RESULT, &copy);
+        e = move(w, target, local, remote, tgt, R, tbytes, 0);
+    }
+    switch (e ? -1 : kind) {
     case CO_RMA_PUT: e = move(w, target, local, remote, tgt, (void *)P, tbytes, 1); break;
-    case CO_RMA_GET:
-        R = landing(w, result, tbytes, S_RESULT, &copy);
-        if (!(e = move(w, target, local, remote, tgt, R, tbytes, 0)))
-            landed(result, R, copy, tbytes);
-        break;
     case CO_RMA_ACC:
-        if (!noop) e = update(w, target, local, remote, tgt, P, tbytes, op, bt, in_place, NULL);
-        break;
     case CO_RMA_GET_ACC:
-        R = landing(w, result, tbytes, S_RESULT, &copy);
-        if ((e = move(w, target, local, remote, tgt, R, tbytes, 0))) break;
         if (!noop) e = update(w, target, local, remote, tgt, P, tbytes, op, bt, in_place, R);
-        landed(result, R, copy, tbytes);
         break;
     case CO_RMA_CAS:
-        R = landing(w, result, tbytes, S_RESULT, &copy);
-        if ((e = move(w, target, local, remote, tgt, R, tbytes, 0))) break;
         if (!memcmp(R, compare, tbytes))
             e = move(w, target, local, remote, tgt, (void *)P, tbytes, 1);
-        landed(result, R, copy, tbytes);
         break;
     }
+    if (!e && result) landed(result, R, copy, tbytes);
     if (acc) co_win_acc_unlock(w, target);
     if (e == -EFAULT)
         return co_win_error(w, fn, MPI_ERR_RMA_RANGE,

@@ -63,10 +63,10 @@ typedef struct co_win {
     int fence;
     int *start; /* PSCW access epoch: the targets (window ranks), NULL when none */
     int nstart;
-    uint8_t *started; /* [size]: 1 for the targets of the access epoch */
-    int *post;        /* PSCW exposure epoch: the origins whose MPI_Win_complete is awaited */
-    int npost, post_done;
-    uint8_t *locked; /* [size]: the lock this rank holds on each target (0: none) */
+    uint8_t *started;     /* [size]: 1 for the targets of the access epoch */
+    int post;             /* PSCW exposure epoch: open (1) */
+    int npost, post_done; /* its origins, and those whose MPI_Win_complete has come */
+    uint8_t *locked;      /* [size]: the lock this rank holds on each target (0: none) */
     int nlocked;
     int lock_all; /* MPI_Win_lock_all is in force (1; 2: with MPI_MODE_NOCHECK) */
     co_win_region *regions;
@@ -97,7 +97,8 @@ int co_win_error(co_win *w, const char *fn, int cls, const char *fmt, ...) CO_PR
  * window's handler. */
 int co_win_fence(co_win *w, int mode, const char *fn);
 int co_win_post(co_win *w, const int *ranks, int n, int mode, const char *fn);
-int co_win_start(co_win *w, const int *ranks, int n, int mode, const char *fn);
+/* takes ranks (malloc'd: the access epoch keeps it, a failure frees it) */
+int co_win_start(co_win *w, int *ranks, int n, int mode, const char *fn);
 int co_win_complete(co_win *w, const char *fn);
 int co_win_wait(co_win *w, int *flag, const char *fn); /* flag NULL: block (Win_wait) */
 int co_win_lock(co_win *w, int type, int rank, int mode, const char *fn);

@@ -116,11 +116,14 @@ int co_win_fence(co_win *w, int mode, const char *fn) {
     return MPI_SUCCESS;
 }
 
-static int *copy_ranks(const int *ranks, int n) {
-    int *c = malloc((size_t)(n ? n : 1) * sizeof(int));
-    if (!c) co_fatal("out of memory");
-    if (n) memcpy(c, ranks, (size_t)n * sizeof(int));
-    return c;
+/* An empty message with `tag` to each of the window ranks. */
+static int tell(co_win *w, const int *ranks, int n, int tag, const char *fn) {
+    co_dtype *byte = co_dt_get(MPI_BYTE);
+    for (int i = 0; i < n; i++) {
+        int rc = co_send(NULL, 0, byte, ranks[i], tag, w->comm, w->comm->ctx);
+        if (rc) return co_win_error(w, fn, rc, "telling rank %d failed", ranks[i]);
+    }
+    return MPI_SUCCESS;
 }
 
 int co_win_post(co_win *w, const int *ranks, int n, int mode, const char *fn) {
@@ -131,34 +134,34 @@ int co_win_post(co_win *w, const int *ranks, int n, int mode, const char *fn) {
     int rc = leave_fence(w, fn);
     if (rc) return rc;
     atomic_thread_fence(memory_order_seq_cst);
-    co_dtype *byte = co_dt_get(MPI_BYTE);
-    if (!(mode & MPI_MODE_NOCHECK))
-        for (int i = 0; i < n; i++)
-            if ((rc = co_send(NULL, 0, byte, ranks[i], TAG_POST, w->comm, w->comm->ctx)))
-                return co_win_error(w, fn, rc, "telling rank %d failed", ranks[i]);
-    w->post = copy_ranks(ranks, n);
+    if (!(mode & MPI_MODE_NOCHECK) && (rc = tell(w, ranks, n, TAG_POST, fn))) return rc;
+    /* MPI_Win_wait counts the origins' messages; which origin sent one does not matter */
+    w->post = 1;
     w->npost = n;
     w->post_done = 0;
     return MPI_SUCCESS;
 }
 
-int co_win_start(co_win *w, const int *ranks, int n, int mode, const char *fn) {
+int co_win_start(co_win *w, int *ranks, int n, int mode, const char *fn) {
+    int rc = MPI_SUCCESS;
     if (w->start)
-        return co_win_error(w, fn, MPI_ERR_RMA_SYNC,
-                            "an access epoch (MPI_Win_start) is already open; MPI_Win_complete "
-                            "ends it");
-    if (w->nlocked || w->lock_all)
-        return co_win_error(w, fn, MPI_ERR_RMA_SYNC, "a lock epoch is open on this window");
-    int rc = leave_fence(w, fn);
-    if (rc) return rc;
+        rc = co_win_error(w, fn, MPI_ERR_RMA_SYNC,
+                          "an access epoch (MPI_Win_start) is already open; MPI_Win_complete "
+                          "ends it");
+    else if (w->nlocked || w->lock_all)
+        rc = co_win_error(w, fn, MPI_ERR_RMA_SYNC, "a lock epoch is open on this window");
+    else
+        rc = leave_fence(w, fn);
     co_dtype *byte = co_dt_get(MPI_BYTE);
-    if (!(mode & MPI_MODE_NOCHECK))
-        for (int i = 0; i < n; i++)
-            if ((rc = co_recv(NULL, 0, byte, ranks[i], TAG_POST, w->comm, w->comm->ctx, NULL)))
-                return co_win_error(w, fn, rc, "waiting for rank %d's MPI_Win_post failed",
-                                    ranks[i]);
+    for (int i = 0; i < n && !rc && !(mode & MPI_MODE_NOCHECK); i++)
+        if ((rc = co_recv(NULL, 0, byte, ranks[i], TAG_POST, w->comm, w->comm->ctx, NULL)))
+            rc = co_win_error(w, fn, rc, "waiting for rank %d's MPI_Win_post failed", ranks[i]);
+    if (rc) {
+        free(ranks);
+        return rc;
+    }
     atomic_thread_fence(memory_order_seq_cst);
-    w->start = copy_ranks(ranks, n);
+    w->start = ranks;
     w->nstart = n;
     for (int i = 0; i < n; i++) w->started[ranks[i]] = 1;
     return MPI_SUCCESS;
@@ -168,11 +171,7 @@ int co_win_complete(co_win *w, const char *fn) {
     if (!w->start)
         return co_win_error(w, fn, MPI_ERR_RMA_SYNC, "no access epoch (MPI_Win_start) is open");
     atomic_thread_fence(memory_order_seq_cst);
-    co_dtype *byte = co_dt_get(MPI_BYTE);
-    int rc = MPI_SUCCESS;
-    for (int i = 0; i < w->nstart && !rc; i++)
-        if ((rc = co_send(NULL, 0, byte, w->start[i], TAG_DONE, w->comm, w->comm->ctx)))
-            rc = co_win_error(w, fn, rc, "telling rank %d failed", w->start[i]);
+    int rc = tell(w, w->start, w->nstart, TAG_DONE, fn);
     for (int i = 0; i < w->nstart; i++) w->started[w->start[i]] = 0;
     free(w->start);
     w->start = NULL;
@@ -202,9 +201,7 @@ int co_win_wait(co_win *w, int *flag, const char *fn) {
         w->post_done++;
     }
     atomic_thread_fence(memory_order_seq_cst);
-    free(w->post);
-    w->post = NULL;
-    w->npost = w->post_done = 0;
+    w->post = w->npost = w->post_done = 0;
     if (flag) *flag = 1;
     return MPI_SUCCESS;
 }

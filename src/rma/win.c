@@ -49,7 +49,6 @@ static void win_release(co_win *w) {
     free(w->locked);
     free(w->started);
     free(w->start);
-    free(w->post);
     free(w->regions);
     for (int i = 0; i < 3; i++) free(w->scratch[i]);
     free(w);
@@ -110,7 +109,7 @@ int co_win_create(co_comm *c, int flavor, void *base, MPI_Aint size, int disp_un
         fd = memfd_create("cohort-window", MFD_CLOEXEC);
         if (fd < 0 || ftruncate(fd, (off_t)total) != 0) fail |= F_NOMEM;
     }
-    int fdw = fd;
+    int fdw = fail ? -1 : fd; /* -1 tells the others rank 0 has no file */
     if ((rc = co_bcast_binomial(&fdw, 1, i32, 0, c))) co_fatal("%s: broadcast failed", fn);
     if (fdw < 0) fail |= F_NOMEM;
     if (me != 0 && fdw >= 0) {
