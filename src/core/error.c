@@ -201,7 +201,7 @@ int co_error_v(co_errhandler *eh, int handle, const char *fn, int cls, const cha
         co_st.in_error_handler = 1;
         eh->fn(&h, &code);
         co_st.in_error_handler = 0;
-        return cls;
+        return code; /* the handler may change what the call returns (MPI 3.1 8.3.1) */
     }
     char msg[800];
     const char *user_text = co_error_user_text(cls);
