@@ -290,6 +290,26 @@ typedef struct MPI_Status {
 #define MPI_LOCK_EXCLUSIVE      234
 #define MPI_LOCK_SHARED         235
 
+/* Files (docs/io.md) */
+#define MPI_MODE_CREATE          1
+#define MPI_MODE_RDONLY          2
+#define MPI_MODE_WRONLY          4
+#define MPI_MODE_RDWR            8
+#define MPI_MODE_DELETE_ON_CLOSE 16
+#define MPI_MODE_UNIQUE_OPEN     32
+#define MPI_MODE_EXCL            64
+#define MPI_MODE_APPEND          128
+#define MPI_MODE_SEQUENTIAL      256
+#define MPI_SEEK_SET             600
+#define MPI_SEEK_CUR             602
+#define MPI_SEEK_END             604
+#define MPI_DISPLACEMENT_CURRENT (-54278278LL)
+/* ROMIO's names for file requests, which programs written for MPICH use */
+#define MPIO_Request      MPI_Request
+#define MPIO_REQUEST_NULL MPI_REQUEST_NULL
+#define MPIO_Wait         MPI_Wait
+#define MPIO_Test         MPI_Test
+
 /* ---- Error classes ------------------------------------------------------------------------ */
 #define MPI_SUCCESS                   0
 #define MPI_ERR_BUFFER                1
@@ -359,6 +379,12 @@ typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn;
 typedef MPI_Comm_errhandler_function MPI_Handler_function; /* MPI-1 */
 typedef void(MPI_Win_errhandler_function)(MPI_Win *win, int *errcode, ...);
 typedef void(MPI_File_errhandler_function)(MPI_File *file, int *errcode, ...);
+typedef MPI_File_errhandler_function MPI_File_errhandler_fn;
+typedef int(MPI_Datarep_conversion_function)(void *userbuf, MPI_Datatype datatype, int count,
+                                             void *filebuf, MPI_Offset position, void *extra_state);
+typedef int(MPI_Datarep_extent_function)(MPI_Datatype datatype, MPI_Aint *file_extent,
+                                         void *extra_state);
+#define MPI_CONVERSION_FN_NULL ((MPI_Datarep_conversion_function *)0)
 typedef int(MPI_Comm_copy_attr_function)(MPI_Comm oldcomm, int keyval, void *extra_state,
                                          void *attribute_val_in, void *attribute_val_out,
                                          int *flag);
@@ -1048,6 +1074,111 @@ COHORT_FN(int, Rget_accumulate,
            void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank,
            MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
            MPI_Win win, MPI_Request *request))
+
+/* Files */
+COHORT_FN(int, File_open,
+          (MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh))
+COHORT_FN(int, File_close, (MPI_File * fh))
+COHORT_FN(int, File_delete, (const char *filename, MPI_Info info))
+COHORT_FN(int, File_set_size, (MPI_File fh, MPI_Offset size))
+COHORT_FN(int, File_preallocate, (MPI_File fh, MPI_Offset size))
+COHORT_FN(int, File_get_size, (MPI_File fh, MPI_Offset *size))
+COHORT_FN(int, File_get_group, (MPI_File fh, MPI_Group *group))
+COHORT_FN(int, File_get_amode, (MPI_File fh, int *amode))
+COHORT_FN(int, File_set_info, (MPI_File fh, MPI_Info info))
+COHORT_FN(int, File_get_info, (MPI_File fh, MPI_Info *info_used))
+COHORT_FN(int, File_set_view,
+          (MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+           const char *datarep, MPI_Info info))
+COHORT_FN(int, File_get_view,
+          (MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype,
+           char *datarep))
+COHORT_FN(int, File_read_at,
+          (MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
+           MPI_Status *status))
+COHORT_FN(int, File_read_at_all,
+          (MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
+           MPI_Status *status))
+COHORT_FN(int, File_write_at,
+          (MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype,
+           MPI_Status *status))
+COHORT_FN(int, File_write_at_all,
+          (MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype,
+           MPI_Status *status))
+COHORT_FN(int, File_iread_at,
+          (MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
+           MPI_Request *request))
+COHORT_FN(int, File_iwrite_at,
+          (MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype,
+           MPI_Request *request))
+COHORT_FN(int, File_iread_at_all,
+          (MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
+           MPI_Request *request))
+COHORT_FN(int, File_iwrite_at_all,
+          (MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype,
+           MPI_Request *request))
+COHORT_FN(int, File_read,
+          (MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status))
+COHORT_FN(int, File_read_all,
+          (MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status))
+COHORT_FN(int, File_write,
+          (MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status))
+COHORT_FN(int, File_write_all,
+          (MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status))
+COHORT_FN(int, File_iread,
+          (MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request))
+COHORT_FN(int, File_iwrite,
+          (MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request))
+COHORT_FN(int, File_iread_all,
+          (MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request))
+COHORT_FN(int, File_iwrite_all,
+          (MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request))
+COHORT_FN(int, File_seek, (MPI_File fh, MPI_Offset offset, int whence))
+COHORT_FN(int, File_get_position, (MPI_File fh, MPI_Offset *offset))
+COHORT_FN(int, File_get_byte_offset, (MPI_File fh, MPI_Offset offset, MPI_Offset *disp))
+COHORT_FN(int, File_read_shared,
+          (MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status))
+COHORT_FN(int, File_write_shared,
+          (MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status))
+COHORT_FN(int, File_iread_shared,
+          (MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request))
+COHORT_FN(int, File_iwrite_shared,
+          (MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request))
+COHORT_FN(int, File_read_ordered,
+          (MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status))
+COHORT_FN(int, File_write_ordered,
+          (MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status))
+COHORT_FN(int, File_seek_shared, (MPI_File fh, MPI_Offset offset, int whence))
+COHORT_FN(int, File_get_position_shared, (MPI_File fh, MPI_Offset *offset))
+COHORT_FN(int, File_read_at_all_begin,
+          (MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype))
+COHORT_FN(int, File_read_at_all_end, (MPI_File fh, void *buf, MPI_Status *status))
+COHORT_FN(int, File_write_at_all_begin,
+          (MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype))
+COHORT_FN(int, File_write_at_all_end, (MPI_File fh, const void *buf, MPI_Status *status))
+COHORT_FN(int, File_read_all_begin, (MPI_File fh, void *buf, int count, MPI_Datatype datatype))
+COHORT_FN(int, File_read_all_end, (MPI_File fh, void *buf, MPI_Status *status))
+COHORT_FN(int, File_write_all_begin,
+          (MPI_File fh, const void *buf, int count, MPI_Datatype datatype))
+COHORT_FN(int, File_write_all_end, (MPI_File fh, const void *buf, MPI_Status *status))
+COHORT_FN(int, File_read_ordered_begin, (MPI_File fh, void *buf, int count, MPI_Datatype datatype))
+COHORT_FN(int, File_read_ordered_end, (MPI_File fh, void *buf, MPI_Status *status))
+COHORT_FN(int, File_write_ordered_begin,
+          (MPI_File fh, const void *buf, int count, MPI_Datatype datatype))
+COHORT_FN(int, File_write_ordered_end, (MPI_File fh, const void *buf, MPI_Status *status))
+COHORT_FN(int, File_get_type_extent, (MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent))
+COHORT_FN(int, File_set_atomicity, (MPI_File fh, int flag))
+COHORT_FN(int, File_get_atomicity, (MPI_File fh, int *flag))
+COHORT_FN(int, File_sync, (MPI_File fh))
+COHORT_FN(int, File_create_errhandler,
+          (MPI_File_errhandler_function * file_errhandler_fn, MPI_Errhandler *errhandler))
+COHORT_FN(int, File_set_errhandler, (MPI_File file, MPI_Errhandler errhandler))
+COHORT_FN(int, File_get_errhandler, (MPI_File file, MPI_Errhandler *errhandler))
+COHORT_FN(int, File_call_errhandler, (MPI_File fh, int errorcode))
+COHORT_FN(int, Register_datarep,
+          (const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn,
+           MPI_Datarep_conversion_function *write_conversion_fn,
+           MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state))
 
 #undef COHORT_FN
 

@@ -486,6 +486,8 @@ int co_coll_init(void);
 void co_coll_fini(void);
 int co_rma_init(void);
 void co_rma_fini(void); /* windows the program never freed: their memory goes */
+int co_io_init(void);
+void co_io_fini(void); /* files the program never closed: closed */
 int co_barrier(co_comm *comm);
 /* src/coll: MPI_Finalize's barrier, watched like a user's collective call (a rank that waits
  * for a peer whose collectives broke down stops waiting); skipped on a world whose collectives

@@ -91,7 +91,7 @@ int co_init(int *argc, char ***argv, int required, int *provided) {
     int rc;
     if ((rc = co_info_init()) || (rc = co_dtype_init()) || (rc = co_op_init()) ||
         (rc = co_p2p_init()) || (rc = co_comm_init()) || (rc = co_coll_init()) ||
-        (rc = co_rma_init())) {
+        (rc = co_rma_init()) || (rc = co_io_init())) {
         /* No handler but the default (errors are fatal) can be in place yet, so this ends
          * the rank here: a program that ignores Init's return code would only fail later,
          * with a less clear error. */
@@ -120,6 +120,7 @@ int co_finalize(void) {
     int rc = co_coll_final_barrier(co_st.world);
     if (rc) return rc;
     co_st.shutting_down = 1;
+    co_io_fini();
     co_rma_fini();
     co_coll_fini();
     co_comm_fini();

@@ -1,0 +1,177 @@
+/* Data access through a view: the bytes a call moves form a stretch of the view's data
+ * stream (etypes from an offset); the filetype, tiled from the displacement, maps that
+ * stretch to runs of file bytes, each moved with one pread or pwrite. Memory that is not one
+ * run is packed (or unpacked) in pieces of CHUNK bytes on the way. */
+#include "io.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define CHUNK ((size_t)4 << 20)
+#define NIOV  64
+
+/* The filetype's runs come from the datatype engine as addresses from this made-up origin:
+ * an address minus VBASE is a byte offset from the view's displacement. */
+#define VBASE ((uintptr_t)1 << 46)
+
+/* pread/pwrite of all len bytes at off; returns 0 or an errno, *moved what moved (a read
+ * stops at the end of the file). */
+static int move(int fd, int write, char *p, size_t len, off_t off, size_t *moved) {
+    size_t done = 0;
+    while (done < len) {
+        ssize_t k = write ? pwrite(fd, p + done, len - done, off + (off_t)done)
+                          : pread(fd, p + done, len - done, off + (off_t)done);
+        if (k < 0) {
+            if (errno == EINTR) continue;
+            *moved = done;
+            return errno;
+        }
+        if (k == 0) break; /* end of file (a read) */
+        done += (size_t)k;
+    }
+    *moved = done;
+    return 0;
+}
+
+/* Bytes [s, s+n) of the view's data stream, to or from p. */
+static int stream(co_file *f, int write, uint64_t s, char *p, size_t n, size_t *moved) {
+    if (f->ft_contig) return move(f->fd, write, p, n, (off_t)(f->disp + (MPI_Offset)s), moved);
+    size_t tsize = f->ftype->size, done = 0;
+    size_t tiles = (size_t)((s + n) / tsize) + 1;
+    struct iovec iov[NIOV];
+    while (done < n) {
+        size_t covered = 0;
+        int k = co_dt_iov(f->ftype, tiles, (void *)VBASE, (size_t)s + done, iov, NIOV, &covered);
+        if (k <= 0) break;
+        for (int i = 0; i < k && done < n; i++) {
+            size_t len = iov[i].iov_len < n - done ? iov[i].iov_len : n - done, m = 0;
+            off_t off = (off_t)(f->disp + (MPI_Offset)((uintptr_t)iov[i].iov_base - VBASE));
+            int err = move(f->fd, write, p + done, len, off, &m);
+            done += m;
+            if (err || m < len) {
+                *moved = done;
+                return err;
+            }
+        }
+    }
+    *moved = done;
+    return 0;
+}
+
+/* An external32 view (whose filetype has no gaps): the whole access is converted in one
+ * buffer, and a read that stops short converts the whole elements it got. */
+static int rw_ext32(co_file *f, int write, MPI_Offset off, void *buf, size_t count, co_dtype *dt,
+                    size_t *bytes, const char *fn) {
+    co_ext_fail fail = {0};
+    size_t es = 0, m = 0;
+    int rc = co_ext_size(dt, &es, &fail);
+    if (rc)
+        return co_file_error(f, fn, rc, "%s has no external32 form",
+                             rc == MPI_ERR_TYPE ? co_basic_name(fail.basic) : "the data");
+    size_t total = count * es;
+    char *tmp = malloc(total ? total : 1);
+    if (!tmp) return co_file_error(f, fn, MPI_ERR_NO_MEM, "out of memory for %zu bytes", total);
+    if (write && (rc = co_ext_pack(dt, count, buf, tmp, &fail))) {
+        free(tmp);
+        return co_file_error(f, fn, rc, "a %s value does not fit its external32 form",
+                             co_basic_name(fail.basic));
+    }
+    if (f->atomic) co_file_lock(f);
+    int err = stream(f, write, (uint64_t)off * f->esize, tmp, total, &m);
+    if (f->atomic) co_file_unlock(f);
+    size_t whole = es ? m / es : count;
+    if (!write && (rc = co_ext_unpack(dt, whole, buf, tmp, &fail))) {
+        free(tmp);
+        return co_file_error(f, fn, rc, "an external32 %s value does not fit memory's form",
+                             co_basic_name(fail.basic));
+    }
+    free(tmp);
+    *bytes = whole * dt->size;
+    if (err)
+        return co_file_error(f, fn, co_file_errno_class(err), "%s of %zu bytes failed: %s",
+                             write ? "writing" : "reading", total, strerror(err));
+    return MPI_SUCCESS;
+}
+
+int co_file_rw(co_file *f, int write, MPI_Offset off, void *buf, size_t count, co_dtype *dt,
+               size_t *bytes, const char *fn) {
+    size_t total = count * dt->size, done = 0;
+    *bytes = 0;
+    if (!total) return MPI_SUCCESS;
+    if (f->ext32) return rw_ext32(f, write, off, buf, count, dt, bytes, fn);
+    uint64_t s = (uint64_t)off * f->esize;
+    char *tmp = NULL;
+    if (!dt->contig && !(tmp = malloc(total < CHUNK ? total : CHUNK)))
+        return co_file_error(f, fn, MPI_ERR_NO_MEM, "out of memory for a %zu-byte buffer",
+                             total < CHUNK ? total : CHUNK);
+    if (f->atomic) co_file_lock(f);
+    int err = 0;
+    while (done < total) {
+        size_t n = tmp ? (total - done < CHUNK ? total - done : CHUNK) : total, m = 0;
+        char *p = tmp ? tmp : (char *)buf + dt->true_lb;
+        if (write && tmp) co_dt_pack(dt, count, buf, done, tmp, n);
+        err = stream(f, write, s + done, p, n, &m);
+        if (!write && tmp) co_dt_unpack(dt, count, buf, done, tmp, m);
+        done += m;
+        if (err || m < n) break;
+    }
+    if (f->atomic) co_file_unlock(f);
+    free(tmp);
+    *bytes = done;
+    if (err)
+        return co_file_error(f, fn, co_file_errno_class(err), "%s of %zu bytes failed: %s",
+                             write ? "writing" : "reading", total, strerror(err));
+    return MPI_SUCCESS;
+}
+
+MPI_Offset co_file_byte_offset(co_file *f, MPI_Offset off) {
+    uint64_t s = (uint64_t)off * f->esize;
+    if (f->ft_contig) return f->disp + (MPI_Offset)s;
+    struct iovec iov;
+    size_t covered = 0, tiles = (size_t)(s / f->ftype->size) + 2;
+    if (co_dt_iov(f->ftype, tiles, (void *)VBASE, (size_t)s, &iov, 1, &covered) < 1) return f->disp;
+    return f->disp + (MPI_Offset)((uintptr_t)iov.iov_base - VBASE);
+}
+
+MPI_Offset co_file_view_end(co_file *f, MPI_Offset fsize) {
+    if (fsize <= f->disp) return 0;
+    if (f->ft_contig) return (fsize - f->disp + (MPI_Offset)f->esize - 1) / (MPI_Offset)f->esize;
+    /* the first etype whose position is at or beyond the end: positions grow with the
+     * offset (filetypes are monotonic), so search */
+    MPI_Offset lo = 0, hi = 1;
+    while (co_file_byte_offset(f, hi) < fsize) lo = hi, hi *= 2;
+    while (lo < hi) {
+        MPI_Offset mid = lo + (hi - lo) / 2;
+        if (co_file_byte_offset(f, mid) < fsize)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int co_file_type_monotonic(const co_dtype *ft, size_t *at, size_t *prev) {
+    struct iovec iov[NIOV];
+    uintptr_t start = VBASE, end = VBASE;
+    int overlap = 0;
+    for (size_t pos = 0; pos < ft->size;) {
+        size_t covered = 0;
+        int k = co_dt_iov(ft, 1, (void *)VBASE, pos, iov, NIOV, &covered);
+        if (k <= 0) break;
+        for (int i = 0; i < k; i++) {
+            uintptr_t b = (uintptr_t)iov[i].iov_base;
+            if (b < start || (b < end && !overlap)) {
+                *at = (size_t)(b - VBASE);
+                *prev = (size_t)(start - VBASE);
+                if (b < start) return 0;
+                overlap = 1;
+            }
+            start = b;
+            if (b + iov[i].iov_len > end) end = b + iov[i].iov_len;
+        }
+        pos += covered;
+    }
+    return overlap ? -1 : 1;
+}
