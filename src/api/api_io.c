@@ -414,7 +414,7 @@ static int access_mode_check(co_file *f, const char *fn, int where, int write) {
 }
 
 /* The checks every data access makes, then the access; *st gets what moved. */
-static int do_access(co_file *f, const char *fn, int where, int write, MPI_Offset offset,
+static int do_access(co_file *f, const char *fn, int where, int write, int coll, MPI_Offset offset,
                      const void *buf, int count, MPI_Datatype type, co_status *st) {
     int rc = access_mode_check(f, fn, where, write);
     if (rc) return rc;
@@ -461,7 +461,10 @@ static int do_access(co_file *f, const char *fn, int where, int write, MPI_Offse
         off = base + before;
     }
     size_t moved = 0;
-    rc = co_file_rw(f, write, off, (void *)buf, (size_t)count, dt, &moved, fn);
+    int handled = 0;
+    if (coll && (where == AT || where == INDIV))
+        rc = co_file_rw_all(f, write, off, (void *)buf, (size_t)count, dt, &moved, fn, &handled);
+    if (!handled) rc = co_file_rw(f, write, off, (void *)buf, (size_t)count, dt, &moved, fn);
     size_t fmoved = f->ext32 && dt->size ? moved / dt->size * es : moved;
     if (where == INDIV) f->pos = off + (MPI_Offset)(fmoved / f->esize);
     memset(st, 0, sizeof(*st));
@@ -475,11 +478,12 @@ static void status_out(MPI_Status *status, const co_status *st) {
     co_api_status(status, st);
 }
 
-static int blocking(const char *fn, MPI_File fh, int where, int write, MPI_Offset offset,
+/* coll: a blocking collective call, which may move the data of every member together. */
+static int blocking(const char *fn, MPI_File fh, int where, int write, int coll, MPI_Offset offset,
                     const void *buf, int count, MPI_Datatype type, MPI_Status *status) {
     FILE_ENTER(fn, fh);
     co_status st;
-    rc = do_access(f, fn, where, write, offset, buf, count, type, &st);
+    rc = do_access(f, fn, where, write, coll, offset, buf, count, type, &st);
     if (!rc) status_out(status, &st);
     return rc;
 }
@@ -490,7 +494,7 @@ static int nonblocking(const char *fn, MPI_File fh, int where, int write, MPI_Of
     FILE_ENTER(fn, fh);
     FILE_OUT(f, fn, request);
     co_status st;
-    if ((rc = do_access(f, fn, where, write, offset, buf, count, type, &st))) return rc;
+    if ((rc = do_access(f, fn, where, write, 0, offset, buf, count, type, &st))) return rc;
     co_req *r = co_req_new(CO_REQ_COLL);
     if (!r) return co_file_error(f, fn, MPI_ERR_NO_MEM, "out of requests");
     r->complete = 1;
@@ -507,7 +511,7 @@ static int split_begin(const char *fn, MPI_File fh, int where, int write, MPI_Of
     if (f->split)
         return co_file_error(f, fn, MPI_ERR_OTHER,
                              "a split collective is already in progress on the file");
-    if ((rc = do_access(f, fn, where, write, offset, buf, count, type, &f->split_status)))
+    if ((rc = do_access(f, fn, where, write, 0, offset, buf, count, type, &f->split_status)))
         return rc;
     f->split = 1 + where * 2 + write;
     f->split_buf = buf;
@@ -529,17 +533,17 @@ static int split_end(const char *fn, MPI_File fh, int where, int write, const vo
     return MPI_SUCCESS;
 }
 
-#define RW_AT(NAME, WHERE, WRITE, CONST)                                                           \
+#define RW_AT(NAME, WHERE, WRITE, COLL, CONST)                                                     \
     CO_WEAK(MPI_File_##NAME, PMPI_File_##NAME);                                                    \
     int PMPI_File_##NAME(MPI_File fh, MPI_Offset offset, CONST void *buf, int count,               \
                          MPI_Datatype datatype, MPI_Status *status) {                              \
-        return blocking("MPI_File_" #NAME, fh, WHERE, WRITE, offset, buf, count, datatype,         \
+        return blocking("MPI_File_" #NAME, fh, WHERE, WRITE, COLL, offset, buf, count, datatype,   \
                         status);                                                                   \
     }
-RW_AT(read_at, AT, READ, )
-RW_AT(read_at_all, AT, READ, )
-RW_AT(write_at, AT, WRITE, const)
-RW_AT(write_at_all, AT, WRITE, const)
+RW_AT(read_at, AT, READ, 0, )
+RW_AT(read_at_all, AT, READ, 1, )
+RW_AT(write_at, AT, WRITE, 0, const)
+RW_AT(write_at_all, AT, WRITE, 1, const)
 
 #define IRW_AT(NAME, WHERE, WRITE, CONST)                                                          \
     CO_WEAK(MPI_File_##NAME, PMPI_File_##NAME);                                                    \
@@ -553,20 +557,21 @@ IRW_AT(iread_at_all, AT, READ, )
 IRW_AT(iwrite_at, AT, WRITE, const)
 IRW_AT(iwrite_at_all, AT, WRITE, const)
 
-#define RW(NAME, WHERE, WRITE, CONST)                                                              \
+#define RW(NAME, WHERE, WRITE, COLL, CONST)                                                        \
     CO_WEAK(MPI_File_##NAME, PMPI_File_##NAME);                                                    \
     int PMPI_File_##NAME(MPI_File fh, CONST void *buf, int count, MPI_Datatype datatype,           \
                          MPI_Status *status) {                                                     \
-        return blocking("MPI_File_" #NAME, fh, WHERE, WRITE, 0, buf, count, datatype, status);     \
+        return blocking("MPI_File_" #NAME, fh, WHERE, WRITE, COLL, 0, buf, count, datatype,        \
+                        status);                                                                   \
     }
-RW(read, INDIV, READ, )
-RW(read_all, INDIV, READ, )
-RW(write, INDIV, WRITE, const)
-RW(write_all, INDIV, WRITE, const)
-RW(read_shared, SHARED, READ, )
-RW(write_shared, SHARED, WRITE, const)
-RW(read_ordered, ORDERED, READ, )
-RW(write_ordered, ORDERED, WRITE, const)
+RW(read, INDIV, READ, 0, )
+RW(read_all, INDIV, READ, 1, )
+RW(write, INDIV, WRITE, 0, const)
+RW(write_all, INDIV, WRITE, 1, const)
+RW(read_shared, SHARED, READ, 0, )
+RW(write_shared, SHARED, WRITE, 0, const)
+RW(read_ordered, ORDERED, READ, 0, )
+RW(write_ordered, ORDERED, WRITE, 0, const)
 
 #define IRW(NAME, WHERE, WRITE, CONST)                                                             \
     CO_WEAK(MPI_File_##NAME, PMPI_File_##NAME);                                                    \

@@ -69,6 +69,7 @@ static void file_release(co_file *f) {
     if (f->etype) co_dt_release(f->etype);
     if (f->ftype) co_dt_release(f->ftype);
     free(f->path);
+    free(f->sieve);
     free(f);
 }
 

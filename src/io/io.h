@@ -29,6 +29,7 @@ typedef struct co_file {
     co_dtype *etype, *ftype; /* retained */
     size_t esize;            /* etype's size (in the file: external32's for an external32 view) */
     int ext32;               /* the view's data representation is "external32" (else native) */
+    char *sieve;             /* reads of many small runs read their span here (access.c) */
     int ft_contig;           /* the filetype is one run from its origin: no map needed */
     MPI_Offset pos;          /* the individual file pointer, in etypes */
     /* a split collective begun and not yet ended (MPI_File_*_begin) */
@@ -63,6 +64,16 @@ int co_file_set_view(co_file *f, MPI_Offset disp, co_dtype *etype, co_dtype *fty
  * An external32 view converts on the way. Errors through the file's handler. */
 int co_file_rw(co_file *f, int write, MPI_Offset off, void *buf, size_t count, co_dtype *dt,
                size_t *bytes, const char *fn);
+/* The blocking collective accesses (twophase.c): when the members' runs are small and
+ * interleaved, each member moves one domain of the file for all (*handled set; *bytes and
+ * errors as co_file_rw); otherwise *handled is 0 and nothing has moved. Collective. */
+int co_file_rw_all(co_file *f, int write, MPI_Offset off, void *buf, size_t count, co_dtype *dt,
+                   size_t *bytes, const char *fn, int *handled);
+/* pread of len bytes at off until the end of the file (*moved), pwrite of all of them: 0 or
+ * an errno. */
+int co_file_pread(int fd, char *p, size_t len, int64_t off, size_t *moved);
+int co_file_pwrite(int fd, char *p, size_t len, int64_t off);
+
 /* The absolute byte position in the file of view offset `off` (etypes). */
 MPI_Offset co_file_byte_offset(co_file *f, MPI_Offset off);
 /* The view offset (etypes) of the end of the file: the first etype the view places at or
