@@ -120,23 +120,17 @@ static int rw_ext32(co_file *f, int write, MPI_Offset off, void *buf, size_t cou
         return co_file_error(f, fn, rc, "%s has no external32 form",
                              rc == MPI_ERR_TYPE ? co_basic_name(fail.basic) : "the data");
     size_t total = count * es;
-    char *tmp = malloc(total ? total : 1);
-    if (!tmp) return co_file_error(f, fn, MPI_ERR_NO_MEM, "out of memory for %zu bytes", total);
-    if (write && (rc = co_ext_pack(dt, count, buf, tmp, &fail))) {
-        free(tmp);
+    char *tmp = co_file_scratch(f, CO_FS_PACK, total ? total : 1);
+    if (write && (rc = co_ext_pack(dt, count, buf, tmp, &fail)))
         return co_file_error(f, fn, rc, "a %s value does not fit its external32 form",
                              co_basic_name(fail.basic));
-    }
     if (f->atomic) co_file_lock(f);
     int err = stream(f, write, (uint64_t)off * f->esize, tmp, total, &m);
     if (f->atomic) co_file_unlock(f);
     size_t whole = es ? m / es : count;
-    if (!write && (rc = co_ext_unpack(dt, whole, buf, tmp, &fail))) {
-        free(tmp);
+    if (!write && (rc = co_ext_unpack(dt, whole, buf, tmp, &fail)))
         return co_file_error(f, fn, rc, "an external32 %s value does not fit memory's form",
                              co_basic_name(fail.basic));
-    }
-    free(tmp);
     *bytes = whole * dt->size;
     if (err)
         return co_file_error(f, fn, co_file_errno_class(err), "%s of %zu bytes failed: %s",
@@ -151,10 +145,7 @@ int co_file_rw(co_file *f, int write, MPI_Offset off, void *buf, size_t count, c
     if (!total) return MPI_SUCCESS;
     if (f->ext32) return rw_ext32(f, write, off, buf, count, dt, bytes, fn);
     uint64_t s = (uint64_t)off * f->esize;
-    char *tmp = NULL;
-    if (!dt->contig && !(tmp = malloc(total < CHUNK ? total : CHUNK)))
-        return co_file_error(f, fn, MPI_ERR_NO_MEM, "out of memory for a %zu-byte buffer",
-                             total < CHUNK ? total : CHUNK);
+    char *tmp = dt->contig ? NULL : co_file_scratch(f, CO_FS_PACK, total < CHUNK ? total : CHUNK);
     if (f->atomic) co_file_lock(f);
     int err = 0;
     while (done < total) {
@@ -167,7 +158,6 @@ int co_file_rw(co_file *f, int write, MPI_Offset off, void *buf, size_t count, c
         if (err || m < n) break;
     }
     if (f->atomic) co_file_unlock(f);
-    free(tmp);
     *bytes = done;
     if (err)
         return co_file_error(f, fn, co_file_errno_class(err), "%s of %zu bytes failed: %s",

@@ -70,6 +70,7 @@ static void file_release(co_file *f) {
     if (f->ftype) co_dt_release(f->ftype);
     free(f->path);
     free(f->sieve);
+    for (int i = 0; i < CO_FILE_SCRATCH; i++) free(f->scratch[i]);
     free(f);
 }
 
@@ -107,6 +108,8 @@ static void view_default(co_file *f) {
     co_dt_retain(f->ftype);
     f->esize = 1;
     f->ft_contig = 1;
+    f->all_contig = 1;
+    f->all_dense = 1;
     f->pos = 0;
 }
 
@@ -224,9 +227,15 @@ int co_file_close(co_file *f, const char *fn) {
 
 int co_file_set_view(co_file *f, MPI_Offset disp, co_dtype *etype, co_dtype *ftype, int ext32,
                      size_t esize, const char *fn) {
-    /* every member is done with the old view before the shared pointer goes back to 0 */
-    int rc = co_barrier(f->comm);
-    if (rc) return co_file_error(f, fn, rc, "the members' barrier failed");
+    /* every member is done with the old view before the shared pointer goes back to 0; on
+     * the way they learn whether every view is one run (collective calls then never gather
+     * their members' runs, twophase.c) */
+    int mine[2] = {ftype->contig && ftype->true_lb == 0 && ftype->lb == 0 &&
+                       co_dt_extent(ftype) == (MPI_Aint)ftype->size,
+                   (uint64_t)co_dt_extent(ftype) <= 4 * (uint64_t)ftype->size},
+        every[2] = {0, 0};
+    int rc = co_allreduce(mine, every, 2, co_dt_get(MPI_INT), co_op_get(MPI_MIN), f->comm);
+    if (rc) return co_file_error(f, fn, rc, "the members' exchange failed");
     co_dt_retain(etype);
     co_dt_retain(ftype);
     co_dt_release(f->etype);
@@ -236,8 +245,9 @@ int co_file_set_view(co_file *f, MPI_Offset disp, co_dtype *etype, co_dtype *fty
     f->ftype = ftype;
     f->esize = esize;
     f->ext32 = ext32;
-    f->ft_contig = ftype->contig && ftype->true_lb == 0 && ftype->lb == 0 &&
-                   co_dt_extent(ftype) == (MPI_Aint)ftype->size;
+    f->ft_contig = mine[0];
+    f->all_contig = every[0];
+    f->all_dense = every[1];
     f->pos = 0;
     if (f->comm->rank == 0) atomic_store(f->shared, 0);
     if ((rc = co_barrier(f->comm))) return co_file_error(f, fn, rc, "the members' barrier failed");
@@ -250,4 +260,14 @@ void co_file_lock(co_file *f) {
 
 void co_file_unlock(co_file *f) {
     co_win_acc_unlock(f->win, 0);
+}
+
+void *co_file_scratch(co_file *f, int slot, size_t len) {
+    if (len <= f->scratch_len[slot]) return f->scratch[slot];
+    size_t cap = len > 2 * f->scratch_len[slot] ? len : 2 * f->scratch_len[slot];
+    void *p = realloc(f->scratch[slot], cap);
+    if (!p) co_fatal("out of memory for a %zu-byte file buffer", cap);
+    f->scratch[slot] = p;
+    f->scratch_len[slot] = cap;
+    return p;
 }
