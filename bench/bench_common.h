@@ -150,6 +150,20 @@ static inline int bench_sizes(const bench_opts *o, long *out) {
     return n;
 }
 
+/* "a,b" -> bit mask of the names' indices in names[0..n); -1 on an unknown name or none. */
+static inline int bench_parse_cases(const char *csv, const char *const *names, int n) {
+    int mask = 0;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", csv);
+    for (char *p = strtok(buf, ","); p; p = strtok(NULL, ",")) {
+        int k = 0;
+        while (k < n && strcmp(p, names[k]) != 0) k++;
+        if (k == n) return -1;
+        mask |= 1 << k;
+    }
+    return mask ? mask : -1;
+}
+
 static inline long bench_max_of(const long *sizes, int n) {
     long m = 0;
     for (int k = 0; k < n; k++)

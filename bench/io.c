@@ -342,20 +342,6 @@ static int run_point(const bench_opts *o, io_ctx *c, long *iters, double *t) {
     return any;
 }
 
-/* "write_at_all,open_close" -> mask of cases; -1 on an unknown name */
-static int parse_cases(const char *csv) {
-    int mask = 0;
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", csv);
-    for (char *p = strtok(buf, ","); p; p = strtok(NULL, ",")) {
-        int k = 0;
-        while (k < NCASES && strcmp(p, case_names[k]) != 0) k++;
-        if (k == NCASES) return -1;
-        mask |= 1 << k;
-    }
-    return mask ? mask : -1;
-}
-
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     bench_opts o;
@@ -373,7 +359,7 @@ int main(int argc, char **argv) {
         int r = bench_common_opt(&o, argc, argv, &i);
         if (r == 0 && strcmp(argv[i], "-h") == 0) bench_usage_exit(argv[0], what, extra, 0);
         if (r == 0 && strcmp(argv[i], "-c") == 0 && i + 1 < argc) {
-            mask = parse_cases(argv[++i]);
+            mask = bench_parse_cases(argv[++i], case_names, NCASES);
             r = mask > 0 ? 1 : -1;
         }
         if (r == 0 && strcmp(argv[i], "-V") == 0 && i + 1 < argc) {
