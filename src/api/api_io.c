@@ -31,6 +31,16 @@ static co_file *file_arg(const char *fn, MPI_File h, int *rc) {
         if (CO_UNLIKELY(!(p))) return co_file_error((f), (fn), MPI_ERR_ARG, "%s is NULL", #p);     \
     } while (0)
 
+/* MPI_ERR_UNSUPPORTED_OPERATION for what a file opened MPI_MODE_SEQUENTIAL does not allow
+ * (MPI 3.1 13.2.1 and 13.8): its individual file pointer and explicit offsets, seeking,
+ * resizing. */
+static int sequential(co_file *f, const char *fn) {
+    if (!(f->amode & MPI_MODE_SEQUENTIAL)) return MPI_SUCCESS;
+    return co_file_error(f, fn, MPI_ERR_UNSUPPORTED_OPERATION,
+                         "the file was opened MPI_MODE_SEQUENTIAL: it is read and written in "
+                         "order through the shared file pointer, without seeking");
+}
+
 /* A committed, valid datatype, reported through the file's handler. */
 static co_dtype *type_arg(co_file *f, const char *fn, const char *what, MPI_Datatype h, int *rc) {
     co_dtype *dt = co_dt_get(h);
@@ -110,9 +120,7 @@ int PMPI_File_delete(const char *filename, MPI_Info info) {
     if (!filename) return co_file_error(NULL, fn, MPI_ERR_ARG, "filename is NULL");
     if (info != MPI_INFO_NULL && !co_info_get(info))
         return co_file_error(NULL, fn, MPI_ERR_INFO, "invalid info object");
-    const char *p = filename;
-    const char *colon = strchr(p, ':');
-    if (colon && colon - p < 8 && colon[1] == '/') p = colon + 1; /* "ufs:/path" */
+    const char *p = co_file_local_path(filename);
     struct stat st;
     if (stat(p, &st) == 0 && S_ISDIR(st.st_mode))
         return co_file_error(NULL, fn, MPI_ERR_BAD_FILE, "%s is a directory", filename);
@@ -133,9 +141,7 @@ static int resize(const char *fn, MPI_File fh, MPI_Offset size, int grow_only) {
     if (size < 0) return co_file_error(f, fn, MPI_ERR_ARG, "negative size %lld", size);
     if (f->amode & MPI_MODE_RDONLY)
         return co_file_error(f, fn, MPI_ERR_READ_ONLY, "the file was opened MPI_MODE_RDONLY");
-    if (f->amode & MPI_MODE_SEQUENTIAL)
-        return co_file_error(f, fn, MPI_ERR_UNSUPPORTED_OPERATION,
-                             "the file was opened MPI_MODE_SEQUENTIAL");
+    if ((rc = sequential(f, fn))) return rc;
     int err = 0;
     /* every member's earlier writes come first */
     if ((rc = co_barrier(f->comm))) return co_file_error(f, fn, rc, "the members' barrier failed");
@@ -406,10 +412,7 @@ static int access_mode_check(co_file *f, const char *fn, int where, int write) {
         return co_file_error(f, fn, MPI_ERR_READ_ONLY, "writing to a file opened MPI_MODE_RDONLY");
     if (!write && (f->amode & MPI_MODE_WRONLY))
         return co_file_error(f, fn, MPI_ERR_ACCESS, "reading a file opened MPI_MODE_WRONLY");
-    if ((where == AT || where == INDIV) && (f->amode & MPI_MODE_SEQUENTIAL))
-        return co_file_error(f, fn, MPI_ERR_UNSUPPORTED_OPERATION,
-                             "the file was opened MPI_MODE_SEQUENTIAL: only the shared file "
-                             "pointer may be used");
+    if (where == AT || where == INDIV) return sequential(f, fn);
     return MPI_SUCCESS;
 }
 
@@ -474,17 +477,13 @@ static int do_access(co_file *f, const char *fn, int where, int write, int coll,
     return rc;
 }
 
-static void status_out(MPI_Status *status, const co_status *st) {
-    co_api_status(status, st);
-}
-
 /* coll: a blocking collective call, which may move the data of every member together. */
 static int blocking(const char *fn, MPI_File fh, int where, int write, int coll, MPI_Offset offset,
                     const void *buf, int count, MPI_Datatype type, MPI_Status *status) {
     FILE_ENTER(fn, fh);
     co_status st;
     rc = do_access(f, fn, where, write, coll, offset, buf, count, type, &st);
-    if (!rc) status_out(status, &st);
+    if (!rc) co_api_status(status, &st);
     return rc;
 }
 
@@ -529,7 +528,7 @@ static int split_end(const char *fn, MPI_File fh, int where, int write, const vo
         return co_file_error(f, fn, MPI_ERR_BUFFER,
                              "the buffer is not the one the begin call was given");
     f->split = 0;
-    status_out(status, &f->split_status);
+    co_api_status(status, &f->split_status);
     return MPI_SUCCESS;
 }
 
@@ -624,41 +623,39 @@ int PMPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status)
 
 /* ---- File pointers ------------------------------------------------------------------------- */
 
-/* The new position for (offset, whence) from `cur`, or -1 with the error reported. */
-static MPI_Offset seek_to(co_file *f, const char *fn, MPI_Offset cur, MPI_Offset offset, int whence,
-                          int *rc) {
-    MPI_Offset base;
+/* The new position for (offset, whence) from `cur`, or -1 when there is none. */
+static MPI_Offset seek_to(co_file *f, MPI_Offset cur, MPI_Offset offset, int whence) {
+    struct stat st;
+    MPI_Offset base = -1;
     if (whence == MPI_SEEK_SET)
         base = 0;
     else if (whence == MPI_SEEK_CUR)
         base = cur;
-    else if (whence == MPI_SEEK_END) {
-        MPI_Offset size = 0;
-        if ((*rc = file_size(f, fn, &size))) return -1;
-        base = co_file_view_end(f, size);
-    } else {
-        *rc =
-            co_file_error(f, fn, MPI_ERR_ARG,
-                          "whence %d is none of MPI_SEEK_SET, MPI_SEEK_CUR, MPI_SEEK_END", whence);
-        return -1;
-    }
-    if (base + offset < 0) {
-        *rc = co_file_error(f, fn, MPI_ERR_ARG, "the position would be negative (%lld)",
-                            base + offset);
-        return -1;
-    }
-    return base + offset;
+    else if (whence == MPI_SEEK_END && fstat(f->fd, &st) == 0)
+        base = co_file_view_end(f, (MPI_Offset)st.st_size);
+    return base < 0 || base + offset < 0 ? -1 : base + offset;
+}
+
+/* Why seek_to found no position. */
+static int seek_error(co_file *f, const char *fn, MPI_Offset offset, int whence) {
+    if (whence != MPI_SEEK_SET && whence != MPI_SEEK_CUR && whence != MPI_SEEK_END)
+        return co_file_error(f, fn, MPI_ERR_ARG,
+                             "whence %d is none of MPI_SEEK_SET, MPI_SEEK_CUR, MPI_SEEK_END",
+                             whence);
+    MPI_Offset size;
+    int rc = whence == MPI_SEEK_END ? file_size(f, fn, &size) : MPI_SUCCESS;
+    if (rc) return rc;
+    return co_file_error(f, fn, MPI_ERR_ARG, "offset %lld from %s would be a negative position",
+                         offset, whence == MPI_SEEK_END ? "the end" : "there");
 }
 
 CO_WEAK(MPI_File_seek, PMPI_File_seek);
 int PMPI_File_seek(MPI_File fh, MPI_Offset offset, int whence) {
     static const char fn[] = "MPI_File_seek";
     FILE_ENTER(fn, fh);
-    if (f->amode & MPI_MODE_SEQUENTIAL)
-        return co_file_error(f, fn, MPI_ERR_UNSUPPORTED_OPERATION,
-                             "the file was opened MPI_MODE_SEQUENTIAL");
-    MPI_Offset p = seek_to(f, fn, f->pos, offset, whence, &rc);
-    if (p < 0) return rc;
+    if ((rc = sequential(f, fn))) return rc;
+    MPI_Offset p = seek_to(f, f->pos, offset, whence);
+    if (p < 0) return seek_error(f, fn, offset, whence);
     f->pos = p;
     return MPI_SUCCESS;
 }
@@ -668,10 +665,7 @@ int PMPI_File_get_position(MPI_File fh, MPI_Offset *offset) {
     static const char fn[] = "MPI_File_get_position";
     FILE_ENTER(fn, fh);
     FILE_OUT(f, fn, offset);
-    if (f->amode & MPI_MODE_SEQUENTIAL)
-        return co_file_error(f, fn, MPI_ERR_UNSUPPORTED_OPERATION,
-                             "the file was opened MPI_MODE_SEQUENTIAL: it has no individual "
-                             "file pointer");
+    if ((rc = sequential(f, fn))) return rc;
     *offset = f->pos;
     return MPI_SUCCESS;
 }
@@ -690,38 +684,25 @@ CO_WEAK(MPI_File_seek_shared, PMPI_File_seek_shared);
 int PMPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence) {
     static const char fn[] = "MPI_File_seek_shared";
     FILE_ENTER(fn, fh);
-    if (f->amode & MPI_MODE_SEQUENTIAL)
-        return co_file_error(f, fn, MPI_ERR_UNSUPPORTED_OPERATION,
-                             "the file was opened MPI_MODE_SEQUENTIAL: it is read or written "
-                             "in order, without seeking");
+    if ((rc = sequential(f, fn))) return rc;
     /* collective: every member's earlier shared accesses are done, rank 0 computes the new
      * position and tells the others, so that all return the same */
     if ((rc = co_barrier(f->comm))) return co_file_error(f, fn, rc, "the members' barrier failed");
     int64_t p = 0;
-    int err = 0;
     if (f->comm->rank == 0) {
-        co_errhandler *keep = f->errh; /* the error is reported below, on every rank */
-        f->errh = co_st.errh_return;
-        p = seek_to(f, fn, atomic_load(f->shared), offset, whence, &err);
-        f->errh = keep;
+        p = seek_to(f, atomic_load(f->shared), offset, whence);
         if (p >= 0) atomic_store(f->shared, p);
     }
     if ((rc = co_bcast_binomial(&p, 1, co_dt_get(MPI_INT64_T), 0, f->comm)))
         return co_file_error(f, fn, rc, "the members' broadcast failed");
-    if (p < 0)
-        return co_file_error(f, fn, MPI_ERR_ARG, "bad position (offset %lld, whence %d)", offset,
-                             whence);
-    return MPI_SUCCESS;
+    return p < 0 ? seek_error(f, fn, offset, whence) : MPI_SUCCESS;
 }
 
 CO_WEAK(MPI_File_get_position_shared, PMPI_File_get_position_shared);
 int PMPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset) {
     static const char fn[] = "MPI_File_get_position_shared";
     FILE_ENTER(fn, fh);
-    if (f->amode & MPI_MODE_SEQUENTIAL)
-        return co_file_error(f, fn, MPI_ERR_UNSUPPORTED_OPERATION,
-                             "the file was opened MPI_MODE_SEQUENTIAL: it is read or written "
-                             "in order, without seeking");
+    if ((rc = sequential(f, fn))) return rc;
     FILE_OUT(f, fn, offset);
     *offset = atomic_load(f->shared);
     return MPI_SUCCESS;

@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #define CHUNK ((size_t)4 << 20)
-#define NIOV  256
 
 /* The filetype's runs come from the datatype engine as addresses from this made-up origin:
  * an address minus VBASE is a byte offset from the view's displacement. */
@@ -35,38 +34,48 @@ static int move(int fd, int write, char *p, size_t len, off_t off, size_t *moved
     return 0;
 }
 
+int co_file_runs(co_file *f, uint64_t s, size_t n, int64_t *off, size_t *len, int max) {
+    if (!n || max <= 0) return 0;
+    if (f->ft_contig) {
+        off[0] = f->disp + (int64_t)s;
+        len[0] = n;
+        return 1;
+    }
+    struct iovec iov[CO_FILE_RUNS];
+    size_t covered = 0, tiles = (size_t)((s + n) / f->ftype->size) + 1, done = 0;
+    if (max > CO_FILE_RUNS) max = CO_FILE_RUNS;
+    int k = co_dt_iov(f->ftype, tiles, (void *)VBASE, (size_t)s, iov, max, &covered), i = 0;
+    for (; i < k && done < n; i++) {
+        off[i] = f->disp + (int64_t)((uintptr_t)iov[i].iov_base - VBASE);
+        len[i] = iov[i].iov_len < n - done ? iov[i].iov_len : n - done;
+        done += len[i];
+    }
+    return i;
+}
+
 /* A read of many small runs close together reads their whole span at once into this buffer
  * and copies them out ("data sieving"): one system call instead of one per run. Writes do
  * not, as writing the span back would need every other writer locked out of its holes. */
 #define SIEVE ((size_t)1 << 20)
 
-/* Runs iov[0..k) (clamped to `want` bytes in all) read through one pread of their span into
- * f's sieve buffer; *moved what was copied to p (less at the end of the file). Returns 0, an
- * errno, or -1 when sieving does not pay (the caller reads run by run). */
-static int sieve_read(co_file *f, const struct iovec *iov, int k, size_t want, char *p,
+/* Runs off/len[0..k) read through one pread of their span into f's sieve buffer; *moved
+ * what was copied to p (less at the end of the file). Returns 0, an errno, or -1 when
+ * sieving does not pay (the caller reads run by run). */
+static int sieve_read(co_file *f, const int64_t *off, const size_t *len, int k, char *p,
                       size_t *moved) {
-    uintptr_t first = (uintptr_t)iov[0].iov_base, last = first;
     size_t data = 0;
-    int used = 0;
-    for (; used < k && data < want; used++) {
-        size_t len = iov[used].iov_len < want - data ? iov[used].iov_len : want - data;
-        data += len;
-        last = (uintptr_t)iov[used].iov_base + len;
-    }
-    size_t span = (size_t)(last - first);
-    if (used < 2 || span > SIEVE || span > 4 * data) return -1;
+    for (int i = 0; i < k; i++) data += len[i];
+    size_t span = (size_t)(off[k - 1] + (int64_t)len[k - 1] - off[0]);
+    if (k < 2 || span > SIEVE || span > 4 * data) return -1;
     if (!f->sieve && !(f->sieve = malloc(SIEVE))) return -1;
-    size_t got = 0;
-    off_t off = (off_t)(f->disp + (MPI_Offset)(first - VBASE));
-    int err = move(f->fd, 0, f->sieve, span, off, &got);
-    size_t done = 0;
-    for (int i = 0; i < used; i++) {
-        size_t at = (size_t)((uintptr_t)iov[i].iov_base - first);
-        size_t len = iov[i].iov_len < want - done ? iov[i].iov_len : want - done;
+    size_t got = 0, done = 0;
+    int err = move(f->fd, 0, f->sieve, span, (off_t)off[0], &got);
+    for (int i = 0; i < k; i++) {
+        size_t at = (size_t)(off[i] - off[0]), l = len[i];
         if (at >= got) break;
-        if (at + len > got) len = got - at;
-        memcpy(p + done, f->sieve + at, len);
-        done += len;
+        if (at + l > got) l = got - at;
+        memcpy(p + done, f->sieve + at, l);
+        done += l;
     }
     *moved = done;
     return err;
@@ -74,35 +83,27 @@ static int sieve_read(co_file *f, const struct iovec *iov, int k, size_t want, c
 
 /* Bytes [s, s+n) of the view's data stream, to or from p. */
 static int stream(co_file *f, int write, uint64_t s, char *p, size_t n, size_t *moved) {
-    if (f->ft_contig) return move(f->fd, write, p, n, (off_t)(f->disp + (MPI_Offset)s), moved);
-    size_t tsize = f->ftype->size, done = 0;
-    size_t tiles = (size_t)((s + n) / tsize) + 1;
-    struct iovec iov[NIOV];
+    int64_t off[CO_FILE_RUNS];
+    size_t len[CO_FILE_RUNS], done = 0;
     while (done < n) {
-        size_t covered = 0;
-        int k = co_dt_iov(f->ftype, tiles, (void *)VBASE, (size_t)s + done, iov, NIOV, &covered);
+        int k = co_file_runs(f, s + done, n - done, off, len, CO_FILE_RUNS);
         if (k <= 0) break;
-        if (!write) {
-            size_t m = 0, want = covered < n - done ? covered : n - done;
-            int err = sieve_read(f, iov, k, want, p + done, &m);
-            if (err >= 0) {
-                done += m;
-                if (err || m < want) {
-                    *moved = done;
-                    return err;
-                }
-                continue;
+        size_t want = 0, m = 0;
+        for (int i = 0; i < k; i++) want += len[i];
+        int err = write ? -1 : sieve_read(f, off, len, k, p + done, &m);
+        if (err < 0) { /* run by run */
+            err = 0;
+            for (int i = 0; i < k; i++) {
+                size_t r = 0;
+                err = move(f->fd, write, p + done + m, len[i], (off_t)off[i], &r);
+                m += r;
+                if (err || r < len[i]) break;
             }
         }
-        for (int i = 0; i < k && done < n; i++) {
-            size_t len = iov[i].iov_len < n - done ? iov[i].iov_len : n - done, m = 0;
-            off_t off = (off_t)(f->disp + (MPI_Offset)((uintptr_t)iov[i].iov_base - VBASE));
-            int err = move(f->fd, write, p + done, len, off, &m);
-            done += m;
-            if (err || m < len) {
-                *moved = done;
-                return err;
-            }
+        done += m;
+        if (err || m < want) {
+            *moved = done;
+            return err;
         }
     }
     *moved = done;
@@ -166,12 +167,9 @@ int co_file_rw(co_file *f, int write, MPI_Offset off, void *buf, size_t count, c
 }
 
 MPI_Offset co_file_byte_offset(co_file *f, MPI_Offset off) {
-    uint64_t s = (uint64_t)off * f->esize;
-    if (f->ft_contig) return f->disp + (MPI_Offset)s;
-    struct iovec iov;
-    size_t covered = 0, tiles = (size_t)(s / f->ftype->size) + 2;
-    if (co_dt_iov(f->ftype, tiles, (void *)VBASE, (size_t)s, &iov, 1, &covered) < 1) return f->disp;
-    return f->disp + (MPI_Offset)((uintptr_t)iov.iov_base - VBASE);
+    int64_t at;
+    size_t len;
+    return co_file_runs(f, (uint64_t)off * f->esize, 1, &at, &len, 1) ? at : f->disp;
 }
 
 MPI_Offset co_file_view_end(co_file *f, MPI_Offset fsize) {
@@ -192,12 +190,12 @@ MPI_Offset co_file_view_end(co_file *f, MPI_Offset fsize) {
 }
 
 int co_file_type_monotonic(const co_dtype *ft, size_t *at, size_t *prev) {
-    struct iovec iov[NIOV];
+    struct iovec iov[CO_FILE_RUNS];
     uintptr_t start = VBASE, end = VBASE;
     int overlap = 0;
     for (size_t pos = 0; pos < ft->size;) {
         size_t covered = 0;
-        int k = co_dt_iov(ft, 1, (void *)VBASE, pos, iov, NIOV, &covered);
+        int k = co_dt_iov(ft, 1, (void *)VBASE, pos, iov, CO_FILE_RUNS, &covered);
         if (k <= 0) break;
         for (int i = 0; i < k; i++) {
             uintptr_t b = (uintptr_t)iov[i].iov_base;

@@ -87,7 +87,7 @@ void co_io_fini(void) {
 
 /* ROMIO's file names may name the file system first ("ufs:/tmp/x"); every file here is a
  * local one, so a known prefix is dropped. */
-static const char *strip_prefix(const char *path) {
+const char *co_file_local_path(const char *path) {
     static const char *const fs[] = {"ufs:", "nfs:", "xfs:", "lustre:", "gpfs:", "pvfs2:"};
     for (size_t i = 0; i < sizeof(fs) / sizeof(fs[0]); i++)
         if (!strncmp(path, fs[i], strlen(fs[i]))) return path + strlen(fs[i]);
@@ -120,7 +120,7 @@ enum { H_AMODE, H_NAME, H_CLASS, H_WORDS };
 int co_file_open(co_comm *c, const char *path, int amode, const co_info *info, const char *fn,
                  co_file **out) {
     int me = c->rank;
-    const char *p = strip_prefix(path);
+    const char *p = co_file_local_path(path);
     int flags = O_CLOEXEC;
     flags |= amode & MPI_MODE_RDONLY ? O_RDONLY : amode & MPI_MODE_WRONLY ? O_WRONLY : O_RDWR;
     int fd = -1, cls = MPI_SUCCESS, err = 0;

@@ -65,6 +65,9 @@ co_file *co_file_get(MPI_File h); /* NULL if invalid (MPI_FILE_NULL included) */
  * another); f NULL: through MPI_FILE_NULL's, which new files inherit. */
 int co_file_error(co_file *f, const char *fn, int cls, const char *fmt, ...) CO_PRINTF(4, 5);
 co_errhandler **co_file_null_errh(void); /* MPI_FILE_NULL's handler slot */
+/* The name to open for a file name the program gave: without a file system prefix such as
+ * ROMIO's "ufs:" (every file is local). */
+const char *co_file_local_path(const char *path);
 /* The error class of an errno from open, pread, pwrite and the like. */
 int co_file_errno_class(int err);
 
@@ -95,6 +98,11 @@ int co_file_rw_all(co_file *f, int write, MPI_Offset off, void *buf, size_t coun
 int co_file_pread(int fd, char *p, size_t len, int64_t off, size_t *moved);
 int co_file_pwrite(int fd, char *p, size_t len, int64_t off);
 
+/* The file runs of bytes [s, s+n) of the view's data stream, up to max of them (at most
+ * CO_FILE_RUNS) from the first: byte offsets in the file and lengths, the lengths adding up to
+ * at most n. Returns how many. */
+#define CO_FILE_RUNS 256
+int co_file_runs(co_file *f, uint64_t s, size_t n, int64_t *off, size_t *len, int max);
 /* The absolute byte position in the file of view offset `off` (etypes). */
 MPI_Offset co_file_byte_offset(co_file *f, MPI_Offset off);
 /* The view offset (etypes) of the end of the file: the first etype the view places at or

@@ -15,8 +15,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define VBASE      ((uintptr_t)1 << 46) /* as in access.c */
-#define NIOV       256
 #define SMALL_RUN  ((int64_t)64 << 10) /* mean run below which collective buffering pays */
 #define MAX_DOMAIN ((int64_t)256 << 20)
 
@@ -43,21 +41,14 @@ static void push(runs *r, int64_t off, int64_t len) {
 
 /* The file runs of bytes [s, s+n) of the view's data stream. */
 static void view_runs(co_file *f, uint64_t s, size_t n, runs *r) {
-    if (!n) return;
-    if (f->ft_contig) {
-        push(r, f->disp + (int64_t)s, (int64_t)n);
-        return;
-    }
-    size_t tiles = (size_t)((s + n) / f->ftype->size) + 1, done = 0;
-    struct iovec iov[NIOV];
+    int64_t off[CO_FILE_RUNS];
+    size_t len[CO_FILE_RUNS], done = 0;
     while (done < n) {
-        size_t covered = 0;
-        int k = co_dt_iov(f->ftype, tiles, (void *)VBASE, (size_t)s + done, iov, NIOV, &covered);
+        int k = co_file_runs(f, s + done, n - done, off, len, CO_FILE_RUNS);
         if (k <= 0) break;
-        for (int i = 0; i < k && done < n; i++) {
-            size_t len = iov[i].iov_len < n - done ? iov[i].iov_len : n - done;
-            push(r, f->disp + (int64_t)((uintptr_t)iov[i].iov_base - VBASE), (int64_t)len);
-            done += len;
+        for (int i = 0; i < k; i++) {
+            push(r, off[i], (int64_t)len[i]);
+            done += len[i];
         }
     }
 }
@@ -163,7 +154,7 @@ int co_file_rw_all(co_file *f, int write, MPI_Offset off, void *buf, size_t coun
     if (write && own && total) co_dt_pack(dt, count, buf, 0, data, total);
 
     /* Phase one: who sends whom how many pieces and bytes */
-    int *cnt = calloc((size_t)n * 8, sizeof(int));
+    int *cnt = calloc((size_t)n * 12, sizeof(int));
     if (!cnt) co_fatal("out of memory");
     int *spieces = cnt, *rpieces = cnt + n, *sbytes = cnt + 2 * n, *rbytes = cnt + 3 * n;
     int *smeta_d = cnt + 4 * n, *rmeta_d = cnt + 5 * n, *sdata_d = cnt + 6 * n,
@@ -188,9 +179,7 @@ int co_file_rw_all(co_file *f, int write, MPI_Offset off, void *buf, size_t coun
         d += sbytes[q];
         spieces[q] *= 2; /* int64 words of metadata */
     }
-    int sc[2 * 64], *sendc = n <= 64 ? sc : malloc((size_t)n * 2 * sizeof(int));
-    int rcv[2 * 64], *recvc = n <= 64 ? rcv : malloc((size_t)n * 2 * sizeof(int));
-    if (!sendc || !recvc) co_fatal("out of memory");
+    int *sendc = cnt + 8 * n, *recvc = cnt + 10 * n; /* (pieces, bytes) pairs */
     for (int q = 0; q < n; q++) sendc[2 * q] = spieces[q], sendc[2 * q + 1] = sbytes[q];
     if (!(rc = co_alltoall(sendc, 2, i32, recvc, 2, i32, c))) {
         int mw = 0, db = 0;
@@ -251,8 +240,6 @@ int co_file_rw_all(co_file *f, int write, MPI_Offset off, void *buf, size_t coun
         rc = co_file_error(f, fn, rc, "the members' exchange failed");
     }
     if (!write && own && got) co_dt_unpack(dt, count, buf, 0, data, got);
-    if (sendc != sc) free(sendc);
-    if (recvc != rcv) free(recvc);
     free(cnt);
     *bytes = write ? total : got;
     return rc;
