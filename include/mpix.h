@@ -23,6 +23,18 @@ COHORT_XFN(int, Comm_get_id, (MPI_Comm comm, uint64_t *id))
 #define MPIX_ID_STATS 8
 COHORT_XFN(int, Comm_id_stats, (uint64_t values[MPIX_ID_STATS]))
 
+/* Whole-job checkpoints (docs/checkpoint.md). A rank's image is the memory regions it has
+ * registered, in the order it registered them. MPIX_Checkpoint (collective) writes every
+ * member's image to one file: one base image and the others' differences from it, compressed.
+ * It replaces the file only once the new checkpoint is complete. MPIX_Restart (collective)
+ * sets *restored to 0 when there is no file at `path`; otherwise it fills every member's
+ * registered regions with the image saved for its rank and sets *restored to 1. On any error
+ * no member's regions change. */
+COHORT_XFN(int, Checkpoint_register, (void *base, MPI_Aint size))
+COHORT_XFN(int, Checkpoint_unregister, (void *base))
+COHORT_XFN(int, Checkpoint, (MPI_Comm comm, const char *path))
+COHORT_XFN(int, Restart, (MPI_Comm comm, const char *path, int *restored))
+
 #undef COHORT_XFN
 
 #ifdef __cplusplus

@@ -108,14 +108,16 @@ pkgconfig_build() { # prefix
 # library can replace it), PMPI_x strong.
 check_exports() { # build or install tree
   local declared syms fn pre
-  declared=$(sed -n 's/^COHORT_X\{0,1\}FN([^,]*, *\([A-Za-z0-9_]*\),.*/\1/p' \
-               "$1/include/mpi.h" "$1/include/mpix.h" | sort -u)
+  # mpi.h's functions are MPI_x, mpix.h's MPIX_x
+  declared=$( (sed -n 's/^COHORT_FN([^,]*, *\([A-Za-z0-9_]*\),.*/MPI_\1/p' "$1/include/mpi.h"
+               sed -n 's/^COHORT_XFN([^,]*, *\([A-Za-z0-9_]*\),.*/MPIX_\1/p' "$1/include/mpix.h") |
+             sort -u)
   [ "$(echo "$declared" | wc -l)" -gt 150 ] || fail "could not read the declarations"
+  echo "$declared" | grep -q "^MPIX_Restart$" || fail "could not read mpix.h's declarations"
   syms=$(nm -D --defined-only "$1/lib/libcohort.so")
   for fn in $declared; do
-    case "$fn" in Comm_get_id|Comm_id_stats) pre=MPIX_ ;; *) pre=MPI_ ;; esac
-    echo "$syms" | grep -q " W $pre$fn\$" || fail "libcohort.so lacks weak $pre$fn"
-    echo "$syms" | grep -q " T P$pre$fn\$" || fail "libcohort.so lacks P$pre$fn"
+    echo "$syms" | grep -q " W $fn\$" || fail "libcohort.so lacks weak $fn"
+    echo "$syms" | grep -q " T P$fn\$" || fail "libcohort.so lacks P$fn"
   done
 }
 

@@ -1,8 +1,10 @@
 /* `cohort`: the command-line companion of the library. `cohort info` prints the version, how
  * this copy was built, the transports this machine offers, every COHORT_* setting with its
  * current value, default and meaning, straight from the library's settings table, and every
- * collective's algorithms from the library's registry. */
+ * collective's algorithms from the library's registry. `cohort checkpoint FILE` says what a
+ * checkpoint holds and checks every part of it. */
 #include "../src/core/cohort.h"
+#include "../src/ckpt/ckpt.h"
 #include "../src/coll/coll.h"
 #include "../src/xport/shm.h"
 
@@ -18,6 +20,8 @@
 static void usage(FILE *f) {
     fprintf(f, "usage: cohort <command>\n"
                "  info                 version, build, transports and settings\n"
+               "  checkpoint FILE      what a checkpoint (MPIX_Checkpoint) holds; checks it "
+               "whole\n"
                "  settings-markdown    the settings table as Markdown (for the README)\n"
                "  version              the version\n");
 }
@@ -130,6 +134,13 @@ int main(int argc, char **argv) {
         print_settings(&cfg, 0);
         print_collectives(&cfg);
         return rc ? 1 : 0;
+    }
+    if (!strcmp(cmd, "checkpoint")) {
+        if (argc != 3) {
+            fprintf(stderr, "usage: cohort checkpoint FILE\n");
+            return 2;
+        }
+        return co_ckpt_inspect(argv[2], stdout, stderr);
     }
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
         usage(stdout);

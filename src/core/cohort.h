@@ -257,6 +257,8 @@ typedef struct co_config {
     long cma_cost;
     int cma_hugepages;
     long deadlock_ms;
+    long ckpt_level;
+    int ckpt_shuffle;
 } co_config;
 
 typedef struct co_setting {
@@ -393,6 +395,7 @@ struct co_seg;
 struct co_p2p_state;
 struct co_coll_state;
 struct co_comm_state;
+struct co_ckpt_state;
 
 #define CO_DEADLOCK_WHERE 160 /* bytes of co_deadlock_claim's text */
 
@@ -415,7 +418,8 @@ struct cohort_state {
     co_htab comms, groups, dtypes, ops, reqs, errhs, infos, msgs, wins;
     struct co_p2p_state *p2p;
     struct co_coll_state *coll;
-    struct co_comm_state *cm; /* communicator layer: ID pools, attribute keys */
+    struct co_ckpt_state *ckpt; /* checkpoint regions (src/ckpt) */
+    struct co_comm_state *cm;   /* communicator layer: ID pools, attribute keys */
     co_comm *world, *self;
     co_errhandler *errh_fatal, *errh_return;
     int in_error_handler;
@@ -487,7 +491,8 @@ void co_coll_fini(void);
 int co_rma_init(void);
 void co_rma_fini(void); /* windows the program never freed: their memory goes */
 int co_io_init(void);
-void co_io_fini(void); /* files the program never closed: closed */
+void co_io_fini(void);   /* files the program never closed: closed */
+void co_ckpt_fini(void); /* the registered checkpoint regions are forgotten */
 int co_barrier(co_comm *comm);
 /* src/coll: MPI_Finalize's barrier, watched like a user's collective call (a rank that waits
  * for a peer whose collectives broke down stops waiting); skipped on a world whose collectives

@@ -55,6 +55,13 @@ const co_setting co_settings[] = {
      "have found nothing for this many microseconds (with no request started or completed "
      "meanwhile), one of them yields the CPU, and again after as many more; 0 yields at every "
      "such call, as Open MPI does, and a negative value never"},
+    {"CKPT_LEVEL", CO_CFG_INT, "1", CFG(ckpt_level),
+     "zstd compression level of checkpoints (MPIX_Checkpoint, docs/checkpoint.md): 1 is the "
+     "quickest that compresses numbers well, 19 the smallest; negative levels are quicker "
+     "still"},
+    {"CKPT_SHUFFLE", CO_CFG_BOOL, "1", CFG(ckpt_shuffle),
+     "1: checkpoints split the bytes of each 8-byte word into planes before compressing, "
+     "which shrinks arrays of doubles and integers; 0: compress the bytes as they are"},
     {"LOG_LEVEL", CO_CFG_INT, "1", CFG(log_level),
      "diagnostics on stderr: 0 errors, 1 warnings, 2 info, 3 debug"},
     {"LINE_BUFFER", CO_CFG_BOOL, "1", CFG(line_buffer),

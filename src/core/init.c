@@ -121,6 +121,7 @@ int co_finalize(void) {
     if (rc) return rc;
     co_st.shutting_down = 1;
     co_io_fini();
+    co_ckpt_fini();
     co_rma_fini();
     co_coll_fini();
     co_comm_fini();
