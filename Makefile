@@ -22,10 +22,17 @@ configure: $(BUILD)/CMakeCache.txt
 build: $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
-# The demonstration jobs on $(NP) ranks: a 2-D heat-diffusion solver, then a short table of
-# collective latencies.
+# The demonstration jobs on $(NP) ranks: a 2-D heat-diffusion solver; the same solver
+# checkpointing every 1000 steps, stopped after step 2500 as if it had failed, the checkpoint
+# it left, and a job that resumes from it and ends with the same figures; then a short table
+# of collective latencies.
 demo: build
 	$(BUILD)/bin/mpiexec -n $(NP) $(BUILD)/examples/heat2d 256 4000
+	@echo
+	@rm -f $(BUILD)/demo.ck
+	$(BUILD)/bin/mpiexec -n $(NP) $(BUILD)/examples/heat2d -c $(BUILD)/demo.ck -s 2500 256 4000
+	$(BUILD)/bin/cohort checkpoint $(BUILD)/demo.ck
+	$(BUILD)/bin/mpiexec -n $(NP) $(BUILD)/examples/heat2d -c $(BUILD)/demo.ck 256 4000
 	@echo
 	$(BUILD)/bin/mpiexec -n $(NP) $(BUILD)/examples/colltime 65536
 

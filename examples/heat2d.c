@@ -2,7 +2,14 @@
  * Each step exchanges one halo row with each neighbour (MPI_Sendrecv), applies the explicit
  * five-point stencil, and every few steps agrees on the largest change (MPI_Allreduce). The
  * left edge is held hot; the program reports the temperature at the plate's centre, the
- * total heat, and how long the solve took. Usage: heat2d [N [steps]] */
+ * total heat, and how long the solve took.
+ *
+ * With -c FILE the job checkpoints its state to FILE every 1000 steps (-e to change) with
+ * Cohort's MPIX_Checkpoint, and a job started with the same FILE resumes from the last
+ * checkpoint (MPIX_Restart) and ends with the same figures as one that never stopped. -s STEP
+ * stops the job after that step, as if it had failed there.
+ *
+ * Usage: heat2d [-c FILE [-e EVERY] [-s STEP]] [N [steps]] */
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -14,8 +21,27 @@ int main(int argc, char **argv) {
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    int n = argc > 1 ? atoi(argv[1]) : 512;
-    int steps = argc > 2 ? atoi(argv[2]) : 2000;
+    const char *ckpt = NULL;
+    int every = 1000, stop_at = 0, a = 1;
+    for (; a + 1 < argc && argv[a][0] == '-'; a += 2) {
+        if (!strcmp(argv[a], "-c"))
+            ckpt = argv[a + 1];
+        else if (!strcmp(argv[a], "-e"))
+            every = atoi(argv[a + 1]);
+        else if (!strcmp(argv[a], "-s"))
+            stop_at = atoi(argv[a + 1]);
+        else
+            break;
+    }
+    int n = argc > a ? atoi(argv[a]) : 512;
+    int steps = argc > a + 1 ? atoi(argv[a + 1]) : 2000;
+#ifndef COHORT
+    if (ckpt) {
+        if (rank == 0) fprintf(stderr, "heat2d: -c needs Cohort's checkpoints\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+#endif
+    if (every < 1) every = 1;
     if (n < size) {
         if (rank == 0)
             fprintf(stderr, "heat2d: grid of %d rows is too small for %d ranks\n", n, size);
@@ -32,12 +58,35 @@ int main(int argc, char **argv) {
     int up = rank > 0 ? rank - 1 : MPI_PROC_NULL;
     int down = rank < size - 1 ? rank + 1 : MPI_PROC_NULL;
     const double alpha = 0.24;
+    double change = 0;
+    int step, first = 1;
+    /* what a checkpoint holds besides the two grids: where the solve stands */
+    struct {
+        int step, u_is_first;
+        double change;
+    } where = {0, 1, 0};
+    double *const grid0 = u, *const grid1 = v;
+#ifdef COHORT
+    if (ckpt) {
+        size_t bytes = (size_t)(rows + 2) * w * sizeof(double);
+        int restored = 0;
+        MPIX_Checkpoint_register(&where, sizeof(where));
+        MPIX_Checkpoint_register(grid0, (MPI_Aint)bytes);
+        MPIX_Checkpoint_register(grid1, (MPI_Aint)bytes);
+        MPIX_Restart(MPI_COMM_WORLD, ckpt, &restored);
+        if (restored) {
+            u = where.u_is_first ? grid0 : grid1;
+            v = where.u_is_first ? grid1 : grid0;
+            change = where.change;
+            first = where.step + 1;
+            if (rank == 0) printf("heat2d: resumed after step %d from %s\n", where.step, ckpt);
+        }
+    }
+#endif
 
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
-    double change = 0;
-    int step;
-    for (step = 1; step <= steps; step++) {
+    for (step = first; step <= steps; step++) {
         MPI_Sendrecv(&u[1 * w], w, MPI_DOUBLE, up, 0, &u[(rows + 1) * w], w, MPI_DOUBLE, down, 0,
                      MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         MPI_Sendrecv(&u[rows * w], w, MPI_DOUBLE, down, 1, &u[0], w, MPI_DOUBLE, up, 1,
@@ -57,6 +106,22 @@ int main(int argc, char **argv) {
         if (step % 50 == 0) {
             MPI_Allreduce(&local, &change, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
             if (change < 1e-4) break;
+        }
+#ifdef COHORT
+        if (ckpt && step % every == 0 && step < steps) {
+            where.step = step;
+            where.u_is_first = u == grid0;
+            where.change = change;
+            MPIX_Checkpoint(MPI_COMM_WORLD, ckpt);
+        }
+#endif
+        if (step == stop_at) {
+            if (rank == 0)
+                printf("heat2d: stopped after step %d, as if the job had failed there\n", step);
+            free(grid0);
+            free(grid1);
+            MPI_Finalize();
+            return 0;
         }
     }
     double elapsed = MPI_Wtime() - t0;
@@ -85,8 +150,9 @@ int main(int argc, char **argv) {
                step > steps ? steps : step);
         printf("  centre temperature %.6f, total heat %.3f, last max change %.2e\n", centre, total,
                change);
+        int done = (step > steps ? steps : step) - first + 1;
         printf("  solve time %.3f s (%.2f us per step)\n", tmax,
-               tmax / (step > steps ? steps : step) * 1e6);
+               tmax / (done > 0 ? done : 1) * 1e6);
     }
     free(u);
     free(v);
