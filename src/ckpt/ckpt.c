@@ -325,7 +325,12 @@ static void sync_dir(const char *path) {
 /* Per member, what rank 0 learns for the layout: whether it has a leaf, the leaf's compressed
  * and raw sizes and CRC, and the same of its slice of the base. */
 enum { P_LEAF, P_LCLEN, P_LRAW, P_LCRC, P_SCLEN, P_SRAW, P_SCRC, P_WORDS };
-#define SLICE_MIN ((uint64_t)1 << 20) /* bytes of the base per slice at least */
+#define SLICE_MIN    ((uint64_t)1 << 20) /* bytes of the base per slice at least */
+#define MANY_REGIONS 64                  /* more regions than this travel in one broadcast */
+
+static void gather_piece(void *ctx, uint8_t *mem, uint64_t at, uint64_t n) {
+    memcpy((uint8_t *)ctx + at, mem, n);
+}
 
 int co_ckpt_write(co_comm *c, const char *path, const char *fn) {
     struct co_ckpt_state *s = state();
@@ -338,7 +343,8 @@ int co_ckpt_write(co_comm *c, const char *path, const char *fn) {
     card *cards = malloc((size_t)n * sizeof(card));
     uint64_t *dist = malloc((size_t)n * sizeof(uint64_t)), *parts = NULL, place[3] = {0, 0, 0};
     uint8_t *base = NULL, *bhdr = NULL;
-    uint64_t base_alloc = 0;
+    uint64_t base_alloc = 0, gathered_len = 0;
+    uint8_t *gathered = NULL; /* the base's owner's regions in one piece (many regions) */
     zsink slice = {0}, leaf = {0}, sinks = {0};
     runs r = {0};
     co_ckpt_node *tree = NULL;
@@ -399,17 +405,29 @@ int co_ckpt_write(co_comm *c, const char *path, const char *fn) {
         uint32_t w[2] = {(uint32_t)nr, 0};
         memcpy(bhdr, w, 8);
         for (size_t i = 0; i < nr; i++) memcpy(bhdr + 8 + 8 * i, &s->r[i].size, 8);
+        /* many regions: the owner gathers them, so that one broadcast carries them all */
+        if (nr > MANY_REGIONS && !(gathered = co_ckpt_alloc(gathered_len = blen)))
+            co_ckpt_fail(&e, MPI_ERR_NO_MEM, "no memory to gather %zu regions (%" PRIu64 " bytes)",
+                         nr, blen);
     } else if (!(base = co_ckpt_alloc(base_alloc = braw))) {
         co_ckpt_fail(&e, MPI_ERR_NO_MEM, "no memory for the base image (%" PRIu64 " bytes)", braw);
     }
     if ((rc = agree(c, &e, p, fn))) goto out;
     if ((rc = co_bcast(me == b ? bhdr : base, bhead, co_dt_get(MPI_BYTE), b, c))) goto coll_failed;
-    for (uint64_t i = 0, at = bhead; i < bnr; i++) {
-        uint64_t l;
-        memcpy(&l, (me == b ? bhdr : base) + 8 + 8 * i, 8);
-        if (l && (rc = co_bcast(me == b ? s->r[i].base : base + at, l, co_dt_get(MPI_BYTE), b, c)))
-            goto coll_failed;
-        at += l;
+    if (bnr <= MANY_REGIONS) {
+        for (uint64_t i = 0, at = bhead; i < bnr; i++) {
+            uint64_t l;
+            memcpy(&l, (me == b ? bhdr : base) + 8 + 8 * i, 8);
+            if (l &&
+                (rc = co_bcast(me == b ? s->r[i].base : base + at, l, co_dt_get(MPI_BYTE), b, c)))
+                goto coll_failed;
+            at += l;
+        }
+    } else {
+        uint8_t *all = me == b ? gathered : base + bhead;
+        cur = 0;
+        if (me == b) for_pieces(s, st, &cur, 0, blen, gather_piece, all);
+        if ((rc = co_bcast(all, blen, co_dt_get(MPI_BYTE), b, c))) goto coll_failed;
     }
 
     /* a slice of the base, compressed by each of the first members at once */
@@ -574,6 +592,7 @@ out:
     if (fd >= 0) close(fd);
     if (rc && me == 0) unlink(tmp);
     co_ckpt_free(base, base_alloc);
+    co_ckpt_free(gathered, gathered_len);
     co_ckpt_free(slice.out, slice.cap);
     co_ckpt_free(leaf.out, leaf.cap);
     ZSTD_freeCCtx(cc);

@@ -9,6 +9,7 @@
  * - the file holds the shared bytes about once: far less than the images added up;
  * - a second checkpoint replaces the first and leaves no temporary file;
  * - images that are all alike make a tree without leaves;
+ * - 300 small regions per rank, some shared and some a rank's own, come back byte for byte;
  * - each half of a split communicator checkpoints to a file of its own. */
 #include "testutil.h"
 
@@ -191,6 +192,31 @@ int main(int argc, char **argv) {
         CHECK(header_u32(p2, 20) == 0, "alike images: base rank %u", header_u32(p2, 20));
         unlink(p2);
     }
+
+    /* many small regions (they travel in one broadcast from the base's owner) */
+    enum { MANY = 300 };
+    static unsigned char many[MANY * 64];
+    CHECK_RC(MPIX_Checkpoint_unregister(alike));
+    for (int i = 0; i < MANY; i++) {
+        for (int k = 0; k < 40; k++)
+            many[i * 64 + k] = (unsigned char)(i % 3 ? i * 7 + k : i * 7 + k + me);
+        CHECK_RC(MPIX_Checkpoint_register(&many[i * 64], 8 + (i % 5) * 8));
+    }
+    path(p2, "many");
+    CHECK_RC(MPIX_Checkpoint(MPI_COMM_WORLD, p2));
+    memset(many, 0xee, sizeof(many));
+    CHECK_RC(MPIX_Restart(MPI_COMM_WORLD, p2, &restored));
+    CHECK(restored == 1, "restored %d", restored);
+    for (int i = 0; i < MANY; i++)
+        for (int k = 0; k < 64; k++) {
+            unsigned char want =
+                k >= 8 + (i % 5) * 8 ? 0xee : (unsigned char)(i % 3 ? i * 7 + k : i * 7 + k + me);
+            CHECK(many[i * 64 + k] == want, "many regions: region %d byte %d", i, k);
+        }
+    for (int i = 0; i < MANY; i++) CHECK_RC(MPIX_Checkpoint_unregister(&many[i * 64]));
+    CHECK_RC(MPIX_Checkpoint_register(alike, SHARED));
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (me == 0) unlink(p2);
 
     /* each half of a split communicator: a file of its own */
     MPI_Comm half;
