@@ -171,7 +171,7 @@ int co_ckpt_read_index(int fd, uint64_t size, co_ckpt_header *h, co_ckpt_node **
         const co_ckpt_node *n = &t[i];
         int bad = n->leaf > 1 ||
                   (n->leaf ? n->key >= h->nranks || n->off < h->base_off + h->base_clen ||
-                                 n->off + n->clen > h->tree_off
+                                 n->clen > h->tree_off || n->off > h->tree_off - n->clen
                            : n->key > 31 || n->child[0] <= i || n->child[1] <= i ||
                                  n->child[0] >= h->tree_nodes || n->child[1] >= h->tree_nodes);
         if (bad) {

@@ -6,7 +6,8 @@
  * - paths that differ between the ranks, a directory that does not exist, a directory;
  * - a file that is not a checkpoint, one of another format version, one written by a
  *   communicator of another size, regions that do not match the image saved;
- * - headers whose CRC is right but whose version, sizes or offsets are not;
+ * - headers whose CRC is right but whose version, sizes or offsets are not, and trees whose
+ *   CRC is right but that loop or point past the end of the file;
  * - a valid checkpoint cut short at every length from 0 to its whole size less one, and with
  *   each of its bytes changed in turn: every one is refused (MPI_ERR_IO, or MPI_ERR_BAD_FILE
  *   where the mark or the version is hit), and the regions keep their bytes. */
@@ -227,6 +228,42 @@ int main(int argc, char **argv) {
         }
         MPI_Barrier(MPI_COMM_WORLD);
         refused(bad, forged[k].cls, forged[k].cls, forged[k].what, 0);
+    }
+
+    /* trees forged with right CRCs: a leaf's part past the end of numbers, an inner node that
+     * points back at itself */
+    uint32_t nodes = 0;
+    uint64_t tree_off = 0;
+    if (me == 0) {
+        memcpy(&tree_off, img + 56, 8);
+        memcpy(&nodes, img + 64, 4);
+    }
+    MPI_Bcast(&nodes, 1, MPI_UINT32_T, 0, MPI_COMM_WORLD);
+    for (int kind = 0; kind < 2 && nodes > 1; kind++) {
+        if (me == 0) {
+            unsigned char *f = malloc((size_t)len);
+            CHECK(f, "malloc");
+            memcpy(f, img, (size_t)len);
+            unsigned char *root = f + tree_off, *leaf = NULL;
+            for (uint32_t i = 0; i < nodes && !leaf; i++)
+                if (f[tree_off + 48 * i] == 1) leaf = f + tree_off + 48 * i;
+            CHECK(leaf && root[0] == 0, "the tree has a leaf and an inner root");
+            if (kind == 0) {
+                uint64_t off = UINT64_MAX - 10;
+                memcpy(leaf + 16, &off, 8);
+            } else {
+                uint32_t self = 0;
+                memcpy(root + 8, &self, 4);
+            }
+            uint32_t crc = crc32_of(f + tree_off, 48 * (size_t)nodes);
+            memcpy(f + 52, &crc, 4);
+            crc = crc32_of(f, 124);
+            memcpy(f + 124, &crc, 4);
+            put(bad, f, len);
+            free(f);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        refused(bad, MPI_ERR_IO, MPI_ERR_IO, kind ? "a tree that loops" : "a leaf past 2^64", 0);
     }
 
     /* cut short at every length */
