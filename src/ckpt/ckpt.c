@@ -144,6 +144,11 @@ static void crc_piece(void *ctx, uint8_t *mem, uint64_t at, uint64_t n) {
     }
 }
 
+/* How many of the n bytes from image offset `at` lie below `limit` (the base's end). */
+static inline uint64_t below(uint64_t at, uint64_t n, uint64_t limit) {
+    return at >= limit ? 0 : limit - at < n ? limit - at : n;
+}
+
 static void xor_into(uint8_t *dst, const uint8_t *src, uint64_t n) {
     for (uint64_t i = 0; i < n; i++) dst[i] ^= src[i];
 }
@@ -194,7 +199,7 @@ typedef struct {
 static void diff_piece(void *vctx, uint8_t *img, uint64_t at, uint64_t len) {
     diff_ctx *d = vctx;
     const uint8_t *base = d->base + at;
-    uint64_t common = at >= d->blen ? 0 : d->blen - at < len ? d->blen - at : len;
+    uint64_t common = below(at, len, d->blen);
     for (uint64_t off = 0; off < common; off += DIFF_CHUNK) {
         uint64_t k = common - off < DIFF_CHUNK ? common - off : DIFF_CHUNK;
         if (!memcmp(img + off, base + off, k)) continue;
@@ -293,8 +298,7 @@ typedef struct {
 
 static void leaf_piece(void *vctx, uint8_t *img, uint64_t at, uint64_t n) {
     leaf_ctx *l = vctx;
-    uint64_t inside = at < l->blen ? (l->blen - at < n ? l->blen - at : n) : 0;
-    zs_write(l->z, img, n, l->base + at, inside);
+    zs_write(l->z, img, n, l->base + at, below(at, n, l->blen));
 }
 
 static int write_at(int fd, const void *buf, uint64_t len, uint64_t off, co_ckpt_err *e) {
@@ -633,7 +637,7 @@ typedef struct {
 static void run_piece(void *vctx, uint8_t *mem, uint64_t at, uint64_t n) {
     run_ctx *r = vctx;
     const uint8_t *q = r->src + (at - r->start);
-    uint64_t in = at < r->common ? (r->common - at < n ? r->common - at : n) : 0;
+    uint64_t in = below(at, n, r->common);
     xor_into(mem, q, in);
     memcpy(mem + in, q + in, n - in);
 }
