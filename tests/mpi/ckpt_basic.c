@@ -114,12 +114,7 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    if (me == 0) {
-        const char *t = getenv("TMPDIR");
-        snprintf(base_path, sizeof(base_path), "%s/cohort-ckpt-test.%d", t && *t ? t : "/tmp",
-                 (int)getpid());
-    }
-    MPI_Bcast(base_path, sizeof(base_path), MPI_CHAR, 0, MPI_COMM_WORLD);
+    tu_tmp_name(base_path, (int)sizeof(base_path), "ckpt");
     char p1[PATH_MAX], p2[PATH_MAX], tmp[PATH_MAX + 8];
     path(p1, "ck");
     snprintf(tmp, sizeof(tmp), "%s.tmp", p1);

@@ -103,12 +103,7 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    if (me == 0) {
-        const char *t = getenv("TMPDIR");
-        snprintf(base_path, sizeof(base_path), "%s/cohort-ckpt-test.%d", t && *t ? t : "/tmp",
-                 (int)getpid());
-    }
-    MPI_Bcast(base_path, sizeof(base_path), MPI_CHAR, 0, MPI_COMM_WORLD);
+    tu_tmp_name(base_path, (int)sizeof(base_path), "ckpt");
     char good[PATH_MAX], bad[PATH_MAX], other[PATH_MAX];
     path(good, "good");
     path(bad, "bad");

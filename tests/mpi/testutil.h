@@ -60,6 +60,17 @@ static inline void tu_fail(void) {
               #cls, rc_, cls_);                                                                    \
     } while (0)
 
+/* The name every rank of MPI_COMM_WORLD uses for the test's files: $TMPDIR (else /tmp), then
+ * cohort-<what>-test.<rank 0's pid>; the test adds a suffix per file. */
+static inline void tu_tmp_name(char *out, int len, const char *what) {
+    if (tu_rank() == 0) {
+        const char *t = getenv("TMPDIR");
+        snprintf(out, (size_t)len, "%s/cohort-%s-test.%d", t && *t ? t : "/tmp", what,
+                 (int)getpid());
+    }
+    MPI_Bcast(out, len, MPI_CHAR, 0, MPI_COMM_WORLD);
+}
+
 /* The error class of rc, with its message in msg (MPI_MAX_ERROR_STRING bytes; "" for
  * MPI_SUCCESS). */
 static inline int tu_error(int rc, char *msg) {
