@@ -3,7 +3,7 @@
 #   scripts/deps.sh build|check|bench
 # Nothing else is ever installed by hand: `make demo` and `make check` call this first.
 set -e
-need_build="gcc g++ make cmake libzstd-dev zlib1g-dev"
+need_build="gcc g++ make cmake libzstd-dev zlib1g-dev libsqlite3-dev"
 need_check="$need_build libcmocka-dev pkg-config clang clang-format python3"
 need_bench="$need_build openmpi-bin libopenmpi-dev mpich libmpich-dev python3"
 

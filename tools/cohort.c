@@ -2,9 +2,11 @@
  * this copy was built, the transports this machine offers, every COHORT_* setting with its
  * current value, default and meaning, straight from the library's settings table, and every
  * collective's algorithms from the library's registry. `cohort checkpoint FILE` says what a
- * checkpoint holds and checks every part of it. */
+ * checkpoint holds and checks every part of it. `cohort tune` lists the broadcast trees the
+ * tuner remembers, `cohort tune --forget` forgets them. */
 #include "../src/core/cohort.h"
 #include "../src/ckpt/ckpt.h"
+#include "../src/tune/tune.h"
 #include "../src/coll/coll.h"
 #include "../src/xport/shm.h"
 
@@ -18,12 +20,15 @@
 #include <unistd.h>
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: cohort <command>\n"
-               "  info                 version, build, transports and settings\n"
-               "  checkpoint FILE      what a checkpoint (MPIX_Checkpoint) holds; checks it "
-               "whole\n"
-               "  settings-markdown    the settings table as Markdown (for the README)\n"
-               "  version              the version\n");
+    fprintf(f,
+            "usage: cohort <command>\n"
+            "  info                 version, build, transports and settings\n"
+            "  checkpoint FILE      what a checkpoint (MPIX_Checkpoint) holds; checks it "
+            "whole\n"
+            "  tune [--forget]      the broadcast trees remembered across runs (COHORT_TUNE_DB); "
+            "forgets them\n"
+            "  settings-markdown    the settings table as Markdown (for the README)\n"
+            "  version              the version\n");
 }
 
 /* Can a process read a sibling's memory with process_vm_readv here? (Yama, seccomp and
@@ -141,6 +146,23 @@ int main(int argc, char **argv) {
             return 2;
         }
         return co_ckpt_inspect(argv[2], stdout, stderr);
+    }
+    if (!strcmp(cmd, "tune")) {
+        int forget = argc == 3 && !strcmp(argv[2], "--forget");
+        if (argc > 3 || (argc == 3 && !forget)) {
+            fprintf(stderr, "usage: cohort tune [--forget]\n");
+            return 2;
+        }
+        co_config cfg;
+        char err[256], path[1024];
+        co_config_load(&cfg, err, sizeof(err));
+        const char *db = co_tune_db_path(cfg.tune_db, path, sizeof(path));
+        if (!db) {
+            printf("broadcast trees are not remembered (COHORT_TUNE_DB=none, or no home "
+                   "directory)\n");
+            return 0;
+        }
+        return forget ? co_tune_forget(db, stdout, stderr) : co_tune_list(db, stdout, stderr);
     }
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
         usage(stdout);

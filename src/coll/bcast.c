@@ -1,10 +1,13 @@
 /* MPI_Bcast: binomial tree and scatter + ring allgather (point-to-point), a pipeline through
- * the root's shared-memory buffers, and single copy (every rank reads the root's buffer with
+ * the root's shared-memory buffers, single copy (every rank reads the root's buffer with
  * process_vm_readv; with two ranks the root also writes half into its peer's buffer, so
- * both cores copy). Large data moves as packed bytes, so any datatype works and the ranks
- * need only agree on the type signature. */
+ * both cores copy), and self-tuning trees (the tree travels with the message; src/tune
+ * chooses it). Large data moves as packed bytes, so any datatype works and the ranks need
+ * only agree on the type signature. */
 #include "coll.h"
+#include "../tune/tune.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +20,9 @@ const co_coll_alg co_bcast_algs[] = {
     {"cma", CO_ALG_CMA,
      "every rank reads the root's buffer (process_vm_readv; large ones in pieces, each reader "
      "starting at a different one); with 2 ranks root and peer each copy half"},
+    {"tuned", 0,
+     "a tree chosen by the root's tuner, sent with the message (point-to-point; chosen where "
+     "ranks do not share memory, docs/tuning.md)"},
 };
 CO_ALG_TABLE_CHECK(co_bcast_algs, CO_BCAST_NALGS);
 
@@ -253,12 +259,156 @@ static int bcast_cma(void *buf, size_t count, co_dtype *dt, int root, co_comm *c
     return rc;
 }
 
+/* ---- Self-tuning trees ----------------------------------------------------------------------
+ * Every message carries a header and the receiver's subtree in preorder, (rank, size) pairs
+ * (co_tree_preorder): the receiver forwards to its children what lies below each of them,
+ * so no rank needs to know the tree beforehand and the root may change it at every call.
+ * The data travels in the same message: up to TREE_INLINE bytes copied behind the tree,
+ * beyond as a struct type over the packet and the user's buffer (one message, no copy; a
+ * second message only past INT_MAX elements). Each message has room for a whole tree, so
+ * that its length, which a collective receive checks, is the same everywhere. When the root
+ * times the call, acknowledgements travel back up the tree: a rank acknowledges to its
+ * parent once it has sent to its children and each of them has acknowledged (a leaf at once);
+ * the root's call ends with its children's. Not each leaf straight to the root: that leaf's
+ * own link to the root, which the broadcast never uses, would count in the tree's time.
+ *
+ * Calls that disagree: the header names the sender's root, so a rank that names another gets
+ * MPI_ERR_ROOT (and still passes the tree on). A rank whose message had another length than
+ * it expected (the root's count differs) still finds the header and its subtree at the front,
+ * and passes on the header and tree alone, so that every rank below reports the mismatch
+ * too and every rank still acknowledges: the root, which has nothing wrong, returns as with
+ * the other algorithms instead of waiting for acknowledgements that would never come. This
+ * takes the place of the blocking collectives' own rule (co_st.coll_short, off meanwhile). */
+enum { TREE_MAGIC = 0x43425452, TREE_TIMED = 1, TREE_INLINE = 16384 };
+
+typedef struct tree_hdr {
+    uint32_t magic, flags, nent, root;
+} tree_hdr;
+
+/* What one tree message is: (mbuf, mcount, mdt), plus the data alone when split. */
+typedef struct tree_msg {
+    void *mbuf;
+    size_t mcount;
+    co_dtype *mdt, *pair;
+    int inl, split;
+} tree_msg;
+
+static int tree_msg_init(tree_msg *m, char *pkt, size_t ctl, void *buf, size_t count,
+                         co_dtype *dt) {
+    size_t bytes = count * dt->size;
+    co_dtype *byte = co_dt_get(MPI_BYTE);
+    *m = (tree_msg){pkt, ctl, byte, NULL, bytes <= TREE_INLINE, 0};
+    if (m->inl) {
+        m->mcount = ctl + bytes;
+    } else if (count <= INT_MAX) {
+        int bl[2] = {(int)ctl, (int)count};
+        MPI_Aint disp[2] = {(MPI_Aint)(uintptr_t)pkt, (MPI_Aint)(uintptr_t)buf};
+        co_dtype *types[2] = {byte, dt};
+        if (co_dt_struct(2, bl, disp, types, &m->pair)) return MPI_ERR_NO_MEM;
+        *m = (tree_msg){MPI_BOTTOM, 1, m->pair, m->pair, 0, 0};
+    } else {
+        m->split = 1;
+    }
+    return MPI_SUCCESS;
+}
+
+static int bcast_tuned(void *buf, size_t count, co_dtype *dt, int root, co_comm *c) {
+    int n = c->size, me = c->rank, rc = MPI_SUCCESS, timed = 0, data_rc = MPI_SUCCESS, parent = -1;
+    int outer = co_st.coll_short;
+    co_st.coll_short = -1;
+    size_t bytes = count * dt->size, ctl = sizeof(tree_hdr) + (size_t)n * 8;
+    co_dtype *byte = co_dt_get(MPI_BYTE);
+    int tag = co_coll_tag(c, CO_TAG_BCAST);
+    uint64_t ctx = co_coll_ctx(c);
+    char *pkt = co_coll_alloc(ctl + (bytes <= TREE_INLINE ? bytes : 0));
+    uint32_t *ent = malloc((size_t)n * 8);
+    co_tune_ctx *t = NULL;
+    uint64_t t0 = 0;
+    tree_msg m = {0};
+    if (!pkt || !ent || (rc = tree_msg_init(&m, pkt, ctl, buf, count, dt))) {
+        if (!rc) rc = MPI_ERR_NO_MEM;
+        goto out;
+    }
+    tree_hdr h;
+    if (me == root) {
+        co_coll_comm *cc = co_coll_comm_of(c);
+        if (!cc->tune_key) cc->tune_key = co_tune_key(c);
+        t = cc->tune_key ? co_tune_get(cc->tune_key, n, root, bytes) : NULL;
+        if (!t || co_tree_preorder(co_tune_next(t, &timed), n, root, ent)) {
+            rc = MPI_ERR_NO_MEM;
+            goto out;
+        }
+        h = (tree_hdr){TREE_MAGIC, timed ? TREE_TIMED : 0, (uint32_t)n, (uint32_t)root};
+        t0 = co_now_ns();
+        if (m.inl) co_dt_pack(dt, count, buf, 0, pkt + ctl, bytes);
+    } else {
+        co_status st;
+        rc = co_recv(m.mbuf, m.mcount, m.mdt, MPI_ANY_SOURCE, tag, c, ctx, &st);
+        if ((rc == MPI_ERR_COUNT && st.bytes >= ctl) || rc == MPI_ERR_TRUNCATE) {
+            data_rc = rc; /* the data is wrong; the header and tree are there */
+            rc = MPI_SUCCESS;
+        }
+        if (rc) goto out;
+        parent = st.source;
+        memcpy(&h, pkt, sizeof(h));
+        memcpy(ent, pkt + sizeof(h), (size_t)n * 8);
+        if (h.magic != TREE_MAGIC || h.nent < 1 || h.nent > (uint32_t)n || ent[0] != (uint32_t)me ||
+            !co_tree_preorder_valid(ent, (int)h.nent, n)) {
+            co_log(CO_LOG_ERROR, "tuned broadcast: rank %d sent a malformed tree", st.source);
+            rc = MPI_ERR_INTERN;
+            goto out;
+        }
+        if (h.root != (uint32_t)root) {
+            co_debug("tuned broadcast: rank %d names root %u, this rank %d", st.source, h.root,
+                     root);
+            data_rc = MPI_ERR_ROOT;
+        }
+        if (m.inl && !data_rc)
+            co_dt_unpack(dt, count, buf, 0, pkt + ctl, bytes);
+        else if (m.split && !data_rc && (rc = co_recv(buf, count, dt, st.source, tag, c, ctx, &st)))
+            goto out;
+    }
+    /* after a message of the wrong length, the header and tree alone (see above) */
+    int shortfall = data_rc == MPI_ERR_COUNT || data_rc == MPI_ERR_TRUNCATE;
+    /* each child gets its own subtree; the packet is reused (a send returns once its data
+     * has been copied or taken) */
+    uint32_t k = me == root ? (uint32_t)n : h.nent;
+    for (uint32_t i = 1; i < k && !rc; i += ent[2 * i + 1]) {
+        uint32_t sz = ent[2 * i + 1];
+        int child = (int)ent[2 * i];
+        tree_hdr ch = {TREE_MAGIC, h.flags, sz, h.root};
+        memcpy(pkt, &ch, sizeof(ch));
+        memcpy(pkt + sizeof(ch), ent + 2 * i, (size_t)sz * 8);
+        memset(pkt + sizeof(ch) + (size_t)sz * 8, 0, (size_t)(n - (int)sz) * 8);
+        if (shortfall)
+            rc = co_send(pkt, ctl, byte, child, tag, c, ctx);
+        else
+            rc = co_send(m.mbuf, m.mcount, m.mdt, child, tag, c, ctx);
+        if (!rc && m.split && !shortfall) rc = co_send(buf, count, dt, child, tag, c, ctx);
+    }
+    int ack = co_coll_tag(c, CO_TAG_TUNE);
+    if (!rc && (h.flags & TREE_TIMED)) {
+        for (uint32_t i = 1; i < k && !rc; i += ent[2 * i + 1])
+            rc = co_recv(NULL, 0, byte, (int)ent[2 * i], ack, c, ctx, NULL);
+        if (!rc && me != root) rc = co_send(NULL, 0, byte, parent, ack, c, ctx);
+        if (!rc && me == root) co_tune_report(t, co_now_ns() - t0);
+    }
+out:
+    if (m.pair) co_dt_release(m.pair);
+    co_coll_free(pkt);
+    free(ent);
+    if (!rc) rc = data_rc;
+    co_st.coll_short = outer == 0 && rc ? 1 : outer;
+    return rc;
+}
+
 int co_bcast(void *buf, size_t count, co_dtype *dt, int root, co_comm *c) {
     if (c->size < 2 || count == 0 || dt->size == 0) return MPI_SUCCESS;
     switch (co_coll_pick(c, CO_COLL_BCAST, count * dt->size, NULL, NULL)) {
     case CO_BCAST_SCATTER_ALLGATHER: return bcast_scatter_allgather(buf, count, dt, root, c);
     case CO_BCAST_SHM: return bcast_shm(buf, count, dt, root, c);
     case CO_BCAST_CMA: return bcast_cma(buf, count, dt, root, c);
+    case CO_BCAST_TUNED: return bcast_tuned(buf, count, dt, root, c);
     default: return co_bcast_binomial(buf, count, dt, root, c);
     }
 }

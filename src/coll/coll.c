@@ -224,10 +224,11 @@ static const rule rules[] = {
 };
 
 /* Every member of c is on this machine. Always true while shared memory is the only
- * transport; the test belongs here when a network transport arrives. */
+ * transport, unless links are emulated (their messages must go point to point to pay the
+ * links); the test belongs here when a network transport arrives. */
 static int all_local(const co_comm *c) {
     (void)c;
-    return 1;
+    return co_st.emu == NULL;
 }
 
 static int usable(co_comm *c, int kind, int alg, const co_op *op, const co_dtype *dt) {
@@ -257,6 +258,8 @@ static int choose(co_comm *c, int kind, size_t bytes, const co_op *op, const co_
     int f = S->forced[kind];
     if (f >= 0 && usable(c, kind, f, op, dt)) return f;
     int shared = all_local(c);
+    if (kind == CO_COLL_BCAST && !shared && co_st.cfg.bcast_tune && c->size > 2)
+        return CO_BCAST_TUNED;
     for (size_t i = S->first_rule[kind]; i < S->end_rule[kind]; i++) {
         const rule *r = &rules[i];
         if (holds(r, c->size, bytes, shared, S->cma_costly) && usable(c, kind, r->alg, op, dt))
@@ -359,6 +362,7 @@ void co_coll_comm_free(co_comm *c) {
     if (!cc) return;
     release_segment(c, cc);
     free(cc->lag);
+    free(cc->tune_key);
     free(cc);
     c->coll = NULL;
 }

@@ -32,6 +32,7 @@ enum {
     CO_TAG_SCAN,
     CO_TAG_COMM, /* communicator construction */
     CO_TAG_RSCATTER,
+    CO_TAG_TUNE,                  /* a tuned broadcast's acknowledgements */
     CO_TAG_NBC = CO_COLL_TAG_NBC, /* and up: one per nonblocking collective call (nbc.c) */
 };
 
@@ -92,7 +93,14 @@ int co_coll_check_config(const co_config *cfg, char *err, size_t errlen);
 
 /* Algorithm ids: the index in the collective's table (in the collective's file). */
 enum { CO_BARRIER_DISSEMINATION, CO_BARRIER_COUNTER, CO_BARRIER_FLAG, CO_BARRIER_NALGS };
-enum { CO_BCAST_BINOMIAL, CO_BCAST_SCATTER_ALLGATHER, CO_BCAST_SHM, CO_BCAST_CMA, CO_BCAST_NALGS };
+enum {
+    CO_BCAST_BINOMIAL,
+    CO_BCAST_SCATTER_ALLGATHER,
+    CO_BCAST_SHM,
+    CO_BCAST_CMA,
+    CO_BCAST_TUNED,
+    CO_BCAST_NALGS
+};
 enum {
     CO_REDUCE_BINOMIAL,
     CO_REDUCE_SCATTER_GATHER,
@@ -191,6 +199,7 @@ typedef struct co_coll_comm {
     uint64_t nbc_shm_finished;      /* of these, how many have finished here (in turn) */
     co_coll_sig hist[CO_COLL_HIST]; /* this rank's last calls, by call % CO_COLL_HIST */
     co_coll_lag *lag;               /* [size], allocated at the first such finding */
+    char *tune_key;                 /* its ranks' locations, for the broadcast tuner */
     char broken_msg[400];
 } co_coll_comm;
 
@@ -202,7 +211,7 @@ typedef struct co_coll_comm {
 static inline int co_coll_tag(const co_comm *c, int base) {
     return base | (int)((c->coll ? c->coll->calls : 0) & 0xfffff) << 4;
 }
-_Static_assert(CO_TAG_RSCATTER < 16 && (0xfffff << 4 | 15) < CO_TAG_NBC, "collective tags overlap");
+_Static_assert(CO_TAG_TUNE < 16 && (0xfffff << 4 | 15) < CO_TAG_NBC, "collective tags overlap");
 
 /* ---- Mismatched calls ------------------------------------------------------------------------
  * Every MPI collective call runs through co_coll_watched. Entering, a rank numbers the call on

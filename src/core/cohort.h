@@ -259,6 +259,10 @@ typedef struct co_config {
     long deadlock_ms;
     long ckpt_level;
     int ckpt_shuffle;
+    char emu_topology[512];
+    int bcast_tune;
+    char tune_db[512];
+    int tune_again;
 } co_config;
 
 typedef struct co_setting {
@@ -396,6 +400,8 @@ struct co_p2p_state;
 struct co_coll_state;
 struct co_comm_state;
 struct co_ckpt_state;
+struct co_emu;
+struct co_tune_state;
 
 #define CO_DEADLOCK_WHERE 160 /* bytes of co_deadlock_claim's text */
 
@@ -419,6 +425,8 @@ struct cohort_state {
     struct co_p2p_state *p2p;
     struct co_coll_state *coll;
     struct co_ckpt_state *ckpt; /* checkpoint regions (src/ckpt) */
+    struct co_emu *emu;         /* emulated links, NULL unless COHORT_EMU_TOPOLOGY (src/xport) */
+    struct co_tune_state *tune; /* broadcast tree searches of this run (src/tune) */
     struct co_comm_state *cm;   /* communicator layer: ID pools, attribute keys */
     co_comm *world, *self;
     co_errhandler *errh_fatal, *errh_return;
@@ -493,6 +501,9 @@ void co_rma_fini(void); /* windows the program never freed: their memory goes */
 int co_io_init(void);
 void co_io_fini(void);   /* files the program never closed: closed */
 void co_ckpt_fini(void); /* the registered checkpoint regions are forgotten */
+void co_tune_fini(void); /* what the broadcast tuner learned is stored (src/tune) */
+int co_emu_init(char *err, size_t errlen); /* emulated links (src/xport/emu.h) */
+void co_emu_fini(void);
 int co_barrier(co_comm *comm);
 /* src/coll: MPI_Finalize's barrier, watched like a user's collective call (a rank that waits
  * for a peer whose collectives broke down stops waiting); skipped on a world whose collectives

@@ -62,6 +62,18 @@ const co_setting co_settings[] = {
     {"CKPT_SHUFFLE", CO_CFG_BOOL, "1", CFG(ckpt_shuffle),
      "1: checkpoints split the bytes of each 8-byte word into planes before compressing, "
      "which shrinks arrays of doubles and integers; 0: compress the bytes as they are"},
+    {"EMU_TOPOLOGY", CO_CFG_STR, "", CFG(emu_topology),
+     "a file of emulated links: every point-to-point message from rank a to rank b waits the "
+     "link's latency plus its size over its bandwidth (docs/tuning.md); collectives then "
+     "take point-to-point algorithms. Empty: no emulation"},
+    {"BCAST_TUNE", CO_CFG_BOOL, "1", CFG(bcast_tune),
+     "1: MPI_Bcast on communicators whose ranks do not all share memory (today: under "
+     "COHORT_EMU_TOPOLOGY) uses self-tuning trees, remembered in COHORT_TUNE_DB"},
+    {"TUNE_DB", CO_CFG_STR, "", CFG(tune_db),
+     "the file that remembers the best broadcast trees across runs (SQLite); empty: "
+     "$XDG_CACHE_HOME/cohort/tune.db or ~/.cache/cohort/tune.db; none: remember nothing"},
+    {"TUNE_AGAIN", CO_CFG_BOOL, "0", CFG(tune_again),
+     "1: search again from a remembered broadcast tree whose search had ended"},
     {"LOG_LEVEL", CO_CFG_INT, "1", CFG(log_level),
      "diagnostics on stderr: 0 errors, 1 warnings, 2 info, 3 debug"},
     {"LINE_BUFFER", CO_CFG_BOOL, "1", CFG(line_buffer),

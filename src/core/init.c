@@ -62,6 +62,11 @@ int co_init(int *argc, char ***argv, int required, int *provided) {
         return MPI_ERR_OTHER;
     }
 
+    if (co_emu_init(err, sizeof(err))) {
+        fprintf(stderr, "cohort: cannot start: %s\n", err);
+        return MPI_ERR_OTHER;
+    }
+
     cpu_set_t set;
     co_st.local_cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
     int job_cpus = env_int("COHORT_JOB_NCPUS", (int)sysconf(_SC_NPROCESSORS_ONLN));
@@ -122,12 +127,14 @@ int co_finalize(void) {
     co_st.shutting_down = 1;
     co_io_fini();
     co_ckpt_fini();
+    co_tune_fini();
     co_rma_fini();
     co_coll_fini();
     co_comm_fini();
     co_p2p_fini();
     co_op_fini();
     co_dtype_fini();
+    co_emu_fini();
     /* info objects stay: MPI 4 lets programs use them after MPI_Finalize (info.c) */
     atomic_store(&co_st.seg->ranks[co_st.world_rank].state, CO_RANK_FINALIZED);
     co_seg_detach(co_st.seg);

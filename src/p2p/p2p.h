@@ -14,6 +14,7 @@
 
 #include "../core/cohort.h"
 #include "../dtype/dtype.h"
+#include "../xport/emu.h"
 #include "../xport/shm.h"
 
 enum co_msg_kind {
