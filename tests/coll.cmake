@@ -31,9 +31,11 @@ set(COLL_V2
   COHORT_ALLTOALL_ALGORITHM=bruck COHORT_REDUCE_SCATTER_ALGORITHM=shm
   COHORT_REDUCE_SCATTER_BLOCK_ALGORITHM=shm COHORT_SCAN_ALGORITHM=shm
   COHORT_EXSCAN_ALGORITHM=shm)
-# the remaining shared-memory ones and the chain scan; then all of them with small buffers (many
+# the remaining shared-memory ones, the chain scan and the self-tuning broadcast (whose trees
+# change from call to call; nothing remembered); then all of them with small buffers (many
 # rounds)
-set(COLL_V3 COHORT_ALLREDUCE_ALGORITHM=shm COHORT_ALLGATHER_ALGORITHM=linear
+set(COLL_V3 COHORT_BCAST_ALGORITHM=tuned COHORT_TUNE_DB=none
+  COHORT_ALLREDUCE_ALGORITHM=shm COHORT_ALLGATHER_ALGORITHM=linear
   COHORT_ALLGATHERV_ALGORITHM=linear
   COHORT_ALLTOALL_ALGORITHM=shm COHORT_SCAN_ALGORITHM=chain COHORT_EXSCAN_ALGORITHM=chain)
 set(COLL_V4
