@@ -24,7 +24,7 @@ entry() {
     /^  root 0, messages of 512-1023 bytes, 8 ranks:/ && index(loc, want) {
       state = ($0 ~ /: found after/) ? "found" : "still"
       match($0, /after [0-9]+ timed/); trials = substr($0, RSTART + 6, RLENGTH - 12)
-      match($0, /\([0-9]+ runs/); runs = substr($0, RSTART + 1, RLENGTH - 6)
+      match($0, /\([0-9]+ run/); runs = substr($0, RSTART + 1, RLENGTH - 5)
       getline; sub(/.*parents: /, ""); print state, trials, runs, $0; exit }' "$out/log.tune"
 }
 run() { # run LOG [ENV...]

@@ -168,12 +168,12 @@ int co_tune_list(const char *path, FILE *out, FILE *errf) {
         char sz[64];
         fprintf(out,
                 "locations %s\n  root %d, messages of %s, %d ranks: %s after %lld timed calls "
-                "(%lld runs, %s)\n  best %.1f us, parents: %s\n",
+                "(%lld run%s, %s)\n  best %.1f us, parents: %s\n",
                 sqlite3_column_text(st, 0), sqlite3_column_int(st, 1),
                 size_range(sqlite3_column_int(st, 2), sz, sizeof(sz)), sqlite3_column_int(st, 3),
                 sqlite3_column_int(st, 6) ? "found" : "still searching",
                 (long long)sqlite3_column_int64(st, 7), (long long)sqlite3_column_int64(st, 8),
-                sqlite3_column_text(st, 9), sqlite3_column_double(st, 5),
+                sqlite3_column_int64(st, 8) == 1 ? "" : "s", sqlite3_column_text(st, 9), sqlite3_column_double(st, 5),
                 sqlite3_column_text(st, 4));
         rows++;
         rc = SQLITE_OK;
