@@ -293,8 +293,8 @@ typedef struct tree_msg {
     int inl, split;
 } tree_msg;
 
-static int tree_msg_init(tree_msg *m, char *pkt, size_t ctl, void *buf, size_t count,
-                         co_dtype *dt) {
+static int tree_msg_init(tree_msg *m, char *pkt, size_t ctl, void *buf, size_t count, co_dtype *dt,
+                         co_coll_comm *cc) {
     size_t bytes = count * dt->size;
     co_dtype *byte = co_dt_get(MPI_BYTE);
     *m = (tree_msg){pkt, ctl, byte, NULL, bytes <= TREE_INLINE, 0};
@@ -306,6 +306,7 @@ static int tree_msg_init(tree_msg *m, char *pkt, size_t ctl, void *buf, size_t c
         co_dtype *types[2] = {byte, dt};
         if (co_dt_struct(2, bl, disp, types, &m->pair)) return MPI_ERR_NO_MEM;
         *m = (tree_msg){MPI_BOTTOM, 1, m->pair, m->pair, 0, 0};
+        cc->tune_pair = m->pair; /* an abandoned call (coll.c) jumps past the release */
     } else {
         m->split = 1;
     }
@@ -321,17 +322,21 @@ static int bcast_tuned(void *buf, size_t count, co_dtype *dt, int root, co_comm 
     int tag = co_coll_tag(c, CO_TAG_BCAST);
     uint64_t ctx = co_coll_ctx(c);
     char *pkt = co_coll_alloc(ctl + (bytes <= TREE_INLINE ? bytes : 0));
-    uint32_t *ent = malloc((size_t)n * 8);
+    uint32_t *ent = co_coll_alloc((size_t)n * 8); /* (freed if the call is abandoned) */
+    co_coll_comm *cc = co_coll_comm_of(c);
+    if (cc->tune_pair) { /* left by an abandoned call */
+        co_dt_release(cc->tune_pair);
+        cc->tune_pair = NULL;
+    }
     co_tune_ctx *t = NULL;
     uint64_t t0 = 0;
     tree_msg m = {0};
-    if (!pkt || !ent || (rc = tree_msg_init(&m, pkt, ctl, buf, count, dt))) {
+    if (!pkt || !ent || (rc = tree_msg_init(&m, pkt, ctl, buf, count, dt, cc))) {
         if (!rc) rc = MPI_ERR_NO_MEM;
         goto out;
     }
     tree_hdr h;
     if (me == root) {
-        co_coll_comm *cc = co_coll_comm_of(c);
         if (!cc->tune_key) cc->tune_key = co_tune_key(c);
         t = cc->tune_key ? co_tune_get(cc->tune_key, n, root, bytes) : NULL;
         if (!t || co_tree_preorder(co_tune_next(t, &timed), n, root, ent)) {
@@ -395,8 +400,9 @@ static int bcast_tuned(void *buf, size_t count, co_dtype *dt, int root, co_comm 
     }
 out:
     if (m.pair) co_dt_release(m.pair);
+    cc->tune_pair = NULL;
     co_coll_free(pkt);
-    free(ent);
+    co_coll_free(ent);
     if (!rc) rc = data_rc;
     co_st.coll_short = outer == 0 && rc ? 1 : outer;
     return rc;

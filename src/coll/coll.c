@@ -363,6 +363,7 @@ void co_coll_comm_free(co_comm *c) {
     release_segment(c, cc);
     free(cc->lag);
     free(cc->tune_key);
+    if (cc->tune_pair) co_dt_release(cc->tune_pair);
     free(cc);
     c->coll = NULL;
 }

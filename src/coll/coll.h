@@ -200,6 +200,8 @@ typedef struct co_coll_comm {
     co_coll_sig hist[CO_COLL_HIST]; /* this rank's last calls, by call % CO_COLL_HIST */
     co_coll_lag *lag;               /* [size], allocated at the first such finding */
     char *tune_key;                 /* its ranks' locations, for the broadcast tuner */
+    struct co_dtype *tune_pair;     /* a tuned broadcast's message type, until the call ends
+                                       (one that was abandoned leaves it to the next, bcast.c) */
     char broken_msg[400];
 } co_coll_comm;
 
