@@ -46,10 +46,14 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     while ((opt = getopt(argc, argv, "s:n:t:r:")) != -1) {
-        if (opt == 's') bytes = atol(optarg);
-        else if (opt == 'n') calls = atoi(optarg);
-        else if (opt == 't') tail = atoi(optarg);
-        else if (opt == 'r') root = atoi(optarg) % np;
+        if (opt == 's')
+            bytes = atol(optarg);
+        else if (opt == 'n')
+            calls = atoi(optarg);
+        else if (opt == 't')
+            tail = atoi(optarg);
+        else if (opt == 'r')
+            root = atoi(optarg) % np;
     }
     if (calls < 3) calls = 3;
     if (tail > calls) tail = calls;

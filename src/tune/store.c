@@ -173,8 +173,8 @@ int co_tune_list(const char *path, FILE *out, FILE *errf) {
                 size_range(sqlite3_column_int(st, 2), sz, sizeof(sz)), sqlite3_column_int(st, 3),
                 sqlite3_column_int(st, 6) ? "found" : "still searching",
                 (long long)sqlite3_column_int64(st, 7), (long long)sqlite3_column_int64(st, 8),
-                sqlite3_column_int64(st, 8) == 1 ? "" : "s", sqlite3_column_text(st, 9), sqlite3_column_double(st, 5),
-                sqlite3_column_text(st, 4));
+                sqlite3_column_int64(st, 8) == 1 ? "" : "s", sqlite3_column_text(st, 9),
+                sqlite3_column_double(st, 5), sqlite3_column_text(st, 4));
         rows++;
         rc = SQLITE_OK;
     }

@@ -1,9 +1,9 @@
 /* Unit tests of broadcast trees without MPI (src/tune/tree.c): the validity check refuses
- * cycles, a wrong root and ranks out of range, and accepts the flat and binomial trees; trans(a, b) is allowed exactly when it gives
- * another tree; the preorder that travels with a message lists every rank once, each
- * followed by its subtree, larger subtrees first, and the check a receiver applies accepts it
- * and refuses every damaged one tried; the text form reads back what it wrote and refuses
- * what is not a tree. */
+ * cycles, a wrong root and ranks out of range, and accepts the flat and binomial trees; trans(a, b)
+ * is allowed exactly when it gives another tree; the preorder that travels with a message lists
+ * every rank once, each followed by its subtree, larger subtrees first, and the check a receiver
+ * applies accepts it and refuses every damaged one tried; the text form reads back what it wrote
+ * and refuses what is not a tree. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
