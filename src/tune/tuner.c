@@ -142,6 +142,15 @@ static void list_insert(co_tune_ctx *t, double us) {
     shuffle_moves(t);
 }
 
+static void ctx_free(co_tune_ctx *t) {
+    free(t->key);
+    free(t->cand);
+    free(t->order);
+    free(t->bad);
+    for (int i = 0; i < LIST; i++) free(t->best[i]);
+    free(t);
+}
+
 static co_tune_ctx *ctx_new(const char *key, int n, int root, int cls) {
     co_tune_ctx *t = calloc(1, sizeof(*t));
     if (!t) return NULL;
@@ -153,12 +162,7 @@ static co_tune_ctx *ctx_new(const char *key, int n, int root, int cls) {
     int ok = t->key && t->cand && t->order && t->bad;
     for (int i = 0; ok && i < LIST; i++) ok = (t->best[i] = malloc((size_t)n * sizeof(int))) != 0;
     if (!ok) {
-        free(t->key);
-        free(t->cand);
-        free(t->order);
-        free(t->bad);
-        for (int i = 0; i < LIST; i++) free(t->best[i]);
-        free(t);
+        ctx_free(t);
         return NULL;
     }
     t->n = n;
@@ -285,12 +289,7 @@ void co_tune_fini(void) {
     while (t) {
         co_tune_ctx *next = t->next;
         save(t);
-        free(t->key);
-        free(t->cand);
-        free(t->order);
-        free(t->bad);
-        for (int i = 0; i < LIST; i++) free(t->best[i]);
-        free(t);
+        ctx_free(t);
         t = next;
     }
     free(co_st.tune);
