@@ -4,6 +4,10 @@
 # Tree checks, transformations, the preorder that travels with a message, and the store's
 # text form, without MPI.
 cohort_unit_test(tune_tree)
+# The search against a model of a broadcast's time: it ends, within a bound, at the tree that
+# avoids the slow links, no slower than the binomial tree where links are alike, and over 256
+# ranks (moves drawn) too.
+cohort_unit_test(tune_search)
 
 # Broadcasts through trees the tuner changes from call to call, checked on every rank: at
 # every size, with roots other than 0, strided types, data in a second message and split

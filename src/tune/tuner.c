@@ -16,11 +16,13 @@
 #include <string.h>
 
 enum {
-    LIST = 4,        /* best trees kept */
-    REPS = 3,        /* timed calls per candidate */
-    BAD_MAX = 4096,  /* bad-link list entries kept (oldest dropped) */
-    STALE_MIN = 32,  /* candidates in a row without improvement that end the search: n^2 */
-    STALE_MAX = 1024 /* (a whole neighbourhood) but at least and at most these */
+    LIST = 4,         /* best trees kept */
+    REPS = 3,         /* timed calls per candidate */
+    BAD_MAX = 4096,   /* bad-link list entries kept (oldest dropped) */
+    STALE_MIN = 32,   /* candidates in a row without improvement that end the search: n^2 */
+    STALE_MAX = 1024, /* (a whole neighbourhood) but at least and at most these */
+    ENUM_MAX = 65536  /* neighbourhoods up to this size are tried in a shuffled order of all
+                         their moves; larger ones (over 256 ranks) by random draws */
 };
 #define THRESHOLD 0.05 /* a candidate must beat the best by 5% to count */
 
@@ -37,10 +39,10 @@ struct co_tune_ctx {
     double rep_us[REPS];
     int nreps;
     int src;         /* listed tree whose transformations are being tried */
-    uint32_t *order; /* those transformations, a*n + b, in random order */
+    uint32_t *order; /* those transformations, a*n + b, in random order (NULL: drawn) */
     size_t norder, pos;
     int stale;
-    uint32_t *bad;
+    uint64_t *bad;
     size_t nbad, bad_next;
     int converged;
     long trials;                 /* timed calls in this run */
@@ -69,22 +71,23 @@ static uint64_t next_rand(co_tune_ctx *t) {
 }
 
 static void shuffle_moves(co_tune_ctx *t) {
+    t->pos = 0;
+    if (!t->order) return;
     for (size_t i = t->norder; i > 1; i--) {
         size_t j = (size_t)(next_rand(t) % i);
         uint32_t x = t->order[i - 1];
         t->order[i - 1] = t->order[j];
         t->order[j] = x;
     }
-    t->pos = 0;
 }
 
-static int is_bad(const co_tune_ctx *t, uint32_t move) {
+static int is_bad(const co_tune_ctx *t, uint64_t move) {
     for (size_t i = 0; i < t->nbad; i++)
         if (t->bad[i] == move) return 1;
     return 0;
 }
 
-static void add_bad(co_tune_ctx *t, uint32_t move) {
+static void add_bad(co_tune_ctx *t, uint64_t move) {
     if (is_bad(t, move)) return;
     if (t->nbad < BAD_MAX) {
         t->bad[t->nbad++] = move;
@@ -110,8 +113,10 @@ static void next_candidate(co_tune_ctx *t) {
             if (++t->src >= t->nbest) break;
             shuffle_moves(t);
         }
-        uint32_t m = t->order[t->pos++];
-        int a = (int)(m / (uint32_t)n), b = (int)(m % (uint32_t)n);
+        uint64_t moves = (uint64_t)n * (uint64_t)n;
+        uint64_t m = t->order ? t->order[t->pos] : next_rand(t) % moves;
+        t->pos++;
+        int a = (int)(m / (uint64_t)n), b = (int)(m % (uint64_t)n);
         const int *from = t->best[t->src];
         if (!co_tree_can_move(from, n, t->root, a, b) || is_bad(t, m)) continue;
         memcpy(t->cand, from, (size_t)n * sizeof(int));
@@ -157,9 +162,9 @@ static co_tune_ctx *ctx_new(const char *key, int n, int root, int cls) {
     size_t moves = (size_t)n * (size_t)n;
     t->key = strdup(key);
     t->cand = malloc((size_t)n * sizeof(int));
-    t->order = malloc(moves * sizeof(uint32_t));
-    t->bad = malloc(BAD_MAX * sizeof(uint32_t));
-    int ok = t->key && t->cand && t->order && t->bad;
+    if (moves <= ENUM_MAX) t->order = malloc(moves * sizeof(uint32_t));
+    t->bad = malloc(BAD_MAX * sizeof(uint64_t));
+    int ok = t->key && t->cand && (t->order || moves > ENUM_MAX) && t->bad;
     for (int i = 0; ok && i < LIST; i++) ok = (t->best[i] = malloc((size_t)n * sizeof(int))) != 0;
     if (!ok) {
         ctx_free(t);
@@ -168,8 +173,8 @@ static co_tune_ctx *ctx_new(const char *key, int n, int root, int cls) {
     t->n = n;
     t->root = root;
     t->cls = cls;
-    t->norder = moves;
-    for (size_t i = 0; i < moves; i++) t->order[i] = (uint32_t)i;
+    t->norder = t->order ? moves : 4 * STALE_MAX; /* draws per listed tree */
+    for (size_t i = 0; t->order && i < moves; i++) t->order[i] = (uint32_t)i;
     t->rng = 0x9e3779b97f4a7c15ull ^ ((uint64_t)n << 40) ^ ((uint64_t)root << 20) ^ (uint64_t)cls;
     t->cand_src = -1;
     return t;
@@ -256,7 +261,7 @@ void co_tune_report(co_tune_ctx *t, uint64_t ns) {
         list_insert(t, us);
     } else {
         if (us > t->best_us[t->cand_src] * (1 + THRESHOLD))
-            add_bad(t, (uint32_t)t->cand_a * (uint32_t)t->n + (uint32_t)t->cand_b);
+            add_bad(t, (uint64_t)t->cand_a * (uint64_t)t->n + (uint64_t)t->cand_b);
         t->stale++;
     }
     next_candidate(t);
