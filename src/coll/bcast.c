@@ -356,9 +356,9 @@ static int bcast_tuned(void *buf, size_t count, co_dtype *dt, int root, co_comm 
         if (rc) goto out;
         parent = st.source;
         memcpy(&h, pkt, sizeof(h));
-        memcpy(ent, pkt + sizeof(h), (size_t)n * 8);
-        if (h.magic != TREE_MAGIC || h.nent < 1 || h.nent > (uint32_t)n || ent[0] != (uint32_t)me ||
-            !co_tree_preorder_valid(ent, (int)h.nent, n)) {
+        int whole = h.magic == TREE_MAGIC && h.nent >= 1 && h.nent <= (uint32_t)n;
+        if (whole) memcpy(ent, pkt + sizeof(h), (size_t)h.nent * 8);
+        if (!whole || ent[0] != (uint32_t)me || !co_tree_preorder_valid(ent, (int)h.nent, n)) {
             co_log(CO_LOG_ERROR, "tuned broadcast: rank %d sent a malformed tree", st.source);
             rc = MPI_ERR_INTERN;
             goto out;
@@ -375,8 +375,9 @@ static int bcast_tuned(void *buf, size_t count, co_dtype *dt, int root, co_comm 
     }
     /* after a message of the wrong length, the header and tree alone (see above) */
     int shortfall = data_rc == MPI_ERR_COUNT || data_rc == MPI_ERR_TRUNCATE;
-    /* each child gets its own subtree; the packet is reused (a send returns once its data
-     * has been copied or taken) */
+    /* each child gets its own subtree (the entries past it are left as they are: the child
+     * reads only its own); the packet is reused (a send returns once its data has been
+     * copied or taken) */
     uint32_t k = me == root ? (uint32_t)n : h.nent;
     for (uint32_t i = 1; i < k && !rc; i += ent[2 * i + 1]) {
         uint32_t sz = ent[2 * i + 1];
@@ -384,7 +385,6 @@ static int bcast_tuned(void *buf, size_t count, co_dtype *dt, int root, co_comm 
         tree_hdr ch = {TREE_MAGIC, h.flags, sz, h.root};
         memcpy(pkt, &ch, sizeof(ch));
         memcpy(pkt + sizeof(ch), ent + 2 * i, (size_t)sz * 8);
-        memset(pkt + sizeof(ch) + (size_t)sz * 8, 0, (size_t)(n - (int)sz) * 8);
         if (shortfall)
             rc = co_send(pkt, ctl, byte, child, tag, c, ctx);
         else

@@ -223,10 +223,7 @@ static const rule rules[] = {
     {CO_COLL_EXSCAN, CO_SCAN_RECURSIVE_DOUBLING, 0, ANY, 64 * KB},
 };
 
-/* Every member of c is on this machine. Always true while shared memory is the only
- * transport, unless links are emulated (their messages must go point to point to pay the
- * links); the test belongs here when a network transport arrives. */
-static int all_local(const co_comm *c) {
+int co_coll_all_local(const co_comm *c) {
     (void)c;
     return co_st.emu == NULL;
 }
@@ -236,7 +233,7 @@ static int usable(co_comm *c, int kind, int alg, const co_op *op, const co_dtype
     if ((need & CO_ALG_COMMUTE) && (!op || !op->commute)) return 0;
     if ((need & CO_ALG_DENSE) && (!dt || !co_coll_dense(dt))) return 0;
     if (need & (CO_ALG_SHM | CO_ALG_CMA)) {
-        if (!all_local(c) || !co_cshm_get(c)) return 0;
+        if (!co_coll_all_local(c) || !co_cshm_get(c)) return 0;
         const co_cshm *s = c->coll->shm;
         if ((need & CO_ALG_CMA) && !s->cma) return 0;
         if ((need & CO_ALG_TABLE) && !co_cma_fits(s, c->size)) return 0;
@@ -257,7 +254,7 @@ static int holds(const rule *r, int np, size_t bytes, int shared, int costly) {
 static int choose(co_comm *c, int kind, size_t bytes, const co_op *op, const co_dtype *dt) {
     int f = S->forced[kind];
     if (f >= 0 && usable(c, kind, f, op, dt)) return f;
-    int shared = all_local(c);
+    int shared = co_coll_all_local(c);
     if (kind == CO_COLL_BCAST && !shared && co_st.cfg.bcast_tune && c->size > 2)
         return CO_BCAST_TUNED;
     for (size_t i = S->first_rule[kind]; i < S->end_rule[kind]; i++) {

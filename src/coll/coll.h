@@ -290,6 +290,11 @@ void co_coll_comm_free(co_comm *c);
  * arguments give the same answer on every rank, so the ranks agree without talking. May set
  * up the shared-memory segment (collectively, on every rank at the same call). */
 int co_coll_pick(co_comm *c, int kind, size_t bytes, const co_op *op, const co_dtype *dt);
+/* Every member of c is on this machine, so that the shared-memory algorithms, blocking and
+ * nonblocking, may serve it. Always true while shared memory is the only transport, unless
+ * links are emulated (their messages must go point to point to pay the links); the test
+ * belongs here when a network transport arrives. */
+int co_coll_all_local(const co_comm *c);
 /* The selection table alone: the first rule whose limits hold for np members (sharing memory
  * or not), `bytes` per block and single-copy reads of cma_ns nanoseconds (COHORT_CMA_COST),
  * as if every algorithm could run; 0 when no rule holds. For tests and `cohort info`. */

@@ -180,7 +180,7 @@ static void *nb_tmp(nb_sched *s, co_dtype *dt, size_t count) {
 static void build_barrier(nb_sched *s, int counter) {
     int n = s->on->size, me = s->on->rank;
     co_coll_comm *cc = co_coll_comm_of(s->on);
-    if (counter && n > 1 && cc->shm_state > 0 && !co_st.emu) { /* (emulated links: messages) */
+    if (counter && n > 1 && cc->shm_state > 0 && co_coll_all_local(s->on)) {
         s->cshm = cc->shm;
         s->epoch = ++cc->ibarrier_epoch;
         add(s, NB_ARRIVE);
@@ -1200,7 +1200,7 @@ static int shm_fits_in(const co_comm *c, const co_coll_args *a, size_t cap, size
            rooted = n == 2 ? NB_SHM_ROOTED_PAIR_MAX : NB_SHM_ROOTED_MAX;
     int in_place = a->sbuf == MPI_IN_PLACE, root = c->rank == a->root;
     *bytes = 0;
-    if (co_st.emu) return 0; /* emulated links: every transfer is a message that pays them */
+    if (!co_coll_all_local(c)) return 0;
     switch (a->kind) {
     case CO_COLL_ALLREDUCE:
     case CO_COLL_REDUCE:

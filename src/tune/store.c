@@ -84,7 +84,8 @@ int co_tune_store_get(const char *path, const char *key, int root, int cls, co_t
         int rc = sqlite3_step(st);
         if (rc == SQLITE_ROW) {
             const unsigned char *tree = sqlite3_column_text(st, 1);
-            *row = (co_tune_row){root,
+            *row = (co_tune_row){key,
+                                 root,
                                  cls,
                                  sqlite3_column_int(st, 0),
                                  strdup(tree ? (const char *)tree : ""),
@@ -103,8 +104,7 @@ int co_tune_store_get(const char *path, const char *key, int root, int cls, co_t
     return found;
 }
 
-int co_tune_store_put(const char *path, const char *key, const co_tune_row *rows, int m, char *err,
-                      size_t errlen) {
+int co_tune_store_put(const char *path, const co_tune_row *rows, int m, char *err, size_t errlen) {
     sqlite3 *db = db_open(path, 1, err, errlen);
     if (!db) return -1;
     sqlite3_stmt *st = NULL;
@@ -115,7 +115,7 @@ int co_tune_store_put(const char *path, const char *key, const co_tune_row *rows
                                 -1, &st, NULL) == SQLITE_OK;
     for (int i = 0; ok && i < m; i++) {
         const co_tune_row *r = &rows[i];
-        ok = sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC) == SQLITE_OK &&
+        ok = sqlite3_bind_text(st, 1, r->key, -1, SQLITE_STATIC) == SQLITE_OK &&
              sqlite3_bind_int(st, 2, r->root) == SQLITE_OK &&
              sqlite3_bind_int(st, 3, r->cls) == SQLITE_OK &&
              sqlite3_bind_int(st, 4, r->n) == SQLITE_OK &&

@@ -67,6 +67,7 @@ char *co_tune_key(const co_comm *c);
 /* ---- The store (store.c) --------------------------------------------------------------------- */
 
 typedef struct co_tune_row {
+    const char *key; /* the ranks' locations (co_tune_key) */
     int root, cls, n;
     char *tree;     /* parent array as text (co_tree_format) */
     double time_us; /* the best tree's time when it was last measured */
@@ -82,9 +83,8 @@ const char *co_tune_db_path(const char *setting, char *buf, size_t len);
  * an error (err says which). */
 int co_tune_store_get(const char *db, const char *key, int root, int cls, co_tune_row *row,
                       char *err, size_t errlen);
-/* Inserts or replaces rows[0..m) under key, in one transaction. */
-int co_tune_store_put(const char *db, const char *key, const co_tune_row *rows, int m, char *err,
-                      size_t errlen);
+/* Inserts or replaces rows[0..m), in one transaction. */
+int co_tune_store_put(const char *db, const co_tune_row *rows, int m, char *err, size_t errlen);
 /* `cohort tune`: lists the store's entries; `cohort tune --forget`: empties it. */
 int co_tune_list(const char *db, FILE *out, FILE *err);
 int co_tune_forget(const char *db, FILE *out, FILE *err);

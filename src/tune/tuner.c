@@ -97,11 +97,11 @@ static void add_bad(co_tune_ctx *t, uint64_t move) {
     }
 }
 
-static void save(co_tune_ctx *t);
+static void save(co_tune_ctx *const *list, int m);
 
 static void converge(co_tune_ctx *t) {
     t->converged = 1;
-    save(t); /* now: another program on the same ranks may start before this one ends */
+    save(&t, 1); /* now: another program on the same ranks may start before this one ends */
 }
 
 /* The next transformation to time, of listed tree src onwards; converges when none is left. */
@@ -267,35 +267,52 @@ void co_tune_report(co_tune_ctx *t, uint64_t ns) {
     next_candidate(t);
 }
 
-static int ctx_row(const co_tune_ctx *t, co_tune_row *row, char *buf, size_t len) {
-    if (!t->nbest) return 0; /* not one candidate timed to the end */
-    co_tree_format(t->best[0], t->n, buf, len);
-    *row = (co_tune_row){
-        t->root,         t->cls, t->n, buf, t->best_us[0], t->converged, t->base_trials + t->trials,
-        t->base_runs + 1};
+/* What the store is to hold of t (row->tree malloc'd); 0 if nothing: not one candidate was
+ * timed to the end, or out of memory. */
+static int ctx_row(const co_tune_ctx *t, co_tune_row *row) {
+    size_t len = (size_t)t->n * 12 + 1;
+    char *tree = t->nbest ? malloc(len) : NULL;
+    if (!tree) return 0;
+    co_tree_format(t->best[0], t->n, tree, len);
+    *row = (co_tune_row){t->key,
+                         t->root,
+                         t->cls,
+                         t->n,
+                         tree,
+                         t->best_us[0],
+                         t->converged,
+                         t->base_trials + t->trials,
+                         t->base_runs + 1};
     return 1;
 }
 
-static void save(co_tune_ctx *t) {
+/* Writes the rows of the searches in list[0..m) in one transaction. */
+static void save(co_tune_ctx *const *list, int m) {
     char path[1024], err[256];
     const char *db = co_tune_db_path(co_st.cfg.tune_db, path, sizeof(path));
-    size_t len = (size_t)t->n * 12 + 1;
-    char *buf = malloc(len);
-    co_tune_row row;
-    if (db && buf && ctx_row(t, &row, buf, len) &&
-        co_tune_store_put(db, t->key, &row, 1, err, sizeof(err)))
-        co_log(CO_LOG_WARN, "broadcast tuning: %s (the tree found is not remembered)", err);
-    free(buf);
+    co_tune_row *rows = db && m ? malloc((size_t)m * sizeof(co_tune_row)) : NULL;
+    if (!rows) return;
+    int k = 0;
+    for (int i = 0; i < m; i++) k += ctx_row(list[i], &rows[k]);
+    if (k && co_tune_store_put(db, rows, k, err, sizeof(err)))
+        co_log(CO_LOG_WARN, "broadcast tuning: %s (the trees found are not remembered)", err);
+    for (int i = 0; i < k; i++) free(rows[i].tree);
+    free(rows);
 }
 
 void co_tune_fini(void) {
     if (!co_st.tune) return;
-    co_tune_ctx *t = co_st.tune->ctxs;
-    while (t) {
-        co_tune_ctx *next = t->next;
-        save(t);
+    int m = 0;
+    for (co_tune_ctx *t = co_st.tune->ctxs; t; t = t->next) m++;
+    co_tune_ctx **list = malloc((size_t)(m ? m : 1) * sizeof(*list));
+    m = 0;
+    for (co_tune_ctx *t = co_st.tune->ctxs; t; t = t->next)
+        if (list) list[m++] = t;
+    if (list) save(list, m); /* (out of memory: nothing remembered) */
+    free(list);
+    for (co_tune_ctx *t = co_st.tune->ctxs, *next; t; t = next) {
+        next = t->next;
         ctx_free(t);
-        t = next;
     }
     free(co_st.tune);
     co_st.tune = NULL;

@@ -140,24 +140,53 @@ static void test_preorder(void **state) {
 }
 
 /* what a damaged message may hold: each is refused */
+/* The entries from i on as one subtree, read the plain recursive way: the index past it, or -1
+ * when its size is 0, runs past `end`, or its children do not fill it exactly. */
+static int subtree_end(const uint32_t *ent, int i, int end) {
+    uint32_t sz = ent[2 * i + 1];
+    if (sz < 1 || (uint32_t)(end - i) < sz) return -1;
+    int j = i + 1, stop = i + (int)sz;
+    while (j < stop)
+        if ((j = subtree_end(ent, j, stop)) < 0) return -1;
+    return j;
+}
+
+/* What a receiver must accept: m entries of distinct ranks below n, the first covering them
+ * all, sizes that nest exactly. */
+static int reference_valid(const uint32_t *ent, int m, int n) {
+    int seen[16] = {0};
+    for (int k = 0; k < m; k++)
+        if (ent[2 * k] >= (uint32_t)n || seen[ent[2 * k]]++) return 0;
+    return ent[1] == (uint32_t)m && subtree_end(ent, 0, m) == m;
+}
+
 static void test_preorder_damaged(void **state) {
     (void)state;
     int p[6] = {-1, 0, 0, 1, 1, 2};
     uint32_t ent[12], bad[12];
     assert_int_equal(co_tree_preorder(p, 6, 0, ent), 0);
     assert_true(co_tree_preorder_valid(ent, 6, 6));
+    /* every entry changed to every small value, and every pair of sizes: the check agrees
+     * with the recursive reading (a change may still be another valid tree) */
+    int refused = 0;
     for (int i = 0; i < 12; i++)
         for (uint32_t v = 0; v < 9; v++) {
             memcpy(bad, ent, sizeof(ent));
-            if (bad[i] == v) continue;
             bad[i] = v;
-            /* a change that still reads as a preorder of distinct ranks with consistent
-             * sizes is a different tree, not a damaged one: only those may pass */
-            if (!co_tree_preorder_valid(bad, 6, 6)) continue;
-            assert_true(i % 2 == 1 || v < 6);
-            int seen[6] = {0};
-            for (int k = 0; k < 6; k++) assert_false(seen[bad[2 * k]]++);
+            int want = reference_valid(bad, 6, 6);
+            assert_int_equal(co_tree_preorder_valid(bad, 6, 6), want);
+            refused += !want;
         }
+    for (int i = 1; i < 12; i += 2)
+        for (int j = i + 2; j < 12; j += 2)
+            for (uint32_t v = 1; v < 7; v++)
+                for (uint32_t w = 1; w < 7; w++) {
+                    memcpy(bad, ent, sizeof(ent));
+                    bad[i] = v;
+                    bad[j] = w;
+                    assert_int_equal(co_tree_preorder_valid(bad, 6, 6), reference_valid(bad, 6, 6));
+                }
+    assert_true(refused > 0);
     uint32_t dup[6] = {0, 3, 1, 1, 1, 1};
     assert_false(co_tree_preorder_valid(dup, 3, 6));
     uint32_t over[6] = {0, 3, 1, 3, 2, 1}; /* a child's subtree ends past its parent's */
