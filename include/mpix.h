@@ -35,6 +35,16 @@ COHORT_XFN(int, Checkpoint_unregister, (void *base))
 COHORT_XFN(int, Checkpoint, (MPI_Comm comm, const char *path))
 COHORT_XFN(int, Restart, (MPI_Comm comm, const char *path, int *restored))
 
+/* Rank swaps (docs/migration.md). Collective over an intracommunicator that holds every
+ * process of the job: ranks rank_a and rank_b exchange their registered regions (those of
+ * MPIX_Checkpoint_register, which must have the same sizes on both) and their identities.
+ * Afterwards the process that held rank_a holds rank_b, in this and every other communicator,
+ * with rank_b's regions, and the other way round; every message to either goes to where it
+ * now lives. The two ranks must have nothing in flight and share every communicator of more
+ * than one rank they belong to; the reasons a swap is refused are listed in the docs, and on
+ * any of them nothing changes and every member returns the same error. */
+COHORT_XFN(int, Swap_ranks, (MPI_Comm comm, int rank_a, int rank_b))
+
 #undef COHORT_XFN
 
 #ifdef __cplusplus

@@ -28,11 +28,6 @@
 #include <zlib.h>
 #include <zstd.h>
 
-typedef struct co_ckpt_region {
-    uint8_t *base;
-    size_t size;
-} co_ckpt_region;
-
 struct co_ckpt_state {
     co_ckpt_region *r;
     size_t n, cap;
@@ -75,6 +70,11 @@ int co_ckpt_unregister(void *base, const char *fn) {
             return MPI_SUCCESS;
         }
     return co_error(NULL, fn, MPI_ERR_ARG, "no region registered at %p", base);
+}
+
+const co_ckpt_region *co_ckpt_regions(size_t *n) {
+    *n = co_st.ckpt ? co_st.ckpt->n : 0;
+    return co_st.ckpt ? co_st.ckpt->r : NULL;
 }
 
 void co_ckpt_fini(void) {

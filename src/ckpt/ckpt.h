@@ -14,6 +14,11 @@
 
 /* ---- Registered regions (ckpt.c) --------------------------------------------------------- */
 
+typedef struct co_ckpt_region {
+    uint8_t *base;
+    size_t size;
+} co_ckpt_region;
+
 /* Adds [base, base + size) to this rank's image; MPI_ERR_ARG when it overlaps a region
  * registered before. Reported on MPI_COMM_WORLD's handler. */
 int co_ckpt_register(void *base, size_t size, const char *fn);
@@ -26,6 +31,9 @@ int co_ckpt_write(co_comm *c, const char *path, const char *fn);
  * else every member's registered regions get the image saved for its rank and *restored = 1.
  * On an error no member's regions have changed. */
 int co_ckpt_restart(co_comm *c, const char *path, int *restored, const char *fn);
+/* The registered regions in the order of registration (*n of them): a rank's image, and what
+ * a rank swap moves (src/migrate). */
+const co_ckpt_region *co_ckpt_regions(size_t *n);
 void co_ckpt_fini(void);
 
 /* ---- The file format (format.c) ---------------------------------------------------------- */

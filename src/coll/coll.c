@@ -312,14 +312,14 @@ static void sweep_zombies(void) {
     }
 }
 
-/* Gives c's shared-memory segment back (the master's slice reuses the region once every
- * member has). */
-static void release_segment(co_comm *c, co_coll_comm *cc) {
+/* Gives a communicator's shared-memory segment back (the master's slice reuses the region once
+ * every member has). */
+static void release_segment(co_coll_comm *cc) {
     co_cshm *s = cc->shm;
     if (s && S) {
         /* The master's slice holds the region: it is reused only after every member has
          * freed the communicator (a slow member may still be reading the last collective). */
-        if (c->rank == 0) {
+        if (s->owner) {
             co_cshm_zombie *z = malloc(sizeof(*z));
             if (z) {
                 z->off = s->off;
@@ -331,7 +331,7 @@ static void release_segment(co_comm *c, co_coll_comm *cc) {
             }
         }
         atomic_fetch_add_explicit(&s->hdr->released, 1, memory_order_acq_rel);
-        if (c->rank == 0) sweep_zombies();
+        if (s->owner) sweep_zombies();
     }
     if (s) {
         free(s->pids);
@@ -350,19 +350,44 @@ static void release_segment(co_comm *c, co_coll_comm *cc) {
 static void coll_comm_freed(co_comm *c) {
     co_coll_comm *cc = c->coll;
     if (!cc || !cc->shm || co_nbc_uses_segment(c)) return;
-    release_segment(c, cc);
+    release_segment(cc);
     cc->shm_state = -1;
 }
 
 void co_coll_comm_free(co_comm *c) {
     co_coll_comm *cc = c->coll;
     if (!cc) return;
-    release_segment(c, cc);
+    release_segment(cc);
     free(cc->lag);
     free(cc->tune_key);
     if (cc->tune_pair) co_dt_release(cc->tune_pair);
     free(cc);
     c->coll = NULL;
+}
+
+void co_coll_renumber(co_comm *c, int qa, int qb) {
+    co_coll_comm *cc = c->coll;
+    if (!cc) return;
+    co_cshm *s = cc->shm;
+    if (s && s->me != c->rank) { /* this process holds another rank of c now */
+        s->me = c->rank;
+        /* its own buffers are another rank's: their reuse steps start afresh (every step
+         * before the swap is complete everywhere), their pages are not mapped here yet */
+        memset(s->free_at, 0, sizeof(s->free_at));
+        s->populated = 0;
+    }
+    if (qa >= 0 && qb >= 0) {
+        if (s) {
+            pid_t t = s->pids[qa];
+            s->pids[qa] = s->pids[qb];
+            s->pids[qb] = t;
+        }
+        /* per-rank timings and the tuner's key (process slots) describe the old placement */
+        free(cc->lag);
+        cc->lag = NULL;
+        free(cc->tune_key);
+        cc->tune_key = NULL;
+    }
 }
 
 /* ---- Mismatched calls (see coll.h) ------------------------------------------------------------
@@ -702,7 +727,7 @@ static void check_finalizing(co_coll_call *k, int q) {
     co_comm *c = k->c;
     co_coll_comm *cc = c->coll;
     /* its signature and steps are visible once it says it is finalizing */
-    int st = co_seg_state(co_st.seg, c->local->world[q]);
+    int st = co_seg_state(co_st.seg, co_proc_of(c->local->world[q]));
     if (st != CO_RANK_FINALIZED && (st != CO_RANK_FINALIZING || c == co_st.world)) return;
     if (entered(k, q)) return; /* it made this call and left it (a broadcast's root, say) */
     snprintf(cc->broken_msg, sizeof(cc->broken_msg),
@@ -748,7 +773,7 @@ static int call_needs_everyone(const co_coll_call *k) {
 
 static void publish(co_coll_call *k) {
     const co_coll_sig *g = call_sig(k);
-    co_rank_ctl *me = &co_st.seg->ranks[co_st.world_rank];
+    co_rank_ctl *me = &co_st.seg->ranks[co_st.proc];
     uint64_t gen = atomic_load_explicit(&me->wait_gen, memory_order_relaxed);
     atomic_store_explicit(&me->wait_comm, k->c->id, memory_order_relaxed);
     atomic_store_explicit(&me->wait_call, g->call, memory_order_relaxed);
@@ -760,7 +785,7 @@ static void publish(co_coll_call *k) {
 }
 
 static void unpublish(co_coll_call *k) {
-    co_rank_ctl *me = &co_st.seg->ranks[co_st.world_rank];
+    co_rank_ctl *me = &co_st.seg->ranks[co_st.proc];
     uint64_t gen = atomic_load_explicit(&me->wait_gen, memory_order_relaxed);
     atomic_store_explicit(&me->wait_gen, gen + 1, memory_order_release);
     k->published = 0;
@@ -768,7 +793,7 @@ static void unpublish(co_coll_call *k) {
 
 /* World rank w's published wait, if it waits in a call that needs every rank: its gen. */
 static uint64_t peer_wait(int w, uint64_t *comm, uint64_t *call, int *kind) {
-    const co_rank_ctl *t = &co_st.seg->ranks[w];
+    const co_rank_ctl *t = &co_st.seg->ranks[co_proc_of(w)];
     uint64_t gen = atomic_load_explicit(&t->wait_gen, memory_order_acquire);
     if (!(gen & 1)) return 0;
     *comm = atomic_load_explicit(&t->wait_comm, memory_order_relaxed);
@@ -798,7 +823,7 @@ static void check_elsewhere(co_coll_call *k, int q) {
     co_coll_comm *cc = c->coll;
     /* A finalizing rank makes no other call, and its peers learn that from its state; its
      * MPI_Finalize barrier must not be cut short. */
-    if (!call_needs_everyone(k) || co_seg_finalizing(co_st.seg, co_st.world_rank) || entered(k, q))
+    if (!call_needs_everyone(k) || co_seg_finalizing(co_st.seg, co_st.proc) || entered(k, q))
         return;
     uint64_t id, call;
     int kind, w = c->local->world[q];
@@ -1196,8 +1221,7 @@ int co_coll_init(void) {
     S->first_rule[CO_COLL_REDUCE_SCATTER_BLOCK] = S->first_rule[CO_COLL_REDUCE_SCATTER];
     S->end_rule[CO_COLL_REDUCE_SCATTER_BLOCK] = S->end_rule[CO_COLL_REDUCE_SCATTER];
     S->cma_costly = co_st.cfg.cma_cost >= CO_CMA_COSTLY_NS;
-    if (co_shm_heap_init(&S->heap, co_seg_heap(co_st.seg, co_st.world_rank),
-                         co_st.seg->hdr->heap_slice))
+    if (co_shm_heap_init(&S->heap, co_seg_heap(co_st.seg, co_st.proc), co_st.seg->hdr->heap_slice))
         return MPI_ERR_NO_MEM;
     return MPI_SUCCESS;
 }

@@ -33,6 +33,7 @@ enum {
     CO_TAG_COMM, /* communicator construction */
     CO_TAG_RSCATTER,
     CO_TAG_TUNE,                  /* a tuned broadcast's acknowledgements */
+    CO_TAG_SWAP,                  /* a rank swap's markers (src/migrate) */
     CO_TAG_NBC = CO_COLL_TAG_NBC, /* and up: one per nonblocking collective call (nbc.c) */
 };
 
@@ -467,10 +468,11 @@ typedef struct co_cshm {
     uint64_t seq;     /* steps used so far on this communicator (the same on every rank) */
     uint64_t free_at[CO_CSHM_NBUF]; /* own buffer b is free once every step >= free_at[b] */
     uint64_t off;                   /* region offset in the master's heap slice */
-    size_t bytes;                   /* region size */
-    int cma;                        /* single copy works between all members */
-    int populated;                  /* this process has mapped every page (co_cshm_populate) */
-    pid_t *pids;                    /* process of each rank */
+    int owner;      /* this process was rank 0 at the set-up: the region is in its slice */
+    size_t bytes;   /* region size */
+    int cma;        /* single copy works between all members */
+    int populated;  /* this process has mapped every page (co_cshm_populate) */
+    pid_t *pids;    /* process of each rank */
     uint64_t *seen; /* a step each rank is known to have reached: spares reading its line */
     unsigned tag;   /* the running call: CO_CSHM_TAG */
 } co_cshm;
@@ -741,6 +743,18 @@ int co_nbc_sendrecv(co_comm *c, const void *sbuf, size_t scount, co_dtype *sdt, 
  * collectives"), which it then owns, and takes the call's number on c as the nonblocking calls
  * do; co_nbc_restart runs it once more (r inactive). */
 int co_nbc_persistent(co_comm *c, const co_coll_args *a, co_comm *lane, co_req **out);
+/* Nonblocking collective schedules in flight at this process (a rank swap waits for none). */
+int co_nbc_in_flight(void);
+
+/* ---- Rank swaps (src/migrate) ---------------------------------------------------------------
+ * After a swap has given this process's communicators new ranks (c->rank) and moved world
+ * ranks between processes, every process calls this for each of its communicators with the
+ * communicator ranks qa and qb that changed process (-1: not in c): the segment's own-rank
+ * copy, its process table and what this process kept about its own buffers are brought up to
+ * date. The segment's slots stay where they are: at a point where every rank has finished every
+ * earlier call their contents agree (steps, counters) or are checked against the step before
+ * use (published addresses), so the process that now holds rank qa just goes on with slot qa. */
+void co_coll_renumber(co_comm *c, int qa, int qb);
 /* The body of the watched call that an intracommunicator's persistent init call makes before
  * co_nbc_persistent (arg: a co_nbc_lane_args): sets *out to the request's lane, or leaves it
  * NULL (no lane: the runs go as messages). *out is set as soon as the lane exists, so that a

@@ -275,7 +275,7 @@ static co_cshm *setup(co_comm *c, size_t cap, co_comm *of) {
     size_t sig_at = round_up(sizeof(co_cshm_hdr) + (size_t)n * sizeof(co_cshm_ctl), 128);
     size_t ctl_bytes = round_up(sig_at + (size_t)n * sizeof(co_cshm_sig), 4096);
     size_t bytes = ctl_bytes + (size_t)n * CO_CSHM_NBUF * chunk;
-    int master = c->local->world[0];
+    int master = co_proc_of(c->local->world[0]); /* its process slot */
     char *slice = co_seg_heap(co_st.seg, master);
     uint64_t off = CO_SHM_HEAP_FAIL;
     if (c->rank == 0 && cap && (!of || heap_free(&S->heap) >= bytes + S->heap.size / 2)) {
@@ -309,6 +309,7 @@ static co_cshm *setup(co_comm *c, size_t cap, co_comm *of) {
     if (!s->pids || !s->seen) co_fatal("out of memory");
     s->n = n;
     s->me = c->rank;
+    s->owner = c->rank == 0;
     s->off = off;
     s->bytes = bytes;
     s->chunk = chunk;
@@ -331,7 +332,7 @@ static co_cshm *setup(co_comm *c, size_t cap, co_comm *of) {
     co_cshm_post(s, 1);
     co_cshm_wait_all(s, 1);
     /* everyone is past MPI_Init now, so every pid is published */
-    for (int q = 0; q < n; q++) s->pids[q] = co_st.seg->ranks[c->local->world[q]].pid;
+    for (int q = 0; q < n; q++) s->pids[q] = co_st.seg->ranks[co_proc_of(c->local->world[q])].pid;
     s->cma = ok == 1;
     for (int q = 1; q < n; q++)
         if (atomic_load(&s->ctl[q].probe) != 1) s->cma = 0;

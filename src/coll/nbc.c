@@ -95,6 +95,12 @@ typedef struct nb_sched {
 
 static nb_sched *active; /* schedules in flight, newest first */
 
+int co_nbc_in_flight(void) {
+    int n = 0;
+    for (const nb_sched *x = active; x; x = x->next) n++;
+    return n;
+}
+
 static void *grow(void *p, int *cap, int need, size_t elem) {
     if (need <= *cap) return p;
     int n = *cap ? *cap * 2 : 8;

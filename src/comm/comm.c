@@ -54,6 +54,11 @@ co_comm *co_comm_create(co_group *local, co_group *remote, uint64_t id) {
     }
     c->id = id;
     c->ctx = id << 1;
+    int master = remote ? CO_MIN(local->world[0], remote->world[0]) : local->world[0];
+    c->master_proc = co_proc_of(master);
+    c->all_next = co_st.all_comms;
+    if (c->all_next) c->all_next->all_prev = c;
+    co_st.all_comms = c;
     c->errh = co_st.errh_fatal;
     c->errh->refcount++;
     return c;
@@ -75,6 +80,11 @@ static void destroy(co_comm *c, int purge) {
     co_group_release(c->local);
     co_group_release(c->remote);
     co_errh_release(c->errh);
+    if (c->all_prev)
+        c->all_prev->all_next = c->all_next;
+    else
+        co_st.all_comms = c->all_next;
+    if (c->all_next) c->all_next->all_prev = c->all_prev;
     free(c);
 }
 
@@ -143,9 +153,9 @@ static co_smsg *smsg_new(void) {
     return m;
 }
 
-static void on_ctrl(int src_world, const uint64_t w[3], const void *payload, size_t len) {
+static void on_ctrl(int src_proc, const uint64_t w[3], const void *payload, size_t len) {
     if (CO_IDP_OP(w[0]) != CO_IDP_OP_STREAM) {
-        co_idp_on_msg(CM->idp, src_world, w, payload, len);
+        co_idp_on_msg(CM->idp, src_proc, w, payload, len);
         return;
     }
     /* A stream message may come before this member has finished creating the communicator
@@ -192,8 +202,8 @@ static void stream_recv(uint64_t id, uint64_t *cur, uint64_t *nxt) {
 
 co_idpool *co_comm_pool(co_comm *c) {
     if (c->pool) return c->pool;
-    int master = co_comm_master_world(c);
-    if (master == co_st.world_rank || c == co_st.world)
+    int master = c->master_proc;
+    if (master == co_st.proc || c == co_st.world)
         c->pool = co_idpool_new(CM->idp, 0, CO_IDP_ROOT_SERIAL, 0); /* SELF; WORLD's delegates */
     else
         c->pool = co_idpool_new(CM->idp, master, 0, c->id);
@@ -239,7 +249,7 @@ static void stream_flow_control(void) {
 }
 
 int co_comm_stream_ready(const co_comm *c) {
-    if (co_comm_master_world(c) == co_st.world_rank) return 1;
+    if (c->master_proc == co_st.proc) return 1;
     uint64_t *v = co_u64map_get(CM->inbox, c->id);
     const co_smsg *m = v ? (const co_smsg *)(uintptr_t)*v : NULL;
     if (c->stream_pending) /* that message first, then its reservation or the next one */
@@ -254,7 +264,7 @@ int co_comm_stream_id(co_comm *c, uint64_t *id, uint64_t *home_serial) {
 
 int co_comm_stream_round(co_comm *c, uint64_t *id, uint64_t *home_serial) {
     uint64_t cur, nxt;
-    if (co_comm_master_world(c) != co_st.world_rank) {
+    if (c->master_proc != co_st.proc) {
         if (c->stream_pending) { /* the previous round's message: our next reservation */
             stream_recv(c->id, &cur, &nxt);
             c->stream_next = nxt;
@@ -294,11 +304,11 @@ int co_comm_stream_round(co_comm *c, uint64_t *id, uint64_t *home_serial) {
         uint64_t w[3] = {CO_IDP_W0(CO_IDP_OP_STREAM, c->id), cur, nxt};
         stream_flow_control();
         for (int i = 0; i < c->size; i++)
-            if (c->local->world[i] != co_st.world_rank)
-                co_ctrl_send(c->local->world[i], CO_CTRL_IDPOOL, w, NULL, 0);
+            if (co_proc_of(c->local->world[i]) != co_st.proc)
+                co_ctrl_send(co_proc_of(c->local->world[i]), CO_CTRL_IDPOOL, w, NULL, 0);
         if (c->is_inter)
             for (int i = 0; i < c->remote->size; i++)
-                co_ctrl_send(c->remote->world[i], CO_CTRL_IDPOOL, w, NULL, 0);
+                co_ctrl_send(co_proc_of(c->remote->world[i]), CO_CTRL_IDPOOL, w, NULL, 0);
     }
     c->stream_next = nxt;
     *home_serial = co_idpool_serial(p);
@@ -332,8 +342,8 @@ static void release_protocol(co_comm *c) {
         c->pool = NULL;
         return;
     }
-    int master = co_comm_master_world(c);
-    if (master == co_st.world_rank) {
+    int master = c->master_proc;
+    if (master == co_st.proc) {
         if (c->stream_next) co_idpool_put(c->pool, c->stream_next);
         c->stream_next = 0;
         co_idpool_release(c->pool); /* may complete the lease: c->pool is gone then */
@@ -350,7 +360,7 @@ static void release_protocol(co_comm *c) {
 static void sweep_zombies(void);
 
 int co_comm_new_child(co_comm *parent, co_group *local, co_group *remote, uint64_t id,
-                      int home_rank, uint64_t home_serial, co_comm **out) {
+                      int home_rank, uint64_t home_serial, int master, co_comm **out) {
     /* freed communicators whose last requests have gone since give their IDs back here too,
      * not only at the next MPI_Comm_free (a program may only create from now on) */
     if (CM->nzombies) sweep_zombies();
@@ -361,8 +371,9 @@ int co_comm_new_child(co_comm *parent, co_group *local, co_group *remote, uint64
         c->errh = parent->errh;
         c->errh->refcount++;
     }
+    if (master >= 0) c->master_proc = master;
     if (remote && !(c->local_comm = local_view(c))) co_fatal("out of memory");
-    if (co_comm_master_world(c) == co_st.world_rank) {
+    if (c->master_proc == co_st.proc) {
         c->pool = co_idp_lease(CM->idp, id, co_comm_members(c), home_rank, home_serial);
         /* A master that creates in a loop may never have to wait (the ID stream), so it would
          * never read the free notices its members send: one pass per creation drains up to
@@ -446,7 +457,7 @@ int co_comm_init(void) {
     if (co_st.cfg.id_space > 0 && (uint64_t)co_st.cfg.id_space < space)
         space = (uint64_t)co_st.cfg.id_space;
     size_t maxp = co_st.p2p->eager_limit < 4096 ? co_st.p2p->eager_limit : 4096;
-    CM->idp = co_idp_create(co_st.world_rank, first, space,
+    CM->idp = co_idp_create(co_st.proc, first, space,
                             co_st.cfg.id_batch > 0 ? (uint64_t)co_st.cfg.id_batch : 1, maxp,
                             idp_send, NULL, 1);
     if (!CM->idp) return MPI_ERR_NO_MEM;
@@ -464,7 +475,7 @@ int co_comm_init(void) {
     co_htab_set(&co_st.groups, 1, empty);
 
     co_st.world = co_comm_create(wg, NULL, 1);
-    co_st.self = co_comm_create(sg, NULL, 2 + (uint64_t)co_st.world_rank);
+    co_st.self = co_comm_create(sg, NULL, 2 + (uint64_t)co_st.proc);
     co_group_release(wg);
     co_group_release(sg);
     if (!co_st.world || !co_st.self) return MPI_ERR_NO_MEM;
@@ -511,10 +522,7 @@ void co_comm_fini(void) {
     t = &co_st.groups;
     for (uint32_t s = 1; s < t->next; s++) {
         co_group *g = co_htab_at(t, s);
-        if (g) {
-            free(g->world);
-            free(g);
-        }
+        if (g) co_group_free(g);
     }
     co_htab_destroy(t);
     t = &co_st.errhs;

@@ -17,6 +17,8 @@ co_group *co_group_new(int size); /* world[] to be filled by the caller; rank co
 void co_group_finish(co_group *g);
 void co_group_retain(co_group *g);
 void co_group_release(co_group *g);
+/* Frees g whatever its references (MPI_Finalize; co_group_release when the last goes). */
+void co_group_free(co_group *g);
 int co_group_register(co_group *g);
 /* A handle the user owns (and frees with MPI_Group_free) for g, which gains a reference. */
 MPI_Group co_group_handle_out(co_group *g);
@@ -44,11 +46,9 @@ co_comm *co_comm_create(co_group *local, co_group *remote, uint64_t id);
 int co_comm_register(co_comm *c);
 void co_comm_destroy(co_comm *c);
 
-/* The master: rank 0, of the group whose rank 0 has the lower world rank if inter. */
-static inline int co_comm_master_world(const co_comm *c) {
-    if (!c->is_inter) return c->local->world[0];
-    return CO_MIN(c->local->world[0], c->remote->world[0]);
-}
+/* Processes in the communicator (both groups of an intercommunicator). Its master, who holds
+ * its ID pool (c->master_proc), is rank 0 of the group whose rank 0 has the lower world rank,
+ * where that rank was when the communicator was made: a later rank swap moves no pool. */
 static inline int co_comm_members(const co_comm *c) {
     return c->size + (c->is_inter ? c->remote->size : 0);
 }

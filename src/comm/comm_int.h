@@ -39,9 +39,11 @@ int co_comm_stream_round(co_comm *c, uint64_t *id, uint64_t *home_serial);
 int co_comm_stream_ready(const co_comm *c);
 
 /* Build, register and (at its master) lease a new communicator whose ID came from pool
- * `home_serial` at world rank `home_rank`. Attributes, topology and name are the caller's. */
+ * `home_serial` at process `home_rank`. Its master is process `master`, which must be a member
+ * and know home_serial, or with -1 the process that holds its rank 0 (co_comm_create).
+ * Attributes, topology and name are the caller's. */
 int co_comm_new_child(co_comm *parent, co_group *local, co_group *remote, uint64_t id,
-                      int home_rank, uint64_t home_serial, co_comm **out);
+                      int home_rank, uint64_t home_serial, int master, co_comm **out);
 
 /* Collectives of the creation calls, on c's collective context with tag CO_TAG_COMM. */
 int co_comm_allgather(co_comm *c, const void *mine, void *all, size_t blk);

@@ -84,6 +84,17 @@ int co_comm_first_n(co_comm *c, int n, const char *fn, co_comm **out) {
     if (co_comm_stream_id(c, &id, &serial))
         return co_error(c, fn, MPI_ERR_OTHER, "no communicator ID left (all %s in use)",
                         "2^60 or COHORT_ID_SPACE");
+    /* The ID came from c's master's pool, whose serial only the master knows. When a rank
+     * swap has taken the master's rank out of the first n, the process that holds rank 0
+     * becomes the new communicator's master and learns the serial from it. */
+    int master = c->master_proc, mrank = -1;
+    for (int q = 0; q < c->size && mrank < 0; q++)
+        if (co_proc_of(c->local->world[q]) == master) mrank = q;
+    if (mrank >= n) {
+        int rc = co_comm_bcast(c, mrank, &serial, sizeof(serial));
+        if (rc) co_fatal("communicator creation exchange failed (%s)", co_error_class_name(rc));
+        master = -1;
+    }
     if (c->rank >= n) return MPI_SUCCESS;
     co_group *g = c->local;
     if (n < c->size) {
@@ -92,7 +103,7 @@ int co_comm_first_n(co_comm *c, int n, const char *fn, co_comm **out) {
     } else {
         co_group_retain(g);
     }
-    int rc = co_comm_new_child(c, g, NULL, id, co_comm_master_world(c), serial, out);
+    int rc = co_comm_new_child(c, g, NULL, id, c->master_proc, serial, master, out);
     co_group_release(g);
     if (rc) return co_error(c, fn, rc, "out of communicator handles");
     return MPI_SUCCESS;
@@ -120,7 +131,9 @@ int co_comm_dup_bare(co_comm *c, const char *fn, co_comm **out) {
         return co_error(c, fn, MPI_ERR_OTHER, "no communicator ID left (all %s in use)",
                         "2^60 or COHORT_ID_SPACE");
     co_comm *n;
-    int rc = co_comm_new_child(c, c->local, c->remote, id, co_comm_master_world(c), serial, &n);
+    /* same group, same master (after a rank swap not always the holder of rank 0) */
+    int rc =
+        co_comm_new_child(c, c->local, c->remote, id, c->master_proc, serial, c->master_proc, &n);
     if (rc) return co_error(c, fn, rc, "out of communicator handles");
     *out = n;
     return MPI_SUCCESS;
@@ -152,7 +165,8 @@ static void idup_finish(co_comm *c, struct co_attr *attrs, co_errhandler *errh, 
     co_comm *n = NULL;
     int rc = co_comm_stream_round(c, &id, &serial) ? MPI_ERR_OTHER : MPI_SUCCESS;
     if (!rc)
-        rc = co_comm_new_child(c, c->local, c->remote, id, co_comm_master_world(c), serial, &n);
+        rc = co_comm_new_child(c, c->local, c->remote, id, c->master_proc, serial, c->master_proc,
+                               &n);
     if (!rc && c->topo && !(n->topo = co_topo_dup(c->topo))) co_fatal("out of memory");
     if (!rc && n->errh != errh) { /* the handler of the parent at the call */
         co_errhandler *was = n->errh;
@@ -358,7 +372,8 @@ static int split_common(co_comm *c, int color, int key, co_group *g, int my_err,
         co_group_finish(ng);
     }
     if (scratch != small) free(scratch);
-    rc = co_comm_new_child(c, ng, NULL, my_id, c->local->world[0], serial, out);
+    /* the IDs came from the pool of the process that holds rank 0 now */
+    rc = co_comm_new_child(c, ng, NULL, my_id, co_proc_of(c->local->world[0]), serial, -1, out);
     co_group_release(ng);
     if (rc) return co_error(c, fn, rc, "out of communicator handles");
     return MPI_SUCCESS;
@@ -428,6 +443,13 @@ static co_group *ic_group(const member *m, int k, const co_group *of) {
     for (int i = 0; i < k; i++) g->world[i] = of->world[m[i].rank];
     co_group_finish(g);
     return g;
+}
+
+/* The process whose pool gives an intercommunicator's children their IDs: the one that holds
+ * rank 0 of the side with the master, now (a rank swap may have moved it since the
+ * master's pool was made, and it then takes the IDs from a delegate pool of its own). */
+static int ic_taker(const co_comm *ic) {
+    return co_proc_of(CO_MIN(ic->local->world[0], ic->remote->world[0]));
 }
 
 static int ic_split(co_comm *ic, int color, int key, co_group *g, int my_err, const char *my_reason,
@@ -515,7 +537,7 @@ static int ic_split(co_comm *ic, int color, int key, co_group *g, int my_err, co
                         err_side ? "remote" : "local");
     }
     if (idx < 0) return MPI_SUCCESS; /* MPI_UNDEFINED, or the color is not in the other group */
-    rc = co_comm_new_child(ic, lg, rg, id, co_comm_master_world(ic), serial, out);
+    rc = co_comm_new_child(ic, lg, rg, id, ic_taker(ic), serial, -1, out);
     co_group_release(lg);
     co_group_release(rg);
     if (rc) return co_error(ic, fn, rc, "out of communicator handles");
@@ -593,7 +615,7 @@ int co_comm_create_group(co_comm *c, co_group *g, int tag, const char *fn, co_co
         co_idpool *pool = co_comm_pool(c);
         if (co_comm_take_ids(pool, 1, &msg.id)) msg.id = 0;
         msg.serial = co_idpool_serial(pool);
-        msg.home_rank = co_st.world_rank;
+        msg.home_rank = co_st.proc;
         msg.check = co_group_hash(g);
         msg.size = g->size;
     }
@@ -606,7 +628,7 @@ int co_comm_create_group(co_comm *c, co_group *g, int tag, const char *fn, co_co
     if (!msg.id)
         return co_error(c, fn, MPI_ERR_OTHER,
                         "no communicator ID left (all 2^60 or COHORT_ID_SPACE in use)");
-    rc = co_comm_new_child(c, g, NULL, msg.id, msg.home_rank, msg.serial, out);
+    rc = co_comm_new_child(c, g, NULL, msg.id, msg.home_rank, msg.serial, -1, out);
     if (rc) return co_error(c, fn, rc, "out of communicator handles");
     return MPI_SUCCESS;
 }
@@ -659,21 +681,23 @@ int co_intercomm_create(co_comm *l, int local_leader, co_comm *peer, int remote_
         return co_error(l, fn, h.err, "the local and remote groups overlap");
     }
     /* The side whose first process has the lower world rank holds the new communicator's
-     * master (co_comm_master_world), so it takes the ID, from its local communicator. */
+     * master (co_comm_create), so it takes the ID, from its local communicator. */
     int allocate = l->local->world[0] < remote[0];
-    uint64_t id = 0, serial = 0;
+    /* the ID and the master: l's, which alone knows the serial of the pool the ID came from */
+    uint64_t idm[2] = {0, (uint64_t)l->master_proc}, serial = 0;
     if (allocate) {
-        if (co_comm_stream_id(l, &id, &serial)) id = 0;
+        if (co_comm_stream_id(l, &idm[0], &serial)) idm[0] = 0;
         if (l->rank == local_leader &&
-            (rc = co_send(&id, sizeof(id), byte, remote_leader, tag, peer, pctx)))
+            (rc = co_send(idm, sizeof(idm), byte, remote_leader, tag, peer, pctx)))
             co_fatal("intercommunicator creation exchange failed");
     } else {
         if (l->rank == local_leader &&
-            (rc = co_recv(&id, sizeof(id), byte, remote_leader, tag, peer, pctx, NULL)))
+            (rc = co_recv(idm, sizeof(idm), byte, remote_leader, tag, peer, pctx, NULL)))
             co_fatal("intercommunicator creation exchange failed");
-        if ((rc = co_comm_bcast(l, local_leader, &id, sizeof(id))))
+        if ((rc = co_comm_bcast(l, local_leader, idm, sizeof(idm))))
             co_fatal("intercommunicator creation exchange failed");
     }
+    uint64_t id = idm[0];
     if (!id) {
         free(remote);
         return co_error(l, fn, MPI_ERR_OTHER,
@@ -682,7 +706,7 @@ int co_intercomm_create(co_comm *l, int local_leader, co_comm *peer, int remote_
     co_group *rg = co_group_from_world(h.size, remote);
     free(remote);
     if (!rg) co_fatal("out of memory");
-    rc = co_comm_new_child(l, l->local, rg, id, co_st.world_rank, serial, out);
+    rc = co_comm_new_child(l, l->local, rg, id, (int)idm[1], serial, (int)idm[1], out);
     co_group_release(rg);
     if (rc) return co_error(l, fn, rc, "out of communicator handles");
     return MPI_SUCCESS;
@@ -728,7 +752,7 @@ int co_intercomm_merge(co_comm *ic, int high, const char *fn, co_comm **out) {
     memcpy(g->world, first->world, (size_t)first->size * sizeof(int));
     memcpy(g->world + first->size, second->world, (size_t)second->size * sizeof(int));
     co_group_finish(g);
-    rc = co_comm_new_child(ic, g, NULL, m.id, co_comm_master_world(ic), m.serial, out);
+    rc = co_comm_new_child(ic, g, NULL, m.id, ic_taker(ic), m.serial, -1, out);
     co_group_release(g);
     if (rc) return co_error(ic, fn, rc, "out of communicator handles");
     return MPI_SUCCESS;

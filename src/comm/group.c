@@ -16,6 +16,9 @@ co_group *co_group_new(int size) {
     g->size = size;
     g->refcount = 1;
     g->rank = MPI_UNDEFINED;
+    g->all_next = co_st.all_groups;
+    if (g->all_next) g->all_next->all_prev = g;
+    co_st.all_groups = g;
     return g;
 }
 
@@ -39,6 +42,15 @@ void co_group_release(co_group *g) {
         return;
     }
     if (g->handle) co_htab_remove(&co_st.groups, g->handle);
+    co_group_free(g);
+}
+
+void co_group_free(co_group *g) {
+    if (g->all_prev)
+        g->all_prev->all_next = g->all_next;
+    else
+        co_st.all_groups = g->all_next;
+    if (g->all_next) g->all_next->all_prev = g->all_prev;
     free(g->world);
     free(g);
 }

@@ -103,8 +103,9 @@ struct co_group {
     int refcount;
     int user_refs; /* see co_errhandler */
     int size;
-    int rank;   /* this process's rank in the group, or MPI_UNDEFINED */
-    int *world; /* group rank -> world rank */
+    int rank;                      /* this process's rank in the group, or MPI_UNDEFINED */
+    int *world;                    /* group rank -> world rank */
+    co_group *all_prev, *all_next; /* every group of this process (co_st.all_groups) */
 };
 
 struct co_idpool;
@@ -121,7 +122,9 @@ struct co_comm {
     co_group *remote; /* intercommunicators: the other side */
     const int *peers; /* world rank of each rank that sends address (remote group if inter) */
     int npeers;
-    uint64_t id;  /* job-unique, from the tree of ID pools */
+    int master_proc; /* process slot of its master (who holds its ID pool), fixed at creation */
+    co_comm *all_prev, *all_next; /* every communicator of this process (co_st.all_comms) */
+    uint64_t id;                  /* job-unique, from the tree of ID pools */
     uint64_t ctx; /* match context of point-to-point traffic; ctx|1 is collective traffic */
     co_errhandler *errh;
     char name[MPI_MAX_OBJECT_NAME];
@@ -197,7 +200,7 @@ struct co_req {
     uint64_t ctx;
     co_status status;
     /* send side */
-    int peer_world;    /* destination's world rank */
+    int peer_proc;     /* the peer's process slot (co_proc_of of its world rank) */
     void *tmp;         /* send: buffered-send copy; receive: the sender's layout (p2p.c) */
     size_t bytes;      /* total packed bytes of the message */
     size_t done_bytes; /* fallback rendezvous: bytes moved so far */
@@ -411,6 +414,12 @@ struct cohort_state {
     int shutting_down; /* MPI_Finalize releases what is left: no program callbacks any more */
     int thread_level;
     int world_rank, world_size;
+    /* This process's slot in the job: its launch rank, where its queues, control block and
+     * shared heap are. World ranks are identities that MPIX_Swap_ranks can exchange between
+     * two processes (src/migrate); slots never change. */
+    int proc;
+    int *proc_of;        /* world rank -> slot; NULL while every rank is at its own slot */
+    int *world_of;       /* slot -> world rank (NULL with proc_of) */
     int appnum;          /* which program of an MPMD job (`mpiexec a : b`) this rank runs */
     int local_cpus;      /* CPUs in this process's affinity mask */
     int oversubscribed;  /* more ranks on this node than CPUs: yield early */
@@ -429,6 +438,9 @@ struct cohort_state {
     struct co_tune_state *tune; /* broadcast tree searches of this run (src/tune) */
     struct co_comm_state *cm;   /* communicator layer: ID pools, attribute keys */
     co_comm *world, *self;
+    /* every group and communicator object, hidden ones included (a rank swap renumbers them) */
+    co_group *all_groups;
+    co_comm *all_comms;
     co_errhandler *errh_fatal, *errh_return;
     int in_error_handler;
     /* a user reduction function is running (co_op_apply): the datatype handle it was given
@@ -473,6 +485,14 @@ struct cohort_state {
 };
 
 extern struct cohort_state co_st;
+
+/* The slot of the process that holds world rank w now, and the world rank held at slot p. */
+static inline int co_proc_of(int w) {
+    return co_st.proc_of ? co_st.proc_of[w] : w;
+}
+static inline int co_world_of(int p) {
+    return co_st.world_of ? co_st.world_of[p] : p;
+}
 
 /* A request started or completed: a run of nonblocking calls that found nothing ends. */
 static inline void co_poll_active(void) {

@@ -164,7 +164,7 @@ void co_abort_job(int code, int kind, const char *msg) {
     if (msg) fprintf(stderr, "%s\n", msg);
     fflush(stderr);
     if (code == 0) code = 1; /* an abort never reports success */
-    if (co_st.seg) co_seg_mark_abort(co_st.seg, co_st.world_rank, code, kind);
+    if (co_st.seg) co_seg_mark_abort(co_st.seg, co_st.proc, code, kind);
     _exit(code & 0xff ? code & 0xff : 1);
 }
 

@@ -43,8 +43,9 @@ static int attach_segment(char *err, size_t errlen) {
         co_st.world_rank = 0;
         co_st.world_size = 1;
     }
+    co_st.proc = co_st.world_rank;
     co_st.seg = &the_seg;
-    the_seg.ranks[co_st.world_rank].pid = (int32_t)getpid();
+    the_seg.ranks[co_st.proc].pid = (int32_t)getpid();
     return 0;
 }
 
@@ -103,7 +104,7 @@ int co_init(int *argc, char ***argv, int required, int *provided) {
         return co_error(NULL, "MPI_Init", rc, "initialisation failed");
     }
     if (co_st.launched && co_st.cfg.line_buffer) setvbuf(stdout, NULL, _IOLBF, 0);
-    atomic_store(&co_st.seg->ranks[co_st.world_rank].state, CO_RANK_RUNNING);
+    atomic_store(&co_st.seg->ranks[co_st.proc].state, CO_RANK_RUNNING);
     co_st.initialized = 1;
     return MPI_SUCCESS;
 }
@@ -120,7 +121,7 @@ int co_finalize(void) {
     /* From here on this rank sends nothing and calls nothing more but the barrier below: a
      * peer that waits for it in a collective it never made, or for a message it never sent
      * or received, can tell (co_seg_finalizing). */
-    atomic_store_explicit(&co_st.seg->ranks[co_st.world_rank].state, CO_RANK_FINALIZING,
+    atomic_store_explicit(&co_st.seg->ranks[co_st.proc].state, CO_RANK_FINALIZING,
                           memory_order_release);
     int rc = co_coll_final_barrier(co_st.world);
     if (rc) return rc;
@@ -136,7 +137,7 @@ int co_finalize(void) {
     co_dtype_fini();
     co_emu_fini();
     /* info objects stay: MPI 4 lets programs use them after MPI_Finalize (info.c) */
-    atomic_store(&co_st.seg->ranks[co_st.world_rank].state, CO_RANK_FINALIZED);
+    atomic_store(&co_st.seg->ranks[co_st.proc].state, CO_RANK_FINALIZED);
     co_seg_detach(co_st.seg);
     co_st.seg = NULL;
     co_st.finalized = 1;

@@ -67,7 +67,7 @@ static void quiet_check(int first) {
     if (first) co_st.quiet_stretch++; /* the wait's first check */
     co_st.quiet_checks++;
     if (!co_st.launched && co_st.cfg.deadlock_ms > 0) self_watch(seg);
-    atomic_store_explicit(&seg->ranks[co_st.world_rank].quiet,
+    atomic_store_explicit(&seg->ranks[co_st.proc].quiet,
                           (uint64_t)co_st.quiet_stretch << 32 | co_st.quiet_checks,
                           memory_order_release);
     uint32_t g = atomic_load_explicit(&seg->hdr->dl_gen, memory_order_acquire);
@@ -99,9 +99,9 @@ void co_deadlock_claim(const char *fmt, ...) {
     vsnprintf(co_st.dl_where, sizeof(co_st.dl_where), fmt, ap);
     va_end(ap);
     co_seg *seg = co_st.seg;
-    snprintf(co_seg_note(seg, co_st.world_rank), CO_SEG_NOTE, "%s: %s",
+    snprintf(co_seg_note(seg, co_st.proc), CO_SEG_NOTE, "%s: %s",
              co_st.api_fn ? co_st.api_fn : "MPI", co_st.dl_where);
-    atomic_store_explicit(&seg->ranks[co_st.world_rank].dl_ack, g, memory_order_release);
+    atomic_store_explicit(&seg->ranks[co_st.proc].dl_ack, g, memory_order_release);
     /* every rank's error would end the job before mpiexec has heard from all of them */
     uint64_t until = co_now_ns() + DL_REPORT_NS;
     while (atomic_load_explicit(&seg->hdr->dl_done, memory_order_acquire) != g &&

@@ -166,7 +166,7 @@ static int ctl_try(int dst, uint16_t kind, int32_t tag, const uint64_t w[3], con
     co_cell *c = co_shm_claim(&P->shm, dst, len, 0, &dst_payload);
     if (!c) return -1;
     c->ctx = 0;
-    c->src = co_st.world_rank;
+    c->src = co_st.proc;
     c->tag = tag;
     c->len = (uint32_t)len;
     c->kind = kind;
@@ -188,9 +188,9 @@ void co_ctrl_register(int type, co_ctrl_handler h) {
     P->ctrl[type] = h;
 }
 
-int co_ctrl_send(int dst_world, int type, const uint64_t w[3], const void *payload, size_t len) {
+int co_ctrl_send(int dst_proc, int type, const uint64_t w[3], const void *payload, size_t len) {
     if (len > P->eager_limit) return MPI_ERR_INTERN;
-    ctl_send(dst_world, CO_MSG_CTRL, type, w, payload, len);
+    ctl_send(dst_proc, CO_MSG_CTRL, type, w, payload, len);
     return MPI_SUCCESS;
 }
 
@@ -313,7 +313,7 @@ static int read_window(co_req *r, pid_t pid, size_t off, size_t n) {
 
 /* Write packed bytes [off, off+n) of our data into the receiver's contiguous buffer. */
 static int write_window(co_req *s, uint64_t raddr, size_t off, size_t n) {
-    pid_t pid = co_st.seg->ranks[s->peer_world].pid;
+    pid_t pid = co_st.seg->ranks[s->peer_proc].pid;
     if (s->tmp || s->dt->contig) {
         const char *src = s->tmp ? s->tmp : (char *)s->buf + s->dt->true_lb;
         struct iovec l = {(char *)src + off, n};
@@ -367,14 +367,14 @@ static void cma_failed(int peer, int rc) {
  * (the transfer then falls back to streaming through the queue). */
 static int rdv_share(co_rdv *d, co_req *r, int sender, uint64_t raddr) {
     int n = 0;
-    pid_t pid = co_st.seg->ranks[r->peer_world].pid;
+    pid_t pid = co_st.seg->ranks[r->peer_proc].pid;
     for (;;) {
         uint64_t off = atomic_fetch_add_explicit(&d->next, d->chunk, memory_order_relaxed);
         if (off >= d->limit) return n;
         size_t len = (size_t)CO_MIN(d->chunk, d->limit - off);
         int rc = sender ? write_window(r, raddr, off, len) : read_window(r, pid, off, len);
         if (rc) {
-            cma_failed(r->peer_world, rc);
+            cma_failed(co_world_of(r->peer_proc), rc);
             atomic_store_explicit(&d->state, RDV_ABORT, memory_order_release);
             return -1;
         }
@@ -388,15 +388,15 @@ static void recv_stream(co_req *r) {
     r->done_bytes = 0;
     r->rdv = NULL;
     uint64_t w[3] = {r->remote_cookie, (uint64_t)(uint32_t)r->handle, 0};
-    ctl_send(r->peer_world, CO_MSG_CTS, 0, w, NULL, 0);
+    ctl_send(r->peer_proc, CO_MSG_CTS, 0, w, NULL, 0);
 }
 
-static void deliver_rts(co_req *r, int src, int tag, int src_world, uint64_t cookie, uint64_t addr,
+static void deliver_rts(co_req *r, int src, int tag, int src_proc, uint64_t cookie, uint64_t addr,
                         size_t bytes, unsigned slot, const co_dt_wire *w) {
     recv_set_status(r, src, tag, bytes);
     r->matched = 1;
     r->bytes = bytes;
-    r->peer_world = src_world;
+    r->peer_proc = src_proc;
     r->remote_addr = addr;
     r->remote_cookie = cookie;
     size_t n = r->status.bytes;
@@ -404,7 +404,7 @@ static void deliver_rts(co_req *r, int src, int tag, int src_world, uint64_t coo
         recv_stream(r);
         return;
     }
-    co_rdv *d = co_seg_rdv_slot(co_st.seg, src_world, slot - 1);
+    co_rdv *d = co_seg_rdv_slot(co_st.seg, src_proc, slot - 1);
     size_t wlen = w ? sizeof(co_dt_wire) + w->nsegs * sizeof(co_dt_seg) : 0;
     if (!P->shm.cma_ok || !single_copy_pays(r, w) || (w && !(r->tmp = malloc(wlen)))) {
         atomic_store_explicit(&d->state, RDV_ABORT, memory_order_release);
@@ -449,10 +449,10 @@ static void rdv_send_release(co_req *s) {
 static int exchanging(const co_req *s) {
     if (co_st.oversubscribed) return 0;
     for (const co_req *r = P->rdv_recvs; r; r = r->next)
-        if (r->peer_world == s->peer_world) return 1;
+        if (r->peer_proc == s->peer_proc) return 1;
     int k = 0;
     for (const co_req *r = P->posted_head; r && k < 64; r = r->next, k++)
-        if (r->peer >= 0 && r->comm->peers[r->peer] == s->peer_world) return 1;
+        if (r->peer >= 0 && co_proc_of(r->comm->peers[r->peer]) == s->peer_proc) return 1;
     return 0;
 }
 
@@ -537,12 +537,12 @@ static void deliver_umsg(co_req *r, co_umsg *u) {
     case CO_MSG_EAGER: deliver_eager(r, u->src, u->tag, u->data, u->bytes, 0); break;
     case CO_MSG_EAGER_SYNC: {
         uint64_t w[3] = {u->cookie, 0, 0};
-        ctl_send(u->src_world, CO_MSG_ACK, 0, w, NULL, 0);
+        ctl_send(u->src_proc, CO_MSG_ACK, 0, w, NULL, 0);
         deliver_eager(r, u->src, u->tag, u->data, u->bytes, 0);
         break;
     }
     case CO_MSG_RTS:
-        deliver_rts(r, u->src, u->tag, u->src_world, u->cookie, u->addr, u->bytes, u->rdv_slot,
+        deliver_rts(r, u->src, u->tag, u->src_proc, u->cookie, u->addr, u->bytes, u->rdv_slot,
                     u->data ? (const co_dt_wire *)((char *)u->data + RTS_HDR) : NULL);
         break;
     case 0: /* synchronous send to ourselves: copy typed to typed, then release the sender */
@@ -552,7 +552,7 @@ static void deliver_umsg(co_req *r, co_umsg *u) {
     }
 }
 
-static void on_cell(int src_world, const co_cell *c, const void *payload) {
+static void on_cell(int src_proc, const co_cell *c, const void *payload) {
     switch (c->kind) {
     case CO_MSG_EAGER:
     case CO_MSG_EAGER_SYNC:
@@ -560,12 +560,12 @@ static void on_cell(int src_world, const co_cell *c, const void *payload) {
         co_req *r = posted_take(c->ctx, c->src, c->tag);
         if (r) {
             if (c->kind == CO_MSG_RTS) {
-                deliver_rts(r, c->src, c->tag, src_world, c->u.w[1], c->u.w[2], c->u.w[3],
+                deliver_rts(r, c->src, c->tag, src_proc, c->u.w[1], c->u.w[2], c->u.w[3],
                             rts_slot(c, payload), rts_layout(c, payload));
             } else {
                 if (c->kind == CO_MSG_EAGER_SYNC) {
                     uint64_t w[3] = {c->u.w[1], 0, 0};
-                    ctl_send(src_world, CO_MSG_ACK, 0, w, NULL, 0);
+                    ctl_send(src_proc, CO_MSG_ACK, 0, w, NULL, 0);
                 }
                 deliver_eager(r, c->src, c->tag, payload, c->len, 1);
             }
@@ -575,7 +575,7 @@ static void on_cell(int src_world, const co_cell *c, const void *payload) {
         u->ctx = c->ctx;
         u->src = c->src;
         u->tag = c->tag;
-        u->src_world = src_world;
+        u->src_proc = src_proc;
         u->kind = c->kind;
         u->cookie = c->u.w[1];
         u->bytes = c->kind == CO_MSG_RTS ? c->u.w[3] : c->len;
@@ -621,10 +621,10 @@ static void on_cell(int src_world, const co_cell *c, const void *payload) {
     case CO_MSG_CTRL:
         if (c->tag >= 0 && c->tag < CO_CTRL_MAX && P->ctrl[c->tag]) {
             uint64_t w[3] = {c->u.w[1], c->u.w[2], c->u.w[3]};
-            P->ctrl[c->tag](src_world, w, payload, c->len);
+            P->ctrl[c->tag](src_proc, w, payload, c->len);
         }
         return;
-    default: co_fatal("corrupt message kind %u from rank %d", c->kind, src_world);
+    default: co_fatal("corrupt message kind %u from rank %d", c->kind, co_world_of(src_proc));
     }
 }
 
@@ -632,7 +632,7 @@ static void on_cell(int src_world, const co_cell *c, const void *payload) {
  */
 
 static void pend_push(co_req *r) {
-    int d = r->peer_world;
+    int d = r->peer_proc;
     r->next = NULL;
     r->pending = 1;
     if (P->pend_tail[d])
@@ -647,7 +647,7 @@ static void pend_push(co_req *r) {
 static int send_try(co_req *r) {
     co_shm *s = &P->shm;
     size_t bytes = r->bytes;
-    int dst = r->peer_world;
+    int dst = r->peer_proc;
     void *payload;
     if (bytes <= P->eager_limit && r->mode != CO_MODE_RNDV) {
         int sync = r->mode == CO_MODE_SYNC;
@@ -688,7 +688,7 @@ static int send_try(co_req *r) {
     }
     if (slot >= 0) {
         P->nrdv_free--;
-        co_rdv *d = co_seg_rdv_slot(co_st.seg, co_st.world_rank, (unsigned)slot);
+        co_rdv *d = co_seg_rdv_slot(co_st.seg, co_st.proc, (unsigned)slot);
         atomic_store_explicit(&d->next, 0, memory_order_relaxed);
         atomic_store_explicit(&d->done, 0, memory_order_relaxed);
         atomic_store_explicit(&d->raddr, 0, memory_order_relaxed);
@@ -728,7 +728,7 @@ static void send_local(co_req *r) {
     u->ctx = r->ctx;
     u->src = src;
     u->tag = r->tag;
-    u->src_world = co_st.world_rank;
+    u->src_proc = co_st.proc;
     u->bytes = r->bytes;
     if (r->mode == CO_MODE_SYNC) {
         u->kind = 0;
@@ -765,7 +765,7 @@ int co_send_start(co_req *r) {
         co_req_complete(r);
         return MPI_SUCCESS;
     }
-    r->peer_world = r->comm->peers[r->peer];
+    r->peer_proc = co_proc_of(r->comm->peers[r->peer]);
     r->bytes = r->count * r->dt->size;
     if (r->mode == CO_MODE_BUFFERED && r->bytes && !r->tmp) {
         /* buffered: the user may reuse the buffer at once, so send from a copy */
@@ -773,19 +773,19 @@ int co_send_start(co_req *r) {
         if (!r->tmp) return MPI_ERR_NO_MEM;
         co_dt_pack(r->dt, r->count, r->buf, 0, r->tmp, r->bytes);
     }
-    if (r->peer_world == co_st.world_rank) {
+    if (r->peer_proc == co_st.proc) {
         send_local(r);
         return MPI_SUCCESS;
     }
-    co_emu_send(r->peer_world, r->bytes);
-    if (P->pend_head[r->peer_world] || send_try(r)) pend_push(r);
+    co_emu_send(r->peer_proc, r->bytes);
+    if (P->pend_head[r->peer_proc] || send_try(r)) pend_push(r);
     return MPI_SUCCESS;
 }
 
 int co_send_eager_fast(const void *buf, size_t bytes, co_comm *comm, uint64_t ctx, int dest,
                        int tag) {
-    int dw = comm->peers[dest];
-    if (dw == co_st.world_rank) { /* to oneself: straight into a posted receive, at any size */
+    int dw = co_proc_of(comm->peers[dest]);
+    if (dw == co_st.proc) { /* to oneself: straight into a posted receive, at any size */
         co_req *rr = posted_take(ctx, comm->rank, tag);
         if (!rr) return 0;
         co_poll_active();
@@ -1019,11 +1019,11 @@ void co_p2p_abandon(uint64_t ctx, int below_tag) {
 /* Whether every rank of c that could still send to this rank from `src` (a rank, or
  * MPI_ANY_SOURCE) has called MPI_Finalize. */
 static int no_sender_left(const co_comm *c, int src) {
-    if (src != MPI_ANY_SOURCE) return co_seg_finalizing(co_st.seg, c->peers[src]);
+    if (src != MPI_ANY_SOURCE) return co_seg_finalizing(co_st.seg, co_proc_of(c->peers[src]));
     int others = 0;
     for (int i = 0; i < c->npeers; i++) {
         if (c->peers[i] == co_st.world_rank) continue; /* we wait here, so we send nothing */
-        if (!co_seg_finalizing(co_st.seg, c->peers[i])) return 0;
+        if (!co_seg_finalizing(co_st.seg, co_proc_of(c->peers[i]))) return 0;
         others++;
     }
     return others > 0;
@@ -1050,8 +1050,8 @@ static int streaming(const co_req *r) {
  * that receiver has called MPI_Finalize: it never will. A send still waiting for queue room
  * is not one (a finalizing rank keeps reading its queues), nor one whose data is moving. */
 static int send_unreceivable(const co_req *r) {
-    return co_req_is_send(r) && !r->pending && r->peer_world != co_st.world_rank &&
-           co_seg_finalizing(co_st.seg, r->peer_world) && drained() && !r->complete &&
+    return co_req_is_send(r) && !r->pending && r->peer_proc != co_st.proc &&
+           co_seg_finalizing(co_st.seg, r->peer_proc) && drained() && !r->complete &&
            !streaming(r) &&
            (!r->rdv || /* a receiver that matched it (a rank finalizing with a receive still
                           open, which MPI forbids) has moved its slot on */
@@ -1165,10 +1165,10 @@ static int flush_pending(void) {
         while (s->done_bytes < s->bytes) {
             size_t len = CO_MIN(chunk, s->bytes - s->done_bytes);
             void *payload;
-            co_cell *c = co_shm_claim(&P->shm, s->peer_world, len, 0, &payload);
+            co_cell *c = co_shm_claim(&P->shm, s->peer_proc, len, 0, &payload);
             if (!c) break;
             c->ctx = 0;
-            c->src = co_st.world_rank;
+            c->src = co_st.proc;
             c->tag = 0;
             c->len = (uint32_t)len;
             c->kind = CO_MSG_FRAG;
@@ -1178,7 +1178,7 @@ static int flush_pending(void) {
                 co_dt_pack(s->dt, s->count, s->buf, s->done_bytes, payload, len);
             else
                 memcpy(payload, src + s->done_bytes, len);
-            co_shm_publish(&P->shm, s->peer_world, c);
+            co_shm_publish(&P->shm, s->peer_proc, c);
             s->done_bytes += len;
             n++;
         }
@@ -1281,7 +1281,7 @@ int co_p2p_init(void) {
     co_st.reqs.kind = COHORT_KIND_REQUEST;
     co_st.msgs.kind = COHORT_KIND_MESSAGE;
     co_htab_set(&co_st.msgs, 1, NULL); /* slot 1 is MPI_MESSAGE_NO_PROC, never an object */
-    if (co_shm_init(&P->shm, co_st.seg, co_st.world_rank, co_st.cfg.cma, co_st.cfg.shm_populate))
+    if (co_shm_init(&P->shm, co_st.seg, co_st.proc, co_st.cfg.cma, co_st.cfg.shm_populate))
         return MPI_ERR_NO_MEM;
     P->eager_limit = co_st.seg->hdr->eager_limit;
     /* Fragments of the pipelined copy: a quarter of the queue's payload space keeps several in
@@ -1335,7 +1335,7 @@ static void drop_for_gone(void) {
     }
     for (co_req **pp = &P->streaming; *pp;) {
         co_req *r = *pp;
-        if (gone(r->peer_world)) {
+        if (gone(r->peer_proc)) {
             *pp = r->next;
             r->next = NULL;
             P->npending--;

@@ -29,18 +29,17 @@ enum co_msg_kind {
 
 /* Upper-layer control messages. The handler runs inside the progress engine: it must not
  * wait; it may send (co_ctrl_send never blocks). */
-typedef void (*co_ctrl_handler)(int src_world, const uint64_t w[3], const void *payload,
-                                size_t len);
+typedef void (*co_ctrl_handler)(int src_proc, const uint64_t w[3], const void *payload, size_t len);
 enum { CO_CTRL_IDPOOL = 0, CO_CTRL_MAX = 8 };
 void co_ctrl_register(int type, co_ctrl_handler h);
-int co_ctrl_send(int dst_world, int type, const uint64_t w[3], const void *payload, size_t len);
+int co_ctrl_send(int dst_proc, int type, const uint64_t w[3], const void *payload, size_t len);
 
 /* An unexpected message: arrived before a matching receive was posted. */
 typedef struct co_umsg {
     struct co_umsg *next;
     uint64_t ctx;
     int src, tag;
-    int src_world;
+    int src_proc;
     uint16_t kind;
     size_t bytes;
     void *data;        /* eager payload copy, or an RTS's slot and sender layout (p2p.c) */

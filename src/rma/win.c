@@ -115,7 +115,7 @@ int co_win_create(co_comm *c, int flavor, void *base, MPI_Aint size, int disp_un
     if (me != 0 && fdw >= 0) {
         char path[64];
         snprintf(path, sizeof(path), "/proc/%d/fd/%d",
-                 (int)co_st.seg->ranks[c->local->world[0]].pid, fdw);
+                 (int)co_st.seg->ranks[co_proc_of(c->local->world[0])].pid, fdw);
         fd = open(path, O_RDWR | O_CLOEXEC);
         if (fd < 0) fail |= F_OPEN;
     }
@@ -135,7 +135,7 @@ int co_win_create(co_comm *c, int flavor, void *base, MPI_Aint size, int disp_un
         uint64_t v = 0;
         struct iovec l = {&v, sizeof(v)},
                      r = {(void *)(uintptr_t)all[q * X_WORDS + X_PROBE], sizeof(v)};
-        pid_t pid = co_st.seg->ranks[c->local->world[q]].pid;
+        pid_t pid = co_st.seg->ranks[co_proc_of(c->local->world[q])].pid;
         if (!(fail & F_CMA) &&
             (process_vm_readv(pid, &l, 1, &r, 1, 0) != (ssize_t)sizeof(v) || v != probe_magic))
             fail |= F_CMA;
@@ -177,7 +177,7 @@ int co_win_create(co_comm *c, int flavor, void *base, MPI_Aint size, int disp_un
         co_win_peer *p = &w->peers[q];
         p->size = (MPI_Aint)all[q * X_WORDS + X_SIZE];
         p->disp_unit = (int)all[q * X_WORDS + X_UNIT];
-        p->pid = co_st.seg->ranks[c->local->world[q]].pid;
+        p->pid = co_st.seg->ranks[co_proc_of(c->local->world[q])].pid;
         p->mapped = owns || q == me;
         if (owns)
             p->local = map + off[q];

@@ -320,7 +320,8 @@ void co_tune_fini(void) {
 
 char *co_tune_key(const co_comm *c) {
     /* every rank of a job runs on this machine; under link emulation what tells ranks apart
-     * is which emulated links join them: the topology's checksum and the world ranks */
+     * is which emulated links join them: the topology's checksum and the ranks' process slots
+     * (where a rank swap has put them) */
     size_t len = strlen(co_st.processor_name) + 64 + (co_st.emu ? (size_t)c->size * 11 : 0);
     char *key = malloc(len);
     if (!key) return NULL;
@@ -328,7 +329,7 @@ char *co_tune_key(const co_comm *c) {
     if (co_st.emu) {
         at += (size_t)snprintf(key + at, len - at, " emu:%08x ranks:", co_emu_checksum());
         for (int i = 0; i < c->size && at < len; i++)
-            at += (size_t)snprintf(key + at, len - at, i ? ",%d" : "%d", c->peers[i]);
+            at += (size_t)snprintf(key + at, len - at, i ? ",%d" : "%d", co_proc_of(c->peers[i]));
     }
     return key;
 }

@@ -167,7 +167,7 @@ void co_emu_fini(void) {
 void co_emu_wait(int dst, size_t bytes) {
     const co_emu *e = co_st.emu;
     if (dst < 0 || dst >= e->n) return;
-    size_t i = (size_t)co_st.world_rank * (size_t)e->n + (size_t)dst;
+    size_t i = (size_t)co_st.proc * (size_t)e->n + (size_t)dst;
     /* one MB/s moves one byte per microsecond */
     double us = e->lat_us[i] + (e->mbps[i] > 0 ? (double)bytes / e->mbps[i] : 0);
     if (us <= 0) return;

@@ -14,8 +14,9 @@
  * -1 with err set when the file cannot be read or is malformed. */
 int co_emu_init(char *err, size_t errlen);
 void co_emu_fini(void);
-/* Waits as long as a message of `bytes` takes from this rank to world rank dst (the link's
- * latency plus bytes over its bandwidth): the sender is busy for that long, as on a link
+/* Waits as long as a message of `bytes` takes from this process to process slot dst (links
+ * join processes: the topology's ranks are launch ranks, which a rank swap does not move; the
+ * link's latency plus bytes over its bandwidth): the sender is busy for that long, as on a link
  * that carries one message at a time. */
 void co_emu_wait(int dst, size_t bytes);
 /* The topology file's CRC-32: part of the tuning store's key under emulation. */
