@@ -24,7 +24,8 @@ build: $(BUILD)/CMakeCache.txt
 
 # The demonstration jobs on $(NP) ranks: a 2-D heat-diffusion solver; the same solver
 # checkpointing every 1000 steps, stopped after step 2500 as if it had failed, the checkpoint
-# it left, and a job that resumes from it and ends with the same figures; a short table of
+# it left, and a job that resumes from it and ends with the same figures; the solver again with
+# ranks 0 and $(NP)-1 swapping processes and strips halfway, same figures again; a short table of
 # collective latencies; then broadcasts under emulated links where the root reaches rank 1
 # quickly and the others slowly: a run whose root searches for a better tree, the tree it
 # remembered, a second run that starts from it, and the binomial tree for comparison.
@@ -36,6 +37,8 @@ demo: build
 	$(BUILD)/bin/mpiexec -n $(NP) $(BUILD)/examples/heat2d -c $(BUILD)/demo.ck -s 2500 256 4000
 	$(BUILD)/bin/cohort checkpoint $(BUILD)/demo.ck
 	$(BUILD)/bin/mpiexec -n $(NP) $(BUILD)/examples/heat2d -c $(BUILD)/demo.ck 256 4000
+	@echo
+	$(BUILD)/bin/mpiexec -n $(NP) $(BUILD)/examples/heat2d -w 2000 256 4000
 	@echo
 	$(BUILD)/bin/mpiexec -n $(NP) $(BUILD)/examples/colltime 65536
 	@echo

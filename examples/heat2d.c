@@ -9,12 +9,17 @@
  * checkpoint (MPIX_Restart) and ends with the same figures as one that never stopped. -s STEP
  * stops the job after that step, as if it had failed there.
  *
- * Usage: heat2d [-c FILE [-e EVERY] [-s STEP]] [N [steps]] */
+ * With -w STEP, ranks 0 and N-1 swap processes after that step with Cohort's MPIX_Swap_ranks,
+ * taking their strips of the plate with them (each process then works on the other's strip),
+ * and the job ends with the same figures as one that never swapped.
+ *
+ * Usage: heat2d [-c FILE [-e EVERY] [-s STEP]] [-w STEP] [N [steps]] */
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
@@ -22,7 +27,7 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     const char *ckpt = NULL;
-    int every = 1000, stop_at = 0, a = 1;
+    int every = 1000, stop_at = 0, swap_at = 0, a = 1;
     for (; a + 1 < argc && argv[a][0] == '-'; a += 2) {
         if (!strcmp(argv[a], "-c"))
             ckpt = argv[a + 1];
@@ -30,14 +35,16 @@ int main(int argc, char **argv) {
             every = atoi(argv[a + 1]);
         else if (!strcmp(argv[a], "-s"))
             stop_at = atoi(argv[a + 1]);
+        else if (!strcmp(argv[a], "-w"))
+            swap_at = atoi(argv[a + 1]);
         else
             break;
     }
     int n = argc > a ? atoi(argv[a]) : 512;
     int steps = argc > a + 1 ? atoi(argv[a + 1]) : 2000;
 #ifndef COHORT
-    if (ckpt) {
-        if (rank == 0) fprintf(stderr, "heat2d: -c needs Cohort's checkpoints\n");
+    if (ckpt || swap_at) {
+        if (rank == 0) fprintf(stderr, "heat2d: -c and -w need Cohort's extensions\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
 #endif
@@ -67,12 +74,14 @@ int main(int argc, char **argv) {
     } where = {0, 1, 0};
     double *const grid0 = u, *const grid1 = v;
 #ifdef COHORT
-    if (ckpt) {
+    if (ckpt || swap_at) { /* the state a checkpoint saves and a swap moves */
         size_t bytes = (size_t)(rows + 2) * w * sizeof(double);
-        int restored = 0;
         MPIX_Checkpoint_register(&where, sizeof(where));
         MPIX_Checkpoint_register(grid0, (MPI_Aint)bytes);
         MPIX_Checkpoint_register(grid1, (MPI_Aint)bytes);
+    }
+    if (ckpt) {
+        int restored = 0;
         MPIX_Restart(MPI_COMM_WORLD, ckpt, &restored);
         if (restored) {
             u = where.u_is_first ? grid0 : grid1;
@@ -113,6 +122,32 @@ int main(int argc, char **argv) {
             where.u_is_first = u == grid0;
             where.change = change;
             MPIX_Checkpoint(MPI_COMM_WORLD, ckpt);
+        }
+        if (step == swap_at && size > 1) {
+            int before = (int)getpid(); /* rank 0's process */
+            MPI_Bcast(&before, 1, MPI_INT, 0, MPI_COMM_WORLD);
+            where.u_is_first = u == grid0; /* the rank's state: its grids and which is current */
+            MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+            int rc = MPIX_Swap_ranks(MPI_COMM_WORLD, 0, size - 1);
+            if (rc != MPI_SUCCESS) {
+                char msg[MPI_MAX_ERROR_STRING];
+                int len;
+                MPI_Error_string(rc, msg, &len);
+                if (rank == 0) fprintf(stderr, "heat2d: %s\n", msg);
+                MPI_Abort(MPI_COMM_WORLD, 4);
+            }
+            /* this process may hold another rank now: its strip follows from the rank */
+            MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+            rows = n / size + (rank < n % size);
+            r0 = rank * (n / size) + (rank < n % size ? rank : n % size);
+            up = rank > 0 ? rank - 1 : MPI_PROC_NULL;
+            down = rank < size - 1 ? rank + 1 : MPI_PROC_NULL;
+            u = where.u_is_first ? grid0 : grid1;
+            v = where.u_is_first ? grid1 : grid0;
+            if (rank == 0)
+                printf("heat2d: after step %d ranks 0 and %d swapped processes with their strips "
+                       "(rank 0: pid %d -> %d)\n",
+                       step, size - 1, before, (int)getpid());
         }
 #endif
         if (step == stop_at) {

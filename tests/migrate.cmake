@@ -15,3 +15,16 @@ cohort_mpi_test(swap_basic NP 3 8 SUFFIX .v2
 cohort_mpi_test(swap_basic NP 3 8 SUFFIX .v3
   ENV COHORT_BARRIER_ALGORITHM=dissemination COHORT_BCAST_ALGORITHM=binomial
       COHORT_ALLREDUCE_ALGORITHM=recursive_doubling)
+# Every reason a swap is refused, on purpose: the same class on every member, nothing changed,
+# and the swap made once the obstacle is gone.
+cohort_mpi_test(swap_errors NP 1 2 3 4 8)
+
+# A rank killed at a dozen moments of a run of swaps: the job ends with its death reported and
+# never hangs (tests/swap.sh).
+add_executable(t_swap_crash mpi/swap_crash.c)
+target_link_libraries(t_swap_crash PRIVATE cohort)
+target_compile_options(t_swap_crash PRIVATE -Wall -Wextra -Werror)
+set_target_properties(t_swap_crash PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+add_test(NAME swap.crash
+  COMMAND ${CMAKE_SOURCE_DIR}/tests/swap.sh ${MPIEXEC} $<TARGET_FILE:t_swap_crash>)
+set_tests_properties(swap.crash PROPERTIES TIMEOUT 300)

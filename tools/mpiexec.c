@@ -118,6 +118,19 @@ static void dl_restart(job *j, uint64_t now) {
     j->dl_since = now;
 }
 
+/* "rank 3", or "rank 3 (launched as rank 1)" for a process that a rank swap gave another
+ * world rank than its launch rank (docs/migration.md). */
+static const char *rank_name(job *j, int slot, char *buf, size_t len) {
+    int w = j->seg.ranks
+                ? atomic_load_explicit(&j->seg.ranks[slot].world1, memory_order_acquire) - 1
+                : -1;
+    if (w < 0 || w == slot)
+        snprintf(buf, len, "rank %d", slot);
+    else
+        snprintf(buf, len, "rank %d (launched as rank %d)", w, slot);
+    return buf;
+}
+
 static void dl_report(job *j) {
     fflush(stdout);
     fprintf(stderr,
@@ -126,13 +139,15 @@ static void dl_report(job *j) {
             j->deadlock_ms);
     for (int r = 0; r < j->n; r++) {
         int st = dl_state(j, r);
+        char name[64];
+        rank_name(j, r, name, sizeof(name));
         if (dl_done_with_mpi(st))
-            fprintf(stderr, "mpiexec:   rank %d: %s\n", r,
+            fprintf(stderr, "mpiexec:   %s: %s\n", name,
                     st < 0 ? "has exited" : "has finished MPI_Finalize");
         else if (atomic_load_explicit(&j->seg.ranks[r].dl_ack, memory_order_acquire) == j->dl_gen)
-            fprintf(stderr, "mpiexec:   rank %d: %.*s\n", r, CO_SEG_NOTE, co_seg_note(&j->seg, r));
+            fprintf(stderr, "mpiexec:   %s: %.*s\n", name, CO_SEG_NOTE, co_seg_note(&j->seg, r));
         else
-            fprintf(stderr, "mpiexec:   rank %d: (did not say)\n", r);
+            fprintf(stderr, "mpiexec:   %s: (did not say)\n", name);
     }
     fflush(stderr);
     atomic_store_explicit(&j->seg.hdr->dl_done, j->dl_gen, memory_order_release);
@@ -338,7 +353,9 @@ static void rank_exited(job *j, int rank, int status) {
     j->failed = 1;
     j->exit_code = code > 255 ? 255 : code;
     fflush(stdout);
-    fprintf(stderr, "mpiexec: rank %d (pid %d) %s\n", rank, (int)p->pid, what);
+    char name[64];
+    fprintf(stderr, "mpiexec: %s (pid %d) %s\n", rank_name(j, rank, name, sizeof(name)),
+            (int)p->pid, what);
     int others = 0;
     for (int i = 0; i < j->n; i++) others += j->ranks[i].running;
     if (others)

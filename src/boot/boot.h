@@ -42,7 +42,9 @@ typedef struct co_rank_ctl {
      * deadlock generation for which it has written where it waits (co_seg_note). */
     _Atomic uint64_t quiet;
     _Atomic uint32_t dl_ack;
-    uint32_t pad;
+    /* 1 + the world rank this process holds (its launch rank until a rank swap moves another
+     * rank here, src/migrate); 0 before MPI_Init. mpiexec names ranks by it. */
+    _Atomic int32_t world1;
 } co_rank_ctl;
 _Static_assert(sizeof(co_rank_ctl) == 64, "a rank's control block is one cache line");
 

@@ -104,6 +104,7 @@ int co_init(int *argc, char ***argv, int required, int *provided) {
         return co_error(NULL, "MPI_Init", rc, "initialisation failed");
     }
     if (co_st.launched && co_st.cfg.line_buffer) setvbuf(stdout, NULL, _IOLBF, 0);
+    atomic_store(&co_st.seg->ranks[co_st.proc].world1, co_st.world_rank + 1);
     atomic_store(&co_st.seg->ranks[co_st.proc].state, CO_RANK_RUNNING);
     co_st.initialized = 1;
     return MPI_SUCCESS;

@@ -1,20 +1,21 @@
 /* Swapping two ranks (docs/migration.md). World ranks are identities; processes sit in slots
  * that never change (co_st.proc), and every process keeps the table from one to the other
  * (co_proc_of). A swap of ranks a and b on processes Pa and Pb:
- *   1. markers: every process sends one to Pa and Pb, and they to every process, on the
+ *   1. the pair: every member names the same one (the markers' pattern depends on it);
+ *   2. markers: every process sends one to Pa and Pb, and they to every process, on the
  *      communicator's collective context, behind whatever each sent before on the same queue;
  *      once a process has its markers, every message sent before the swap to or from Pa and Pb
  *      has reached it (a message of rank a sent before the swap cannot be overtaken by one of
  *      rank a sent after it from Pb);
- *   2. checks, agreed on by every member before anything changes: Pa and Pb have nothing in
+ *   3. checks, agreed on by every member before anything changes: Pa and Pb have nothing in
  *      flight (requests, unreceived messages, nonblocking collectives) and no object that
  *      keeps per-rank state this swap cannot move (windows, persistent collectives,
  *      distributed graph topologies, communicators that hold one of a and b but not the
  *      other); both registered the same region sizes;
- *   3. the state: R1 = A xor B (Pa keeps it), R2 = R1 xor B = A (Pb keeps it), R3 = R1 xor A
+ *   4. the state: R1 = A xor B (Pa keeps it), R2 = R1 xor B = A (Pb keeps it), R3 = R1 xor A
  *      = B (Pa keeps it), three allreduces with MPI_BXOR to which every other rank gives
- *      zeros, chunk by chunk through a bounded buffer;
- *   4. a barrier, so that no process still works on the old placement, then every process
+ *      zeros, in rounds of a bounded size;
+ *   5. a barrier, so that no process still works on the old placement, then every process
  *      updates its table, and Pa and Pb their ranks in every group and communicator. */
 #include "migrate.h"
 
@@ -138,7 +139,7 @@ static void check_movable(co_comm *c, int mine, int other, swap_err *e) {
              co_st.wins.live == 1 ? "" : "s");
 }
 
-/* Step 1: the markers (see the top of the file). */
+/* Step 2: the markers (see the top of the file). */
 static int exchange_markers(co_comm *c, int a, int b) {
     int n = c->size, me = c->rank, k = 0;
     co_req **rq = calloc((size_t)2 * (size_t)n + 4, sizeof(*rq));
@@ -158,12 +159,22 @@ static int exchange_markers(co_comm *c, int a, int b) {
     return rc ? rc : wrc;
 }
 
-/* Step 2's agreement: one allreduce with MPI_MAX over what every rank found. */
+/* Step 1: every member names the same pair, or every member says they do not. */
+static int agree_pair(co_comm *c, int a, int b, const char *fn) {
+    int64_t v[4] = {a, -(int64_t)a, b, -(int64_t)b}, all[4];
+    int rc = co_allreduce(v, all, 4, co_dt_get(MPI_INT64_T), co_op_get(MPI_MAX), c);
+    if (rc) return co_error(c, fn, rc, "comparing the members' arguments failed");
+    if (all[0] != -all[1] || all[2] != -all[3])
+        return co_error(c, fn, MPI_ERR_ARG,
+                        "the members name different ranks to swap (rank_a from %lld to %lld, "
+                        "rank_b from %lld to %lld)",
+                        (long long)-all[1], (long long)all[0], (long long)-all[3],
+                        (long long)all[2]);
+    return MPI_SUCCESS;
+}
+
+/* Step 3's agreement: one allreduce with MPI_MAX over what every rank found. */
 enum {
-    V_A,
-    V_NEG_A,
-    V_B,
-    V_NEG_B,
     V_ERR, /* (size - rank) << 8 | class of the lowest rank that found a reason, else 0 */
     V_BYTES_A,
     V_BYTES_B,
@@ -186,7 +197,6 @@ static uint64_t shape_hash(const co_ckpt_region *r, size_t n) {
 static int agree(co_comm *c, int a, int b, const swap_err *mine, uint64_t bytes, size_t nregions,
                  uint64_t shape, int is_a, int is_b, const char *fn) {
     int64_t v[V_N], all[V_N];
-    v[V_A] = a, v[V_NEG_A] = -(int64_t)a, v[V_B] = b, v[V_NEG_B] = -(int64_t)b;
     v[V_ERR] = mine->cls ? (int64_t)(c->size - c->rank) << 8 | mine->cls : 0;
     v[V_BYTES_A] = is_a ? (int64_t)bytes : -1;
     v[V_BYTES_B] = is_b ? (int64_t)bytes : -1;
@@ -196,12 +206,6 @@ static int agree(co_comm *c, int a, int b, const swap_err *mine, uint64_t bytes,
     v[V_SHAPE_B] = is_b ? (int64_t)shape : -1;
     int rc = co_allreduce(v, all, V_N, co_dt_get(MPI_INT64_T), co_op_get(MPI_MAX), c);
     if (rc) return co_error(c, fn, rc, "combining the members' checks failed");
-    if (all[V_A] != -all[V_NEG_A] || all[V_B] != -all[V_NEG_B])
-        return co_error(c, fn, MPI_ERR_ARG,
-                        "the members name different ranks to swap (rank_a from %lld to %lld, "
-                        "rank_b from %lld to %lld)",
-                        (long long)-all[V_NEG_A], (long long)all[V_A], (long long)-all[V_NEG_B],
-                        (long long)all[V_B]);
     if (all[V_ERR]) {
         int first = c->size - (int)(all[V_ERR] >> 8), cls = (int)(all[V_ERR] & 0xff);
         swap_err e = *mine;
@@ -242,32 +246,54 @@ static void image_copy(const co_ckpt_region *r, size_t nr, uint64_t off, uint8_t
     }
 }
 
-/* Step 3: role 1 on Pa, 2 on Pb, 0 elsewhere. */
+/* The region memory of image bytes [off, off + n) when one region holds them all, else NULL. */
+static uint8_t *image_at(const co_ckpt_region *r, size_t nr, uint64_t off, uint64_t n) {
+    uint64_t at = 0;
+    for (size_t i = 0; i < nr; i++) {
+        if (off >= at && off + n <= at + r[i].size) return r[i].base + (off - at);
+        at += r[i].size;
+    }
+    return NULL;
+}
+
+/* Step 4: role 1 on Pa, 2 on Pb, 0 elsewhere. The state travels in chunks of the image (the
+ * regions one after the other); a chunk inside one region is exchanged in place, others go
+ * through a buffer. */
 static int exchange_state(co_comm *c, int role, uint64_t bytes, const char *fn) {
     size_t nr;
     const co_ckpt_region *r = co_ckpt_regions(&nr);
     size_t chunk = (size_t)CO_MIN(bytes, (uint64_t)SWAP_CHUNK);
-    uint8_t *x = malloc(chunk), *t = malloc(chunk), *zero = role ? NULL : calloc(1, chunk);
-    if (!x || !t || (!role && !zero)) {
-        free(x), free(t), free(zero);
+    /* (the nonblocking schedules' cache: blocks that outlive the blocking calls made here) */
+    uint8_t *pack = NULL, *t = co_coll_scratch(chunk), *zero = role ? NULL : co_coll_scratch(chunk);
+    if (!t || (!role && !zero)) {
+        co_coll_scratch_free(t), co_coll_scratch_free(zero);
         return co_error(c, fn, MPI_ERR_NO_MEM, "no memory for %zu bytes of swap buffers", chunk);
     }
+    if (zero) memset(zero, 0, chunk);
     co_dtype *u8 = co_dt_get(MPI_BYTE);
     co_op *bxor = co_op_get(MPI_BXOR);
     int rc = MPI_SUCCESS;
     for (uint64_t off = 0; off < bytes && !rc; off += chunk) {
         size_t k = (size_t)CO_MIN((uint64_t)chunk, bytes - off);
-        if (role) image_copy(r, nr, off, x, k, 1);
-        /* what each rank gives and where its result goes in round i: the keeper's own buffer
-         * in place, the other end's buffer as is, zeros from everyone else */
+        uint8_t *x = role ? image_at(r, nr, off, k) : NULL;
+        if (role && !x) {
+            if (!pack && !(pack = co_coll_scratch(chunk))) {
+                rc = MPI_ERR_NO_MEM;
+                break;
+            }
+            x = pack;
+            image_copy(r, nr, off, x, k, 1);
+        }
+        /* what each rank gives and where its result goes in round i: the keeper's own bytes
+         * in place, the other end's as they are, zeros from everyone else */
         for (int round = 0; round < 3 && !rc; round++) {
             int keeper = round == 1 ? 2 : 1;
             const void *in = role == keeper ? MPI_IN_PLACE : role ? x : zero;
             rc = co_allreduce(in, role == keeper ? x : t, k, u8, bxor, c);
         }
-        if (!rc && role) image_copy(r, nr, off, x, k, 0);
+        if (!rc && x == pack && pack) image_copy(r, nr, off, x, k, 0);
     }
-    free(x), free(t), free(zero);
+    co_coll_scratch_free(pack), co_coll_scratch_free(t), co_coll_scratch_free(zero);
     if (rc)
         return co_error(c, fn, rc,
                         "the exchange of the ranks' regions failed; both ranks' regions may be "
@@ -275,7 +301,7 @@ static int exchange_state(co_comm *c, int role, uint64_t bytes, const char *fn) 
     return MPI_SUCCESS;
 }
 
-/* Step 4, at every process: world ranks wa and wb change places. */
+/* Step 5, at every process: world ranks wa and wb change places. */
 static void renumber(int wa, int wb) {
     int n = co_st.world_size;
     if (!co_st.proc_of) {
@@ -291,6 +317,7 @@ static void renumber(int wa, int wb) {
     int now = old == wa ? wb : old == wb ? wa : old;
     if (now != old) {
         co_st.world_rank = now;
+        atomic_store(&co_st.seg->ranks[co_st.proc].world1, now + 1);
         /* groups of this process alone (MPI_COMM_SELF's, a communicator split to one rank)
          * follow it; in every other group it just has another rank, or none */
         for (co_group *g = co_st.all_groups; g; g = g->all_next) {
@@ -307,7 +334,8 @@ static void renumber(int wa, int wb) {
 int co_swap_ranks(co_comm *c, int a, int b, const char *fn) {
     int wa = c->local->world[a], wb = c->local->world[b];
     int is_a = co_st.world_rank == wa, is_b = co_st.world_rank == wb;
-    int rc = MPI_SUCCESS;
+    int rc = agree_pair(c, a, b, fn);
+    if (rc) return rc;
     if (a != b && (rc = exchange_markers(c, a, b)))
         return co_error(c, fn, rc, "exchanging the swap's markers failed");
     swap_err e = {0, ""};

@@ -1,0 +1,47 @@
+/* A rank that dies during rank swaps: swap_crash US swaps pairs of ranks with 1 MiB images
+ * over and over; the last launched process kills itself with SIGKILL after US microseconds,
+ * which lands in some phase of some swap (tests/swap.sh runs it at a dozen moments and checks
+ * that the job ends with the death reported, never hanging). Without US it swaps 20 times and
+ * checks every image. */
+#define _POSIX_C_SOURCE 200809L
+#include "testutil.h"
+
+#include <signal.h>
+#include <sys/time.h>
+
+#define IMAGE (1u << 20)
+
+static void die(int sig) {
+    (void)sig;
+    kill(getpid(), SIGKILL);
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int rank, n;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    long us = argc > 1 ? atol(argv[1]) : 0;
+    unsigned char *img = malloc(IMAGE);
+    for (size_t i = 0; i < IMAGE; i++) img[i] = (unsigned char)(i * 7 + (size_t)rank);
+    CHECK_RC(MPIX_Checkpoint_register(img, IMAGE));
+    if (us > 0 && rank == n - 1) {
+        signal(SIGALRM, die);
+        struct itimerval t = {{0, 0}, {us / 1000000, us % 1000000}};
+        setitimer(ITIMER_REAL, &t, NULL);
+    }
+    int rounds = us > 0 ? 1000000 : 20;
+    unsigned x = 12345; /* the same pairs on every rank */
+    for (int k = 0; k < rounds; k++) {
+        x = x * 1103515245u + 12345u;
+        CHECK_RC(MPIX_Swap_ranks(MPI_COMM_WORLD, (int)((x >> 16) % (unsigned)n),
+                                 (int)((x >> 8) % (unsigned)n)));
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        for (size_t i = 0; i < IMAGE; i += 4093)
+            CHECK(img[i] == (unsigned char)(i * 7 + (size_t)rank), "rank %d byte %zu", rank, i);
+    }
+    if (rank == 0) printf("swap_crash: %d swaps\n", rounds);
+    free(img);
+    MPI_Finalize();
+    return 0;
+}
