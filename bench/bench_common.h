@@ -245,6 +245,17 @@ static inline void bench_result(const char *bench, const char *cse, long size, d
     fflush(stdout);
 }
 
+static inline int bench_cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The median of t[0..n) (t is sorted in place). */
+static inline double bench_median(double *t, int n) {
+    qsort(t, (size_t)n, sizeof(double), bench_cmp_double);
+    return t[n / 2];
+}
+
 /* Allocates a buffer and writes every byte of it (first touch); aborts on failure. The bytes
  * are 0x3f, not zero: compilers turn malloc followed by a zero fill into calloc, which leaves a
  * large buffer's pages unmapped, and every read of such a page then hits the kernel's single

@@ -16,6 +16,8 @@
  * mpiio_write, mpiio_read (ms, medians) and ratio (file bytes / image bytes, %).
  */
 #define _POSIX_C_SOURCE 200809L
+#include "bench_common.h"
+
 #include <math.h>
 #include <mpi.h>
 #include <stdint.h>
@@ -45,16 +47,6 @@ static void fill(unsigned char *buf, size_t n, int field) {
         if (mix(i / 4096) % 64 == (uint64_t)me % 64) v = mix(i + (uint64_t)me * 7777);
         memcpy(buf + i, &v, 8);
     }
-}
-
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *t, int n) {
-    qsort(t, (size_t)n, sizeof(double), cmp);
-    return t[n / 2];
 }
 
 /* The slowest rank's time of one call. */
@@ -159,8 +151,8 @@ int main(int argc, char **argv) {
 #ifndef COHORT
                 if (k < 2) continue;
 #endif
-                printf("RESULT ckpt %s %ld %.3f ms %d\n", names[k], size, median(t[k], reps) * 1e3,
-                       reps);
+                printf("RESULT ckpt %s %ld %.3f ms %d\n", names[k], size,
+                       bench_median(t[k], reps) * 1e3, reps);
             }
             if (fsize)
                 printf("RESULT ckpt ratio %ld %.2f %% %d\n", size,

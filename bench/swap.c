@@ -14,6 +14,8 @@
  * (Open MPI and MPICH run the two standard rows).
  */
 #define _POSIX_C_SOURCE 200809L
+#include "bench_common.h"
+
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,25 +23,6 @@
 #include <string.h>
 
 static int me, np;
-
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *t, int n) {
-    qsort(t, (size_t)n, sizeof(double), cmp);
-    return t[n / 2];
-}
-
-static size_t parse_size(const char *s) {
-    char *end;
-    double v = strtod(s, &end);
-    if (*end == 'K' || *end == 'k') v *= 1024;
-    if (*end == 'M' || *end == 'm') v *= 1024 * 1024;
-    if (*end == 'G' || *end == 'g') v *= 1024.0 * 1024 * 1024;
-    return (size_t)v;
-}
 
 static void fill(unsigned char *b, size_t n, int who) {
     for (size_t i = 0; i < n; i++) b[i] = (unsigned char)(i * 131 + (size_t)who * 17 + 1);
@@ -98,9 +81,10 @@ int main(int argc, char **argv) {
     char *list = strdup(sizes);
     double *t = malloc((size_t)reps * sizeof(double));
     for (char *s = strtok(list, ","); s; s = strtok(NULL, ",")) {
-        size_t n = parse_size(s);
+        long sz = bench_parse_size(s);
+        size_t n = (size_t)(sz > 0 ? sz : 0);
         unsigned char *x = malloc(n), *tmp = malloc(n), *zero = calloc(1, n);
-        if (!x || !tmp || !zero || n > (size_t)1 << 30) {
+        if (sz <= 0 || !x || !tmp || !zero || n > (size_t)1 << 30) {
             fprintf(stderr, "swap: size %s is out of reach\n", s);
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
@@ -116,7 +100,7 @@ int main(int argc, char **argv) {
             MPI_Comm_rank(MPI_COMM_WORLD, &rank);
         }
         MPIX_Checkpoint_unregister(x);
-        if (me == 0) printf("RESULT swap swap %zu %.1f us %d\n", n, median(t, reps), reps);
+        if (me == 0) printf("RESULT swap swap %zu %.1f us %d\n", n, bench_median(t, reps), reps);
 #endif
         for (int r = 0; r < reps; r++) {
             TIMED(t[r], xor3(x, tmp, zero, n, a, b));
@@ -125,7 +109,7 @@ int main(int argc, char **argv) {
             xor3(x, tmp, zero, n, a, b);
         }
         check(x, n, me, "three allreduces, back");
-        if (me == 0) printf("RESULT swap xor3 %zu %.1f us %d\n", n, median(t, reps), reps);
+        if (me == 0) printf("RESULT swap xor3 %zu %.1f us %d\n", n, bench_median(t, reps), reps);
         for (int r = 0; r < reps; r++) {
             int peer = me == a ? b : me == b ? a : MPI_PROC_NULL;
             TIMED(t[r], MPI_Sendrecv_replace(x, (int)n, MPI_BYTE, peer, 1, peer, 1, MPI_COMM_WORLD,
@@ -137,7 +121,8 @@ int main(int argc, char **argv) {
             }
         }
         check(x, n, me, "MPI_Sendrecv_replace, back");
-        if (me == 0) printf("RESULT swap sendrecv %zu %.1f us %d\n", n, median(t, reps), reps);
+        if (me == 0)
+            printf("RESULT swap sendrecv %zu %.1f us %d\n", n, bench_median(t, reps), reps);
         fflush(stdout);
         free(x), free(tmp), free(zero);
     }

@@ -124,6 +124,14 @@ int main(int argc, char **argv) {
         if (rank == a && a != b && third < n)
             for (int k = 0; k < PRE; k++)
                 CHECK_RC(MPI_Send(&k, 1, MPI_INT, third, 21, MPI_COMM_WORLD));
+        /* receives the third rank posts before the swap, from rank b and from any source,
+         * which rank b and rank a send after it from their new processes */
+        MPI_Request pre[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+        int got[2] = {-1, -1};
+        if (rank == third && a != b && third < n) {
+            CHECK_RC(MPI_Irecv(&got[0], 1, MPI_INT, b, 22, MPI_COMM_WORLD, &pre[0]));
+            CHECK_RC(MPI_Irecv(&got[1], 1, MPI_INT, MPI_ANY_SOURCE, 23, MPI_COMM_WORLD, &pre[1]));
+        }
         int old = rank;
         CHECK_RC(MPIX_Swap_ranks(MPI_COMM_WORLD, a, b));
         MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -142,6 +150,16 @@ int main(int argc, char **argv) {
         if (rank == a && a != b && third < n)
             for (int k = PRE; k < 2 * PRE; k++)
                 CHECK_RC(MPI_Send(&k, 1, MPI_INT, third, 21, MPI_COMM_WORLD));
+        if ((rank == a || rank == b) && a != b && third < n)
+            CHECK_RC(MPI_Send(&rank, 1, MPI_INT, third, rank == b ? 22 : 23, MPI_COMM_WORLD));
+        if (rank == third && a != b) {
+            MPI_Status ps[2];
+            CHECK_RC(MPI_Waitall(2, pre, ps));
+            CHECK(got[0] == b && ps[0].MPI_SOURCE == b, "posted receive from %d got %d from %d", b,
+                  got[0], ps[0].MPI_SOURCE);
+            CHECK(got[1] == a && ps[1].MPI_SOURCE == a, "any-source receive got %d from %d", got[1],
+                  ps[1].MPI_SOURCE);
+        }
         if (rank == third && a != b)
             for (int k = 0; k < 2 * PRE; k++) {
                 int v = -1;
