@@ -193,6 +193,46 @@ int main(int argc, char **argv) {
         traffic(MPI_COMM_WORLD, big);
         traffic(dup, big);
         traffic(cart, big);
+        /* a Cartesian communicator on the first half of the ranks (made from the ID stream of
+         * MPI_COMM_WORLD's master, whose rank may be outside that half after a swap), and a
+         * duplicate of it (whose IDs come from the pool of its own master) */
+        {
+            int half = n > 1 ? n / 2 : 1, hdims[1] = {half}, hper[1] = {0};
+            MPI_Comm hc, hd;
+            CHECK_RC(MPI_Cart_create(MPI_COMM_WORLD, 1, hdims, hper, 0, &hc));
+            CHECK((rank < half) == (hc != MPI_COMM_NULL), "rank %d: half-size cart", rank);
+            if (hc != MPI_COMM_NULL) {
+                CHECK_RC(MPI_Comm_dup(hc, &hd));
+                int hr, sum = 0;
+                MPI_Comm_rank(hd, &hr);
+                CHECK(hr == rank, "half-size cart's duplicate: rank %d of world rank %d", hr, rank);
+                CHECK_RC(MPI_Allreduce(&hr, &sum, 1, MPI_INT, MPI_SUM, hd));
+                CHECK(sum == half * (half - 1) / 2, "half-size cart: sum %d", sum);
+                MPI_Comm_free(&hd);
+                MPI_Comm_free(&hc);
+            }
+        }
+        /* an intercommunicator between the halves, its duplicate, split and merger */
+        if (n > 1) {
+            int left = rank < n / 2;
+            MPI_Comm side, ic, icd, ics, merged;
+            CHECK_RC(MPI_Comm_split(MPI_COMM_WORLD, left, rank, &side));
+            CHECK_RC(MPI_Intercomm_create(side, 0, MPI_COMM_WORLD, left ? n / 2 : 0, 30, &ic));
+            CHECK_RC(MPI_Comm_dup(ic, &icd));
+            CHECK_RC(MPI_Comm_split(icd, 0, rank, &ics));
+            CHECK_RC(MPI_Intercomm_merge(ics, !left, &merged));
+            int mr, rs;
+            MPI_Comm_rank(merged, &mr);
+            MPI_Comm_remote_size(ics, &rs);
+            CHECK(mr == rank && rs == (left ? n - n / 2 : n / 2), "merged: rank %d of world %d", mr,
+                  rank);
+            traffic(merged, big);
+            MPI_Comm_free(&merged);
+            MPI_Comm_free(&ics);
+            MPI_Comm_free(&icd);
+            MPI_Comm_free(&ic);
+            MPI_Comm_free(&side);
+        }
         /* new communicators: their IDs come from pools that stay with their processes */
         for (int k = 0; k < 4; k++) {
             MPI_Comm d, h;
