@@ -9,9 +9,10 @@
  * checkpoint (MPIX_Restart) and ends with the same figures as one that never stopped. -s STEP
  * stops the job after that step, as if it had failed there.
  *
- * With -w STEP, ranks 0 and N-1 swap processes after that step with Cohort's MPIX_Swap_ranks,
- * taking their strips of the plate with them (each process then works on the other's strip),
- * and the job ends with the same figures as one that never swapped.
+ * With -w STEP, ranks 0 and N-1 (or two others whose strips have one size) swap processes after
+ * that step with Cohort's MPIX_Swap_ranks, taking their strips of the plate with them (each
+ * process then works on the other's strip), and the job ends with the same figures as one that
+ * never swapped.
  *
  * Usage: heat2d [-c FILE [-e EVERY] [-s STEP]] [-w STEP] [N [steps]] */
 #include <math.h>
@@ -124,30 +125,39 @@ int main(int argc, char **argv) {
             MPIX_Checkpoint(MPI_COMM_WORLD, ckpt);
         }
         if (step == swap_at && size > 1) {
-            int before = (int)getpid(); /* rank 0's process */
-            MPI_Bcast(&before, 1, MPI_INT, 0, MPI_COMM_WORLD);
-            where.u_is_first = u == grid0; /* the rank's state: its grids and which is current */
-            MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-            int rc = MPIX_Swap_ranks(MPI_COMM_WORLD, 0, size - 1);
-            if (rc != MPI_SUCCESS) {
-                char msg[MPI_MAX_ERROR_STRING];
-                int len;
-                MPI_Error_string(rc, msg, &len);
-                if (rank == 0) fprintf(stderr, "heat2d: %s\n", msg);
-                MPI_Abort(MPI_COMM_WORLD, 4);
+            /* two ranks with strips of one size (a swap moves regions of equal sizes): the
+             * first and the last, else two that both have a row more, or both not */
+            int pa = 0, pb = size - 1, extra = n % size;
+            if (extra == 1) pa = 1;
+            if (extra >= 2) pb = extra - 1;
+            if (pa >= pb) {
+                if (rank == 0) printf("heat2d: no two ranks have strips of one size; no swap\n");
+            } else {
+                int before = (int)getpid(); /* rank pa's process */
+                MPI_Bcast(&before, 1, MPI_INT, pa, MPI_COMM_WORLD);
+                where.u_is_first = u == grid0; /* the rank's state: its grids, the current one */
+                MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+                int rc = MPIX_Swap_ranks(MPI_COMM_WORLD, pa, pb);
+                if (rc != MPI_SUCCESS) {
+                    char msg[MPI_MAX_ERROR_STRING];
+                    int len;
+                    MPI_Error_string(rc, msg, &len);
+                    if (rank == 0) fprintf(stderr, "heat2d: %s\n", msg);
+                    MPI_Abort(MPI_COMM_WORLD, 4);
+                }
+                /* this process may hold another rank now: its strip follows from the rank */
+                MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+                rows = n / size + (rank < n % size);
+                r0 = rank * (n / size) + (rank < n % size ? rank : n % size);
+                up = rank > 0 ? rank - 1 : MPI_PROC_NULL;
+                down = rank < size - 1 ? rank + 1 : MPI_PROC_NULL;
+                u = where.u_is_first ? grid0 : grid1;
+                v = where.u_is_first ? grid1 : grid0;
+                if (rank == pa)
+                    printf("heat2d: after step %d ranks %d and %d swapped processes with their "
+                           "strips (rank %d: pid %d -> %d)\n",
+                           step, pa, pb, pa, before, (int)getpid());
             }
-            /* this process may hold another rank now: its strip follows from the rank */
-            MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-            rows = n / size + (rank < n % size);
-            r0 = rank * (n / size) + (rank < n % size ? rank : n % size);
-            up = rank > 0 ? rank - 1 : MPI_PROC_NULL;
-            down = rank < size - 1 ? rank + 1 : MPI_PROC_NULL;
-            u = where.u_is_first ? grid0 : grid1;
-            v = where.u_is_first ? grid1 : grid0;
-            if (rank == 0)
-                printf("heat2d: after step %d ranks 0 and %d swapped processes with their strips "
-                       "(rank 0: pid %d -> %d)\n",
-                       step, size - 1, before, (int)getpid());
         }
 #endif
         if (step == stop_at) {

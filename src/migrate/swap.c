@@ -194,8 +194,10 @@ static uint64_t shape_hash(const co_ckpt_region *r, size_t n) {
     return h >> 1; /* positive as an int64_t */
 }
 
+/* *image: the size of the two ranks' images, which every member's share of the exchange has
+ * (the other members' own images may be of any size). */
 static int agree(co_comm *c, int a, int b, const swap_err *mine, uint64_t bytes, size_t nregions,
-                 uint64_t shape, int is_a, int is_b, const char *fn) {
+                 uint64_t shape, int is_a, int is_b, uint64_t *image, const char *fn) {
     int64_t v[V_N], all[V_N];
     v[V_ERR] = mine->cls ? (int64_t)(c->size - c->rank) << 8 | mine->cls : 0;
     v[V_BYTES_A] = is_a ? (int64_t)bytes : -1;
@@ -225,6 +227,7 @@ static int agree(co_comm *c, int a, int b, const swap_err *mine, uint64_t bytes,
                         all[V_BYTES_A] == all[V_BYTES_B] && all[V_REGIONS_A] == all[V_REGIONS_B]
                             ? ", of other sizes"
                             : "");
+    *image = (uint64_t)all[V_BYTES_A];
     return MPI_SUCCESS;
 }
 
@@ -344,9 +347,10 @@ int co_swap_ranks(co_comm *c, int a, int b, const char *fn) {
     const co_ckpt_region *r = co_ckpt_regions(&nr);
     uint64_t bytes = 0;
     for (size_t i = 0; i < nr; i++) bytes += r[i].size;
-    if ((rc = agree(c, a, b, &e, bytes, nr, shape_hash(r, nr), is_a, is_b, fn))) return rc;
+    uint64_t image = 0;
+    if ((rc = agree(c, a, b, &e, bytes, nr, shape_hash(r, nr), is_a, is_b, &image, fn))) return rc;
     if (a == b) return MPI_SUCCESS;
-    if (bytes && (rc = exchange_state(c, is_a ? 1 : is_b ? 2 : 0, bytes, fn))) return rc;
+    if (image && (rc = exchange_state(c, is_a ? 1 : is_b ? 2 : 0, image, fn))) return rc;
     if ((rc = co_barrier(c))) return co_error(c, fn, rc, "the swap's closing barrier failed");
     renumber(wa, wb);
     return MPI_SUCCESS;

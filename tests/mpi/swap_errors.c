@@ -185,6 +185,23 @@ int main(int argc, char **argv) {
         works(a, b, "after the window, the request and the graph");
     }
 
+    /* the other ranks' images may have any size: only the pair's must match */
+    {
+        size_t mine = rank == a || rank == b ? 1000 : 37 * (size_t)(rank + 1);
+        unsigned char *x = malloc(mine);
+        for (size_t i = 0; i < mine; i++) x[i] = (unsigned char)(i + (size_t)rank);
+        CHECK_RC(MPIX_Checkpoint_register(x, mine));
+        int now;
+        CHECK_RC(MPIX_Swap_ranks(MPI_COMM_WORLD, a, b));
+        MPI_Comm_rank(MPI_COMM_WORLD, &now);
+        for (size_t i = 0; i < mine; i++)
+            CHECK(x[i] == (unsigned char)(i + (size_t)now), "other sizes: byte %zu", i);
+        CHECK_RC(MPIX_Swap_ranks(MPI_COMM_WORLD, a, b));
+        CHECK_RC(MPIX_Checkpoint_unregister(x));
+        unchanged("other ranks' images of other sizes");
+        free(x);
+    }
+
     /* an image larger than one round of the exchange (4 MiB), in regions that chunks straddle */
     {
         size_t nb = (9u << 20) / sizeof(int) + 3;
