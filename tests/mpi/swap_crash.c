@@ -1,8 +1,8 @@
-/* A rank that dies during rank swaps: swap_crash US swaps pairs of ranks with 1 MiB images
- * over and over; the last launched process kills itself with SIGKILL after US microseconds,
- * which lands in some phase of some swap (tests/swap.sh runs it at a dozen moments and checks
- * that the job ends with the death reported, never hanging). Without US it swaps 20 times and
- * checks every image. */
+/* A rank that dies during rank swaps: swap_crash US K swaps pairs of ranks with 1 MiB images
+ * over and over (the same pairs every run); the last launched process kills itself with SIGKILL
+ * US microseconds after its K-th swap, which lands in some phase of some swap (tests/swap.sh
+ * runs it at a dozen moments and checks that the job ends with the death reported, never
+ * hanging). Without US it swaps 20 times and checks every image. */
 #define _POSIX_C_SOURCE 200809L
 #include "testutil.h"
 
@@ -25,14 +25,15 @@ int main(int argc, char **argv) {
     unsigned char *img = malloc(IMAGE);
     for (size_t i = 0; i < IMAGE; i++) img[i] = (unsigned char)(i * 7 + (size_t)rank);
     CHECK_RC(MPIX_Checkpoint_register(img, IMAGE));
-    if (us > 0 && rank == n - 1) {
-        signal(SIGALRM, die);
-        struct itimerval t = {{0, 0}, {us / 1000000, us % 1000000}};
-        setitimer(ITIMER_REAL, &t, NULL);
-    }
+    int after = argc > 2 ? atoi(argv[2]) : 0, dies = us > 0 && rank == n - 1;
+    if (dies) signal(SIGALRM, die);
     int rounds = us > 0 ? 1000000 : 20;
     unsigned x = 12345; /* the same pairs on every rank */
     for (int k = 0; k < rounds; k++) {
+        if (dies && k == after) {
+            struct itimerval t = {{0, 0}, {us / 1000000, us % 1000000}};
+            setitimer(ITIMER_REAL, &t, NULL);
+        }
         x = x * 1103515245u + 12345u;
         CHECK_RC(MPIX_Swap_ranks(MPI_COMM_WORLD, (int)((x >> 16) % (unsigned)n),
                                  (int)((x >> 8) % (unsigned)n)));
