@@ -743,8 +743,9 @@ int co_nbc_sendrecv(co_comm *c, const void *sbuf, size_t scount, co_dtype *sdt, 
  * collectives"), which it then owns, and takes the call's number on c as the nonblocking calls
  * do; co_nbc_restart runs it once more (r inactive). */
 int co_nbc_persistent(co_comm *c, const co_coll_args *a, co_comm *lane, co_req **out);
-/* Nonblocking collective schedules in flight at this process (a rank swap waits for none). */
-int co_nbc_in_flight(void);
+/* Whether a nonblocking collective schedule is in flight at this process (a rank swap is
+ * refused then). */
+int co_nbc_active(void);
 
 /* ---- Rank swaps (src/migrate) ---------------------------------------------------------------
  * After a swap has given this process's communicators new ranks (c->rank) and moved world

@@ -95,10 +95,8 @@ typedef struct nb_sched {
 
 static nb_sched *active; /* schedules in flight, newest first */
 
-int co_nbc_in_flight(void) {
-    int n = 0;
-    for (const nb_sched *x = active; x; x = x->next) n++;
-    return n;
+int co_nbc_active(void) {
+    return active != NULL;
 }
 
 static void *grow(void *p, int *cap, int need, size_t elem) {

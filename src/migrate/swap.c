@@ -47,13 +47,6 @@ CO_PRINTF(3, 4) static void fail(swap_err *e, int cls, const char *fmt, ...) {
     va_end(ap);
 }
 
-static int group_has(const co_group *g, int w) {
-    if (!g) return 0;
-    for (int i = 0; i < g->size; i++)
-        if (g->world[i] == w) return 1;
-    return 0;
-}
-
 static int group_index(const co_group *g, int w) {
     for (int i = 0; i < g->size; i++)
         if (g->world[i] == w) return i;
@@ -63,6 +56,10 @@ static int group_index(const co_group *g, int w) {
 /* A communicator of this process (which holds rank `mine` of the pair; `other` is the other
  * one) that a swap would break. */
 static void check_comm(co_comm *x, int mine, int other, swap_err *e) {
+    /* an intercommunicator must have both in its local group (this process is in it) */
+    int split = (x->is_inter || x->size > 1) && group_index(x->local, other) < 0;
+    int dist = x->topo && x->topo->kind == MPI_DIST_GRAPH;
+    if (e->cls || !(split || dist || x->idup_pending)) return;
     char name[MPI_MAX_OBJECT_NAME + 40];
     if (x->handle)
         snprintf(name, sizeof(name), "communicator %s (ID %llu)", co_comm_label(x),
@@ -70,22 +67,21 @@ static void check_comm(co_comm *x, int mine, int other, swap_err *e) {
     else
         snprintf(name, sizeof(name), "an internal communicator (ID %llu)",
                  (unsigned long long)x->id);
-    if (x->is_inter) {
-        if (!group_has(x->local, other))
-            fail(e, MPI_ERR_COMM,
-                 "%s is an intercommunicator whose local group holds world rank %d but not "
-                 "world rank %d",
-                 name, mine, other);
-    } else if (x->size > 1 && !group_has(x->local, other)) {
+    if (split && x->is_inter)
+        fail(e, MPI_ERR_COMM,
+             "%s is an intercommunicator whose local group holds world rank %d but not "
+             "world rank %d",
+             name, mine, other);
+    else if (split)
         fail(e, MPI_ERR_COMM,
              "%s holds world rank %d but not world rank %d: the process that takes rank %d "
              "would not be a member of it (free it first, or swap ranks that share it)",
              name, mine, other, mine);
-    }
-    if (x->topo && x->topo->kind == MPI_DIST_GRAPH)
+    else if (dist)
         fail(e, MPI_ERR_TOPOLOGY,
              "%s has a distributed graph topology, whose edges each rank holds alone", name);
-    if (x->idup_pending) fail(e, MPI_ERR_PENDING, "an MPI_Comm_idup on %s has not completed", name);
+    else
+        fail(e, MPI_ERR_PENDING, "an MPI_Comm_idup on %s has not completed", name);
 }
 
 /* What keeps Pa or Pb (holding world rank `mine`) from swapping. */
@@ -108,7 +104,7 @@ static void check_movable(co_comm *c, int mine, int other, swap_err *e) {
         fail(e, MPI_ERR_PENDING,
              "world rank %d has %d request%s in flight (complete them before swapping)", mine,
              active, active == 1 ? "" : "s");
-    if (co_nbc_in_flight())
+    if (co_nbc_active())
         fail(e, MPI_ERR_PENDING, "world rank %d has nonblocking collectives in flight", mine);
     if (pcoll)
         fail(e, MPI_ERR_REQUEST,
