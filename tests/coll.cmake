@@ -94,6 +94,14 @@ endforeach()
 foreach(v 0 1 2 3 4 5 6)
   cohort_mpi_test(coll_mismatch NP 2 4 ENV ${COLL_V${v}} SUFFIX .v${v})
 endforeach()
+# Ranks apart (link emulation with free links): the selection table for ranks that do not
+# share memory, messages only, with the automatic choice; its algorithms change at other sizes
+# than the shared table's, so counts that disagree choose other pairs of algorithms
+set(COLL_APART COHORT_EMU_TOPOLOGY=${CMAKE_CURRENT_SOURCE_DIR}/emu-apart.topo COHORT_TUNE_DB=none)
+foreach(t coll_reduce coll_move coll_barrier)
+  cohort_mpi_test(${t} NP 3 4 8 ENV ${COLL_APART} SUFFIX .apart)
+endforeach()
+cohort_mpi_test(coll_mismatch NP 4 8 ENV ${COLL_APART} SUFFIX .apart)
 # the choices that depend on what a single copy costs (measured by mpiexec), both ways whatever
 # this machine measures: with the automatic choice and with single copy forced
 foreach(cost 1 100000)

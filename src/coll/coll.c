@@ -271,7 +271,10 @@ int co_coll_pick(co_comm *c, int kind, size_t bytes, const co_op *op, const co_d
     if (CO_UNLIKELY(c->coll && c->coll->nbc_shm_started != c->coll->nbc_shm_finished))
         co_nbc_shm_drain(c);
     int alg = choose(c, kind, bytes, op, dt);
-    if (c->coll && c->coll->shm) c->coll->shm->tag = CO_CSHM_TAG(kind, alg, c->coll->calls);
+    if (c->coll) {
+        c->coll->tag_alg = (unsigned)alg;
+        if (c->coll->shm) c->coll->shm->tag = CO_CSHM_TAG(kind, alg, c->coll->calls);
+    }
     return alg;
 }
 
@@ -427,6 +430,7 @@ static inline int sig_op(const co_coll_sig *g) {
 /* Numbers the call on its communicator and remembers its signature; returns it. */
 static inline co_coll_sig record(co_coll_comm *cc, uint64_t what, uint64_t bytes) {
     uint64_t n = ++cc->calls;
+    cc->tag_alg = 0;
     /* The chain leaves the sizes out: a call whose sizes differed and that the data path
      * reported (TRUNCATE, COUNT) leaves the communicator usable. It takes in the segment's
      * step count instead, the same on every rank unless such a call made the ranks' shared-
@@ -1181,7 +1185,10 @@ void co_coll_uniform_fill(int n, size_t count, int *c) {
 
 int co_coll_uniform_alg(co_comm *c, int kind, int alg, size_t bytes, int safe) {
     if (bytes * (size_t)(c->size - 1) <= INT_MAX) return alg;
-    if (c->coll && c->coll->shm) c->coll->shm->tag = CO_CSHM_TAG(kind, safe, c->coll->calls);
+    if (c->coll) {
+        c->coll->tag_alg = (unsigned)safe;
+        if (c->coll->shm) c->coll->shm->tag = CO_CSHM_TAG(kind, safe, c->coll->calls);
+    }
     return safe;
 }
 

@@ -195,6 +195,7 @@ typedef struct co_coll_comm {
     int shm_state;                  /* 0: not yet tried, 1: ready, -1: unavailable */
     int broken;                     /* error class of a disagreement found on it, 0 if none */
     uint64_t calls;                 /* collective calls made on it */
+    unsigned tag_alg;               /* the algorithm this call chose last (co_coll_tag) */
     uint64_t nbc_calls;             /* nonblocking ones (their tags, nbc.c) */
     uint64_t nbc_shm_started;       /* of those, calls through the shared buffers (nbc.c) */
     uint64_t nbc_shm_finished;      /* of these, how many have finished here (in turn) */
@@ -206,15 +207,22 @@ typedef struct co_coll_comm {
     char broken_msg[400];
 } co_coll_comm;
 
-/* The tag of a blocking collective's point-to-point messages on c: its CO_TAG_* and the low 20
- * bits of the call's number on c (co_coll_comm.calls). A rank that skipped a call the others
- * made (a count of 0 where they pass more returns before any message) then waits for their
- * messages of its next call under another tag instead of taking those of the skipped one for
- * them, and what a failed call left unmatched stays out of the next 2^20 calls' way. */
+/* The tag of a blocking collective's point-to-point messages on c: its CO_TAG_* (4 bits), the
+ * algorithm the call chose last (co_coll_comm.tag_alg, 4 bits) and the low 20 bits of the
+ * call's number on c (co_coll_comm.calls). A rank that skipped a call the others made (a count
+ * of 0 where they pass more returns before any message) then waits for their messages of its
+ * next call under another tag instead of taking those of the skipped one for them, and what a
+ * failed call left unmatched stays out of the next 2^20 calls' way. Ranks whose counts differ
+ * enough to choose different algorithms do not take each other's messages either: those of
+ * two algorithms may have the same sizes by chance (an Alltoall by Bruck's packed blocks at 8
+ * ranks and count k sends 4k bytes, what a linear one of count 4k expects), and a receive
+ * matched so would report success with another call's data. Their waits end as a disagreement
+ * instead ("Mismatched calls"). */
 static inline int co_coll_tag(const co_comm *c, int base) {
-    return base | (int)((c->coll ? c->coll->calls : 0) & 0xfffff) << 4;
+    const co_coll_comm *cc = c->coll;
+    return base | (cc ? (int)cc->tag_alg << 4 | (int)(cc->calls & 0xfffff) << 8 : 0);
 }
-_Static_assert(CO_TAG_TUNE < 16 && (0xfffff << 4 | 15) < CO_TAG_NBC, "collective tags overlap");
+_Static_assert(CO_TAG_TUNE < 16 && (0xfffff << 8 | 0xff) < CO_TAG_NBC, "collective tags overlap");
 
 /* ---- Mismatched calls ------------------------------------------------------------------------
  * Every MPI collective call runs through co_coll_watched. Entering, a rank numbers the call on

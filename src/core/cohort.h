@@ -24,7 +24,7 @@
 #define CO_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 /* Tags of the collective context (src/coll/coll.h): those of the blocking collectives lie
  * below this one, the nonblocking ones' from it up */
-#define CO_COLL_TAG_NBC (1 << 24)
+#define CO_COLL_TAG_NBC (1 << 28)
 
 /* ---- Handles --------------------------------------------------------------------------------
  * A handle is kind(5 bits) << 26 | generation(6 bits) << 20 | slot(20 bits). The generation
