@@ -102,6 +102,8 @@ foreach(t coll_reduce coll_move coll_barrier)
   cohort_mpi_test(${t} NP 3 4 8 ENV ${COLL_APART} SUFFIX .apart)
 endforeach()
 cohort_mpi_test(coll_mismatch NP 4 8 ENV ${COLL_APART} SUFFIX .apart)
+cohort_mpi_test(coll_random NP 3 4 8 ENV ${COLL_APART} COLL_RANDOM_NB=1 COLL_RANDOM_SEED=21
+  SUFFIX .nb.apart)
 # the choices that depend on what a single copy costs (measured by mpiexec), both ways whatever
 # this machine measures: with the automatic choice and with single copy forced
 foreach(cost 1 100000)
