@@ -266,15 +266,19 @@ static int choose(co_comm *c, int kind, size_t bytes, const co_op *op, const co_
 }
 
 /* The choice also becomes the segment's tag, which every buffer published from now on
- * carries: a reader that finds another tag knows the ranks chose differently. */
+ * carries (a reader that finds another tag knows the ranks chose differently), and part of
+ * the call's point-to-point tags (co_coll_tag). */
+static void chosen(co_comm *c, int kind, int alg) {
+    if (!c->coll) return;
+    c->coll->tag_alg = (unsigned)alg;
+    if (c->coll->shm) c->coll->shm->tag = CO_CSHM_TAG(kind, alg, c->coll->calls);
+}
+
 int co_coll_pick(co_comm *c, int kind, size_t bytes, const co_op *op, const co_dtype *dt) {
     if (CO_UNLIKELY(c->coll && c->coll->nbc_shm_started != c->coll->nbc_shm_finished))
         co_nbc_shm_drain(c);
     int alg = choose(c, kind, bytes, op, dt);
-    if (c->coll) {
-        c->coll->tag_alg = (unsigned)alg;
-        if (c->coll->shm) c->coll->shm->tag = CO_CSHM_TAG(kind, alg, c->coll->calls);
-    }
+    chosen(c, kind, alg);
     return alg;
 }
 
@@ -1185,10 +1189,7 @@ void co_coll_uniform_fill(int n, size_t count, int *c) {
 
 int co_coll_uniform_alg(co_comm *c, int kind, int alg, size_t bytes, int safe) {
     if (bytes * (size_t)(c->size - 1) <= INT_MAX) return alg;
-    if (c->coll) {
-        c->coll->tag_alg = (unsigned)safe;
-        if (c->coll->shm) c->coll->shm->tag = CO_CSHM_TAG(kind, safe, c->coll->calls);
-    }
+    chosen(c, kind, safe);
     return safe;
 }
 
