@@ -434,7 +434,6 @@ static inline int sig_op(const co_coll_sig *g) {
 /* Numbers the call on its communicator and remembers its signature; returns it. */
 static inline co_coll_sig record(co_coll_comm *cc, uint64_t what, uint64_t bytes) {
     uint64_t n = ++cc->calls;
-    cc->tag_alg = 0;
     /* The chain leaves the sizes out: a call whose sizes differed and that the data path
      * reported (TRUNCATE, COUNT) leaves the communicator usable. It takes in the segment's
      * step count instead, the same on every rank unless such a call made the ranks' shared-
@@ -573,6 +572,7 @@ int co_coll_watched(co_comm *c, int kind, int root, const co_op *op, uint64_t by
      * saves every register and mangles pointers; abandon() jumps back (from the segment's
      * set-up in enter, too). */
     if (__builtin_setjmp(k.escape)) {
+        c->coll->tag_alg = 0;
         *failed = CO_CALL_ABANDONED;
         return k.cls;
     }
@@ -582,6 +582,10 @@ int co_coll_watched(co_comm *c, int kind, int root, const co_op *op, uint64_t by
     co_st.coll_short = 0; /* armed for the call's own transfers (p2p.c) */
     S->cma_n = 0;
     rc = body(c, arg);
+    /* the call's choice ends with it: the broadcasts that other layers run straight after
+     * (co_bcast_binomial, no choice of their own) must not carry what a call whose ranks
+     * disagreed chose differently on each rank */
+    c->coll->tag_alg = 0;
     if (S->cma_n && rc == MPI_SUCCESS) copied_from(&k);
     S->cur = NULL;
     co_st.coll_short = -1;

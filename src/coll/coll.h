@@ -195,7 +195,8 @@ typedef struct co_coll_comm {
     int shm_state;                  /* 0: not yet tried, 1: ready, -1: unavailable */
     int broken;                     /* error class of a disagreement found on it, 0 if none */
     uint64_t calls;                 /* collective calls made on it */
-    unsigned tag_alg;               /* the algorithm this call chose last (co_coll_tag) */
+    unsigned tag_alg;               /* the algorithm the call in progress chose last, 0
+                                       between calls (co_coll_tag) */
     uint64_t nbc_calls;             /* nonblocking ones (their tags, nbc.c) */
     uint64_t nbc_shm_started;       /* of those, calls through the shared buffers (nbc.c) */
     uint64_t nbc_shm_finished;      /* of these, how many have finished here (in turn) */
