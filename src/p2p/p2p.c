@@ -246,6 +246,7 @@ typedef struct co_rdv {
     uint64_t limit;         /* bytes to move */
     uint64_t chunk;
     _Atomic uint32_t state;
+    uint32_t pull; /* set by the sender before its RTS: it leaves the whole copy to the receiver */
 } co_rdv;
 _Static_assert(sizeof(co_rdv) <= 64, "a rendezvous slot is one cache line");
 
@@ -395,8 +396,10 @@ static void recv_stream(co_req *r) {
  * rank. A sender does when it waits for a message from us (`exchanging`, below), as in an
  * exchange, where this rank has a large message of its own in flight to it (unless the ranks
  * outnumber the cores, where the sender takes its half). The copy is then one call instead of
- * two halves: a Sendrecv of 256 KiB between 2 ranks took 13.2-13.6 instead of 16.2-16.8 µs. */
-static int sender_leaves_copy(int proc) {
+ * two halves: a Sendrecv of 256 KiB between 2 ranks took 13.2-13.6 instead of 16.2-16.8 µs.
+ * A sender in CO_MODE_PULL says so in the slot (`pull`), whatever the number of ranks. */
+static int sender_leaves_copy(const co_rdv *d, int proc) {
+    if (d->pull) return 1;
     if (co_st.oversubscribed) return 0;
     for (const co_req *s = P->rdv_sends; s; s = s->next)
         if (s->peer_proc == proc) return 1;
@@ -429,7 +432,7 @@ static void deliver_rts(co_req *r, int src, int tag, int src_proc, uint64_t cook
      * larger calls win; measured 1 MiB streaming: 49-58 GB/s with halves, 36-42 with
      * eighths, 29 with sixteenths; and halves of every size, not only from 64 KiB, took
      * a ping-pong of 20-48 KiB 20-40% less time (docs/runtime.md). */
-    size_t chunk = (sender_leaves_copy(src_proc) ? n + 4095 : n / 2 + 4095) & ~(size_t)4095;
+    size_t chunk = (sender_leaves_copy(d, src_proc) ? n + 4095 : n / 2 + 4095) & ~(size_t)4095;
     d->chunk = CO_MAX(chunk, 4096u);
     atomic_store_explicit(
         &d->raddr, r->dt->contig ? (uint64_t)(uintptr_t)((char *)r->buf + r->dt->true_lb) : 0,
@@ -704,6 +707,7 @@ static int send_try(co_req *r) {
         atomic_store_explicit(&d->next, 0, memory_order_relaxed);
         atomic_store_explicit(&d->done, 0, memory_order_relaxed);
         atomic_store_explicit(&d->raddr, 0, memory_order_relaxed);
+        d->pull = r->mode == CO_MODE_PULL;
         atomic_store_explicit(&d->state, RDV_POSTED, memory_order_relaxed);
         r->rdv = d;
         r->rdv_slot = slot;
