@@ -216,47 +216,11 @@ static call_args reduce_args(int kind, int root, const void *sbuf, void *rbuf, s
                        .op = op};
 }
 
-/* The collective itself (a co_coll_body: arg is the call_args). */
-static int body(co_comm *c, const void *arg) {
-    const call_args *a = arg;
-    switch (a->kind) {
-    case CO_COLL_BARRIER: return co_barrier(c);
-    case CO_COLL_BCAST: return co_bcast(a->rbuf, a->rcount, a->rdt, a->root, c);
-    case CO_COLL_REDUCE: return co_reduce(a->sbuf, a->rbuf, a->rcount, a->rdt, a->op, a->root, c);
-    case CO_COLL_ALLREDUCE: return co_allreduce(a->sbuf, a->rbuf, a->rcount, a->rdt, a->op, c);
-    case CO_COLL_SCAN: return co_scan(a->sbuf, a->rbuf, a->rcount, a->rdt, a->op, c);
-    case CO_COLL_EXSCAN: return co_exscan(a->sbuf, a->rbuf, a->rcount, a->rdt, a->op, c);
-    case CO_COLL_GATHER:
-        return co_gather(a->sbuf, a->scount, a->sdt, a->rbuf, a->rcount, a->rdt, a->root, c);
-    case CO_COLL_GATHERV:
-        return co_gatherv(a->sbuf, a->scount, a->sdt, a->rbuf, a->rcounts, a->rdispls, a->rdt,
-                          a->root, c);
-    case CO_COLL_SCATTER:
-        return co_scatter(a->sbuf, a->scount, a->sdt, a->rbuf, a->rcount, a->rdt, a->root, c);
-    case CO_COLL_SCATTERV:
-        return co_scatterv(a->sbuf, a->scounts, a->sdispls, a->sdt, a->rbuf, a->rcount, a->rdt,
-                           a->root, c);
-    case CO_COLL_ALLGATHER:
-        return co_allgather(a->sbuf, a->scount, a->sdt, a->rbuf, a->rcount, a->rdt, c);
-    case CO_COLL_ALLGATHERV:
-        return co_allgatherv(a->sbuf, a->scount, a->sdt, a->rbuf, a->rcounts, a->rdispls, a->rdt,
-                             c);
-    case CO_COLL_ALLTOALL:
-        return co_alltoall(a->sbuf, a->scount, a->sdt, a->rbuf, a->rcount, a->rdt, c);
-    case CO_COLL_ALLTOALLV:
-        return co_alltoallv(a->sbuf, a->scounts, a->sdispls, a->sdt, a->rbuf, a->rcounts,
-                            a->rdispls, a->rdt, c);
-    case CO_COLL_REDUCE_SCATTER:
-        return co_reduce_scatter(a->sbuf, a->rbuf, a->rcounts, a->rdt, a->op, c);
-    default: return co_reduce_scatter_block(a->sbuf, a->rbuf, a->rcount, a->rdt, a->op, c);
-    }
-}
-
 /* Runs a collective call watched for calls that disagree between ranks (coll.h, "Mismatched
  * calls"); `bytes` is what every rank must agree on (0 for the v-variants). */
 static int run(co_comm *c, const char *fn, uint64_t bytes, const call_args *a) {
     int failed;
-    int rc = co_coll_watched(c, a->kind, a->root, a->op, bytes, body, a, &failed);
+    int rc = co_coll_watched(c, a->kind, a->root, a->op, bytes, co_coll_dispatch, a, &failed);
     if (failed == CO_CALL_BROKEN)
         return co_error(c, fn, rc, "an earlier collective on this communicator failed: %s",
                         c->coll->broken_msg);

@@ -95,6 +95,16 @@ static int allreduce_ring(const void *sbuf, void *rbuf, size_t count, co_dtype *
 }
 
 int co_allreduce(const void *sbuf, void *rbuf, size_t count, co_dtype *dt, co_op *op, co_comm *c) {
+    if (co_coll_unwatched())
+        return co_coll_layer(c,
+                             &(co_coll_args){.kind = CO_COLL_ALLREDUCE,
+                                             .root = -1,
+                                             .sbuf = sbuf,
+                                             .rbuf = rbuf,
+                                             .rcount = count,
+                                             .rdt = dt,
+                                             .op = op},
+                             (uint64_t)count * dt->size);
     if (count == 0 || dt->size == 0) return MPI_SUCCESS;
     if (c->size == 1) {
         if (sbuf != MPI_IN_PLACE) co_coll_copy_same(sbuf, rbuf, count, dt);

@@ -16,6 +16,19 @@ CO_ALG_TABLE_CHECK(co_alltoallv_algs, CO_ALLTOALLV_NALGS);
 
 int co_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, co_dtype *sdt,
                  void *rbuf, const int *rcounts, const int *rdispls, co_dtype *rdt, co_comm *c) {
+    if (co_coll_unwatched())
+        return co_coll_layer(c,
+                             &(co_coll_args){.kind = CO_COLL_ALLTOALLV,
+                                             .root = -1,
+                                             .sbuf = sbuf,
+                                             .scounts = scounts,
+                                             .sdispls = sdispls,
+                                             .sdt = sdt,
+                                             .rbuf = rbuf,
+                                             .rcounts = rcounts,
+                                             .rdispls = rdispls,
+                                             .rdt = rdt},
+                             0);
     int n = c->size, me = c->rank, rc = MPI_SUCCESS;
     void *copyb = NULL;
     if (sbuf == MPI_IN_PLACE) {

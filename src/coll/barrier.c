@@ -69,6 +69,8 @@ static int barrier_flag(co_cshm *s) {
 }
 
 int co_barrier(co_comm *c) {
+    if (co_coll_unwatched())
+        return co_coll_layer(c, &(co_coll_args){.kind = CO_COLL_BARRIER, .root = -1}, 0);
     if (c->size < 2) return MPI_SUCCESS;
     int rc;
     switch (co_coll_pick(c, CO_COLL_BARRIER, 0, NULL, NULL)) {

@@ -26,7 +26,21 @@ const co_coll_alg co_bcast_algs[] = {
 };
 CO_ALG_TABLE_CHECK(co_bcast_algs, CO_BCAST_NALGS);
 
+typedef struct binomial_args {
+    void *buf;
+    size_t count;
+    co_dtype *dt;
+    int root;
+} binomial_args;
+static int binomial_body(co_comm *c, const void *arg) {
+    const binomial_args *a = arg;
+    return co_bcast_binomial(a->buf, a->count, a->dt, a->root, c);
+}
+
 int co_bcast_binomial(void *buf, size_t count, co_dtype *dt, int root, co_comm *c) {
+    if (co_coll_unwatched())
+        return co_coll_layer_body(c, CO_COLL_BCAST, root, (uint64_t)count * dt->size, binomial_body,
+                                  &(binomial_args){buf, count, dt, root});
     int n = c->size, rc = MPI_SUCCESS;
     if (n < 2 || count == 0) return MPI_SUCCESS;
     int rel = (c->rank - root + n) % n;
@@ -409,6 +423,12 @@ out:
 }
 
 int co_bcast(void *buf, size_t count, co_dtype *dt, int root, co_comm *c) {
+    if (co_coll_unwatched())
+        return co_coll_layer(
+            c,
+            &(co_coll_args){
+                .kind = CO_COLL_BCAST, .root = root, .rbuf = buf, .rcount = count, .rdt = dt},
+            (uint64_t)count * dt->size);
     if (c->size < 2 || count == 0 || dt->size == 0) return MPI_SUCCESS;
     switch (co_coll_pick(c, CO_COLL_BCAST, count * dt->size, NULL, NULL)) {
     case CO_BCAST_SCATTER_ALLGATHER: return bcast_scatter_allgather(buf, count, dt, root, c);

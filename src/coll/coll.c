@@ -406,6 +406,7 @@ typedef struct co_coll_call {
     int cls;          /* the error class, when the call was abandoned (message: broken_msg) */
     int setup;        /* setting up the communicator's segment (its first call), not numbered */
     int published;    /* this rank's control block says it waits in this call (unpublish) */
+    pid_t ended;      /* abandoned because this process ended (co_coll_fail_ended), or 0 */
     co_coll_sig pend; /* during the set-up: the signature the call will have */
     void *escape[5];  /* for __builtin_setjmp */
 } co_coll_call;
@@ -458,6 +459,7 @@ static inline int enter(co_coll_call *k, co_comm *c, uint64_t what, uint64_t byt
     k->c = c;
     k->setup = 0;
     k->published = 0;
+    k->ended = 0;
     if (CO_UNLIKELY(!cc || cc->shm_state <= 0 || cc->broken)) {
         cc = co_coll_comm_of(c);
         if (cc->broken) return cc->broken;
@@ -505,6 +507,17 @@ static inline int same_call(uint64_t b, uint64_t call) {
  * rank holds may not be that call's. The peer publishes its broken word before it leaves
  * (abandon, with a full fence); a copy finished before this rank's load that finds no such
  * word read the buffer before the peer left. */
+/* Why peer q abandoned a call (its broken word is set): "(their calls disagree with another
+ * rank's)", or the process whose end made it. */
+static const char *why_broken(const co_cshm *s, int q, char *buf, size_t len) {
+    int pid = atomic_load_explicit(&s->sig[q].ended, memory_order_relaxed);
+    if (pid)
+        snprintf(buf, len, "(process %d has ended)", pid);
+    else
+        snprintf(buf, len, "(their calls disagree with another rank's)");
+    return buf;
+}
+
 static void copied_from(co_coll_call *k) {
     co_coll_comm *cc = k->c->coll;
     const co_cshm *s = cc ? cc->shm : NULL;
@@ -517,11 +530,11 @@ static void copied_from(co_coll_call *k) {
         if (!copied) continue;
         uint64_t b = atomic_load_explicit(&s->sig[q].broken, memory_order_acquire);
         if (!b || !same_call(b, cc->calls)) continue; /* (one that left it normally waited) */
+        char why[64];
         snprintf(cc->broken_msg, sizeof(cc->broken_msg),
                  "rank %d abandoned collective call %llu on this communicator while this rank "
-                 "copied its data (their calls disagree with another rank's): what this rank "
-                 "received may not be that call's data",
-                 q, (unsigned long long)cc->calls);
+                 "copied its data %s: what this rank received may not be that call's data",
+                 q, (unsigned long long)cc->calls, why_broken(s, q, why, sizeof(why)));
         abandon(k, MPI_ERR_OTHER);
     }
 }
@@ -542,10 +555,11 @@ uint64_t co_coll_write_begin(co_cshm *s, int q) {
     atomic_thread_fence(memory_order_seq_cst);
     uint64_t b = atomic_load_explicit(&s->sig[q].broken, memory_order_acquire);
     if (CO_UNLIKELY(b && same_call(b, call))) {
+        char why[64];
         snprintf(cc->broken_msg, sizeof(cc->broken_msg),
                  "rank %d abandoned collective call %llu on this communicator before this rank "
-                 "wrote its data there (their calls disagree with another rank's)",
-                 q, (unsigned long long)call);
+                 "wrote its data there %s",
+                 q, (unsigned long long)call, why_broken(s, q, why, sizeof(why)));
         abandon(k, MPI_ERR_OTHER); /* (clears the writing word) */
     }
     return call;
@@ -568,10 +582,12 @@ static void await_writers(const co_cshm *s, uint64_t call) {
 int co_coll_watched(co_comm *c, int kind, int root, const co_op *op, uint64_t bytes,
                     co_coll_body body, const void *arg, int *failed) {
     co_coll_call k;
+    const int bodies = S->bodies; /* (set before the jump's target: read after it) */
     /* The compiler's own setjmp (GCC and clang) saves only what the jump needs, where libc's
      * saves every register and mangles pointers; abandon() jumps back (from the segment's
      * set-up in enter, too). */
     if (__builtin_setjmp(k.escape)) {
+        S->bodies = bodies;
         c->coll->tag_alg = 0;
         *failed = CO_CALL_ABANDONED;
         return k.cls;
@@ -581,7 +597,9 @@ int co_coll_watched(co_comm *c, int kind, int root, const co_op *op, uint64_t by
     if (rc) return rc;
     co_st.coll_short = 0; /* armed for the call's own transfers (p2p.c) */
     S->cma_n = 0;
+    S->bodies++;
     rc = body(c, arg);
+    S->bodies--;
     /* the call's choice ends with it: the broadcasts that other layers run straight after
      * (co_bcast_binomial, no choice of their own) must not carry what a call whose ranks
      * disagreed chose differently on each rank */
@@ -592,6 +610,52 @@ int co_coll_watched(co_comm *c, int kind, int root, const co_op *op, uint64_t by
     if (CO_UNLIKELY(k.published)) unpublish(&k);
     if (rc == MPI_ERR_TRUNCATE || rc == MPI_ERR_COUNT) c->quarantined = 1; /* ranks disagree */
     return rc;
+}
+
+int co_coll_dispatch(co_comm *c, const void *arg) {
+    const co_coll_args *a = arg;
+    switch (a->kind) {
+    case CO_COLL_BARRIER: return co_barrier(c);
+    case CO_COLL_BCAST: return co_bcast(a->rbuf, a->rcount, a->rdt, a->root, c);
+    case CO_COLL_REDUCE: return co_reduce(a->sbuf, a->rbuf, a->rcount, a->rdt, a->op, a->root, c);
+    case CO_COLL_ALLREDUCE: return co_allreduce(a->sbuf, a->rbuf, a->rcount, a->rdt, a->op, c);
+    case CO_COLL_SCAN: return co_scan(a->sbuf, a->rbuf, a->rcount, a->rdt, a->op, c);
+    case CO_COLL_EXSCAN: return co_exscan(a->sbuf, a->rbuf, a->rcount, a->rdt, a->op, c);
+    case CO_COLL_GATHER:
+        return co_gather(a->sbuf, a->scount, a->sdt, a->rbuf, a->rcount, a->rdt, a->root, c);
+    case CO_COLL_GATHERV:
+        return co_gatherv(a->sbuf, a->scount, a->sdt, a->rbuf, a->rcounts, a->rdispls, a->rdt,
+                          a->root, c);
+    case CO_COLL_SCATTER:
+        return co_scatter(a->sbuf, a->scount, a->sdt, a->rbuf, a->rcount, a->rdt, a->root, c);
+    case CO_COLL_SCATTERV:
+        return co_scatterv(a->sbuf, a->scounts, a->sdispls, a->sdt, a->rbuf, a->rcount, a->rdt,
+                           a->root, c);
+    case CO_COLL_ALLGATHER:
+        return co_allgather(a->sbuf, a->scount, a->sdt, a->rbuf, a->rcount, a->rdt, c);
+    case CO_COLL_ALLGATHERV:
+        return co_allgatherv(a->sbuf, a->scount, a->sdt, a->rbuf, a->rcounts, a->rdispls, a->rdt,
+                             c);
+    case CO_COLL_ALLTOALL:
+        return co_alltoall(a->sbuf, a->scount, a->sdt, a->rbuf, a->rcount, a->rdt, c);
+    case CO_COLL_ALLTOALLV:
+        return co_alltoallv(a->sbuf, a->scounts, a->sdispls, a->sdt, a->rbuf, a->rcounts,
+                            a->rdispls, a->rdt, c);
+    case CO_COLL_REDUCE_SCATTER:
+        return co_reduce_scatter(a->sbuf, a->rbuf, a->rcounts, a->rdt, a->op, c);
+    default: return co_reduce_scatter_block(a->sbuf, a->rbuf, a->rcount, a->rdt, a->op, c);
+    }
+}
+
+int co_coll_layer_body(co_comm *c, int kind, int root, uint64_t bytes, co_coll_body body,
+                       const void *arg) {
+    int failed;
+    return co_coll_watched(c, kind, root, NULL, bytes, body, arg, &failed);
+}
+
+int co_coll_layer(co_comm *c, const co_coll_args *a, uint64_t bytes) {
+    int failed;
+    return co_coll_watched(c, a->kind, a->root, a->op, bytes, co_coll_dispatch, a, &failed);
 }
 
 static int barrier_body(co_comm *c, const void *arg) {
@@ -632,6 +696,7 @@ CO_NORETURN static void abandon(co_coll_call *k, int cls) {
     if (cc->shm) { /* (none yet if the set-up was abandoned before the segment was known) */
         co_cshm *s = cc->shm;
         atomic_store_explicit(&s->sig[c->rank].writing, 0, memory_order_relaxed);
+        atomic_store_explicit(&s->sig[c->rank].ended, (int32_t)k->ended, memory_order_relaxed);
         atomic_store_explicit(&s->sig[c->rank].broken, cc->calls << 32 | (uint32_t)cls,
                               memory_order_release);
         /* before the user may change a buffer that a peer still copies (see copied_from), and
@@ -646,6 +711,14 @@ CO_NORETURN static void abandon(co_coll_call *k, int cls) {
     S->cur = NULL;
     co_st.coll_short = -1;
     __builtin_longjmp(k->escape, 1);
+}
+
+void co_coll_fail_ended(pid_t pid, const char *msg) {
+    co_coll_call *k = S ? S->cur : NULL;
+    if (!k) return;
+    snprintf(k->c->coll->broken_msg, sizeof(k->c->coll->broken_msg), "%s", msg);
+    k->ended = pid;
+    abandon(k, MPI_ERR_OTHER);
 }
 
 void co_coll_fail(int cls, const char *fmt, ...) {
@@ -887,10 +960,17 @@ static void wait_check(void) {
         if (!dl) check_elsewhere(k, q); /* (after a deadlock, q may wait in its next call) */
         uint64_t b = s ? atomic_load_explicit(&s->sig[q].broken, memory_order_acquire) : 0;
         if (b && !dl) { /* (in a deadlock, q may have broken it for that: say the deadlock) */
-            snprintf(cc->broken_msg, sizeof(cc->broken_msg),
-                     "rank %d found that the ranks' arguments to collective call %llu on this "
-                     "communicator disagree",
-                     q, (unsigned long long)(b >> 32));
+            int pid = atomic_load_explicit(&s->sig[q].ended, memory_order_relaxed);
+            if (pid)
+                snprintf(cc->broken_msg, sizeof(cc->broken_msg),
+                         "rank %d abandoned collective call %llu on this communicator: process "
+                         "%d has ended",
+                         q, (unsigned long long)(b >> 32), pid);
+            else
+                snprintf(cc->broken_msg, sizeof(cc->broken_msg),
+                         "rank %d found that the ranks' arguments to collective call %llu on "
+                         "this communicator disagree",
+                         q, (unsigned long long)(b >> 32));
             abandon(k, (int)(uint32_t)b);
         }
         if (k->setup) continue; /* no call numbers or signatures yet */

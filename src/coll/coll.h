@@ -252,6 +252,8 @@ int co_coll_watched(co_comm *c, int kind, int root, const co_op *op, uint64_t by
 /* Abandons the collective call in progress with error class `cls` (the ranks' calls were
  * found to disagree); returns only if no watched call is in progress. */
 void co_coll_fail(int cls, const char *fmt, ...) CO_PRINTF(2, 3);
+/* The same, because process pid has ended (its peers then say so, not "disagree"). */
+void co_coll_fail_ended(pid_t pid, const char *msg);
 /* The first part of a composite algorithm (a reduction, then a broadcast or a scatter of its
  * result) returned rc. If that is a size that differs, the result must not be passed on as
  * one to ranks that may have seen nothing wrong: when the second part (collective `next` of
@@ -285,6 +287,7 @@ typedef struct co_coll_state {
     co_cshm_zombie *zombies;
     co_coll_block cache[CO_COLL_CACHE]; /* large scratch blocks kept for reuse */
     struct co_coll_call *cur;           /* the call in progress (watched for mismatches), or NULL */
+    int bodies;        /* watched calls whose body runs (co_coll_watched; nested ones count too) */
     pid_t cma_pids[8]; /* processes the call in progress copied from or into (co_cma_note) */
     int cma_n;         /* how many; -1: more than fit */
 } co_coll_state;
@@ -435,7 +438,10 @@ typedef struct co_cshm_sig {
      * once, read by every peer after each call that copied from this rank (copied_from in
      * coll.c), where the line above changes with every call. */
     _Atomic uint64_t broken;
-    char pad2[56];
+    /* The process whose end made this rank abandon that call (a single copy from or into it
+     * found it gone), 0 for a disagreement; stored before the broken word. */
+    _Atomic int32_t ended;
+    char pad2[52];
     /* The call (cc->calls) in which this rank is writing into a peer's buffer by single copy
      * (co_cma_write), 0 otherwise. A rank that abandons that call waits until its peers'
      * words say otherwise before it leaves (coll.c, abandon). In a line of its own: written
@@ -720,6 +726,32 @@ typedef struct co_coll_args {
     int err; /* nonblocking: an error found at the call, reported at completion (the call runs:
               * a root whose own block does not fit leaves it out) */
 } co_coll_args;
+/* Runs collective call a (a co_coll_body: arg is a co_coll_args) without being watched: the
+ * body of the MPI calls, and of co_coll_layer. */
+int co_coll_dispatch(co_comm *c, const void *arg);
+/* Whether a collective is called from outside any watched call (its body, or the segment's
+ * set-up as it enters): by another layer (window creation and fences, files, checkpoints,
+ * rank swaps), which then runs it through co_coll_layer so that it is watched as the
+ * program's own calls are. */
+static inline int co_coll_unwatched(void) {
+    return CO_UNLIKELY(co_st.coll && !co_st.coll->bodies && !co_st.coll->cur);
+}
+/* ": " and why c's collectives broke (the message of the call that found it), or "" while
+ * they work: for another layer's message about a collective of its own that failed. */
+static inline const char *co_coll_broken_sep(const co_comm *c) {
+    return c->coll && c->coll->broken ? ": " : "";
+}
+static inline const char *co_coll_broken_why(const co_comm *c) {
+    return c->coll && c->coll->broken ? c->coll->broken_msg : "";
+}
+/* Another layer's collective call a on c, `bytes` per block as the MPI call would give
+ * (0 for the v-variants), watched: on a communicator that an earlier disagreement broke it
+ * fails at once, and a disagreement or a peer that found one ends it with that error class
+ * (message in c->coll->broken_msg) instead of a wait that never ends. */
+int co_coll_layer(co_comm *c, const co_coll_args *a, uint64_t bytes);
+/* The same for any body (co_bcast_binomial's, which the registry does not name). */
+int co_coll_layer_body(co_comm *c, int kind, int root, uint64_t bytes, co_coll_body body,
+                       const void *arg);
 /* Alltoallw is not in the registry: it has one way, every transfer posted at once (nbc.c,
  * which runs the blocking call too, on both kinds of communicator). */
 #define CO_COLL_ALLTOALLW CO_COLL_KINDS

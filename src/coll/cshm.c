@@ -149,7 +149,7 @@ static void cma_fail(const char *what, pid_t pid, int err) {
         char msg[128];
         snprintf(msg, sizeof(msg), "%s of process %d failed: that process has ended", what,
                  (int)pid);
-        co_coll_fail(MPI_ERR_OTHER, "%s", msg);
+        co_coll_fail_ended(pid, msg);
         co_fatal("%s", msg);
     }
     /* inside a collective call, a bad address means the ranks' calls disagree: the call is

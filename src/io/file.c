@@ -133,7 +133,9 @@ int co_file_open(co_comm *c, const char *path, int amode, const co_info *info, c
         h[H_CLASS] = (uint64_t)cls;
     }
     int rc = co_bcast_binomial(h, H_WORDS, co_dt_get(MPI_UINT64_T), 0, c);
-    if (rc) return co_file_error(NULL, fn, rc, "telling the members how the open went failed");
+    if (rc)
+        return co_file_error(NULL, fn, rc, "telling the members how the open went failed%s%s",
+                             co_coll_broken_sep(c), co_coll_broken_why(c));
     if (me != 0) {
         if (h[H_AMODE] != (uint64_t)amode || h[H_NAME] != name_hash(path))
             cls = MPI_ERR_NOT_SAME;
@@ -148,7 +150,8 @@ int co_file_open(co_comm *c, const char *path, int amode, const co_info *info, c
     int mine = cls ? me * 256 + cls : INT_MAX, first = INT_MAX;
     if ((rc = co_allreduce(&mine, &first, 1, co_dt_get(MPI_INT), co_op_get(MPI_MIN), c))) {
         if (fd >= 0) close(fd);
-        return co_file_error(NULL, fn, rc, "combining the members' opens failed");
+        return co_file_error(NULL, fn, rc, "combining the members' opens failed%s%s",
+                             co_coll_broken_sep(c), co_coll_broken_why(c));
     }
     if (first != INT_MAX) {
         if (fd >= 0) close(fd);

@@ -296,7 +296,8 @@ static int exchange_state(co_comm *c, int role, uint64_t bytes, const char *fn) 
     if (rc)
         return co_error(c, fn, rc,
                         "the exchange of the ranks' regions failed; both ranks' regions may be "
-                        "partly exchanged");
+                        "partly exchanged%s%s",
+                        co_coll_broken_sep(c), co_coll_broken_why(c));
     return MPI_SUCCESS;
 }
 

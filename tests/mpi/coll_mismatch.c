@@ -60,6 +60,7 @@ static const char *const names[NKIND] = {
     "Scan",    "Exscan"};
 
 static int me, np;
+static char io_path[64]; /* run_case's file, named after rank 0's process */
 static int *sb, *rb;
 
 static int call(int kind, MPI_Comm c, int n) {
@@ -115,6 +116,18 @@ static void run_case(int kind, int n, int odd, int odd_kind, int odd_n, int shor
     int err = cls != MPI_SUCCESS, any = 0;
     CHECK_RC(MPI_Allreduce(&err, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
     CHECK(any || !must_err, "%s: no rank reported an error", what);
+    /* a collective of another layer first (MPI_File_open broadcasts how the open went before
+     * any collective chooses an algorithm): it ends, and on every rank alike */
+    MPI_File f = MPI_FILE_NULL;
+    cls = class_of(MPI_File_open(
+        d, io_path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL, &f));
+    CHECK(allowed(cls), "%s: file open afterwards: error class %d", what, cls);
+    int opened = cls == MPI_SUCCESS, all_opened = 0, none_opened = 0;
+    CHECK_RC(MPI_Allreduce(&opened, &all_opened, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+    CHECK_RC(MPI_Allreduce(&opened, &none_opened, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+    CHECK(all_opened || !none_opened, "%s: file open afterwards succeeded on some ranks only",
+          what);
+    if (all_opened) CHECK_RC(MPI_File_close(&f));
     /* the communicator's next collectives end (with an error where it is broken) */
     cls = class_of(MPI_Barrier(d));
     CHECK(allowed(cls), "%s: barrier afterwards: error class %d", what, cls);
@@ -307,6 +320,9 @@ int main(int argc, char **argv) {
         MPI_Finalize();
         return 0;
     }
+    int pid0 = (int)getpid();
+    CHECK_RC(MPI_Bcast(&pid0, 1, MPI_INT, 0, MPI_COMM_WORLD));
+    snprintf(io_path, sizeof(io_path), "/tmp/cohort-coll-mismatch-%d", pid0);
     size_t cap = (size_t)BIG * 2 * (size_t)np;
     sb = calloc(cap, sizeof(int));
     rb = calloc(cap, sizeof(int));
