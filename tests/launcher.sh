@@ -128,6 +128,35 @@ deadlock)
   expect_err "^mpiexec: rank [0-2] \(pid [0-9]+\) stopped by a fatal MPI error \(MPI_ERR_OTHER\)$"
   expect_no_survivors
   ;;
+nbcdiffer)
+  # ranks that start different nonblocking collectives never take each other's messages
+  # (the collective is in the tags): blocks of 32768 ints go point to point, and the
+  # deadlock report names each call
+  run 3 --timeout 60 -- nbcdiffer 32768
+  expect_status 16
+  expect_err "^mpiexec: deadlock: every rank has waited [0-9]+ ms in MPI calls"
+  for r in 0 2; do
+    expect_err "^mpiexec:   rank $r: MPI_Wait: nonblocking collective call 1 on MPI_COMM_WORLD: allreduce$"
+  done
+  expect_err "^mpiexec:   rank 1: MPI_Wait: nonblocking collective call 1 on MPI_COMM_WORLD: allgather$"
+  expect_err "^mpiexec: rank [0-2] \(pid [0-9]+\) stopped by a fatal MPI error \(MPI_ERR_OTHER\)$"
+  expect_no_survivors
+  # 4 ints may go through the shared buffers, where a rank that finds the other collective's
+  # tag says the calls disagree; or point to point, as above
+  run 3 --timeout 60 -- nbcdiffer 4
+  expect_status 16
+  if grep -q "^mpiexec: deadlock:" "$out/stderr"; then
+    expect_err "^mpiexec: deadlock: every rank has waited [0-9]+ ms in MPI calls"
+    for r in 0 2; do
+      expect_err "^mpiexec:   rank $r: MPI_Wait: nonblocking collective call 1 on MPI_COMM_WORLD: allreduce$"
+    done
+    expect_err "^mpiexec:   rank 1: MPI_Wait: nonblocking collective call 1 on MPI_COMM_WORLD: allgather$"
+  else
+    expect_err "^MPI_Wait\(rank [0-2]\): nonblocking collective failed: the ranks' calls disagree"
+  fi
+  expect_err "^mpiexec: rank [0-2] \(pid [0-9]+\) stopped by a fatal MPI error \(MPI_ERR_OTHER\)$"
+  expect_no_survivors
+  ;;
 nowatch)
   # with the watch off, the same deadlock runs into the timeout
   COHORT_DEADLOCK_MS=0 run 2 --timeout 3 -- deadlock

@@ -577,6 +577,11 @@ static int completion_error(const char *fn, co_comm *c, int err, const co_status
                             "rank's count and type describe (counts or types differ between "
                             "processes)",
                             err == MPI_ERR_TRUNCATE ? "larger" : "smaller");
+        if (err == MPI_ERR_OTHER)
+            return co_error(c, fn, err,
+                            "nonblocking collective failed: the ranks' calls disagree (another "
+                            "collective or algorithm at some rank) or a rank it needs has "
+                            "called MPI_Finalize");
         return co_error(c, fn, err, "nonblocking collective failed");
     }
     if (err == MPI_ERR_OTHER) return send ? no_receiver_error(c, fn, s) : no_sender_error(c, fn, s);

@@ -647,6 +647,16 @@ int co_coll_dispatch(co_comm *c, const void *arg) {
     }
 }
 
+const char *co_coll_kind_name(int kind) {
+    static const char *const extra[] = {"alltoallw",           "neighbor_allgather",
+                                        "neighbor_allgatherv", "neighbor_alltoall",
+                                        "neighbor_alltoallv",  "neighbor_alltoallw"};
+    if (kind >= 0 && kind < CO_COLL_KINDS) return registry[kind].name;
+    if (kind >= CO_COLL_KINDS && kind - CO_COLL_KINDS < (int)CO_ARRAY_LEN(extra))
+        return extra[kind - CO_COLL_KINDS];
+    return "?";
+}
+
 int co_coll_layer_body(co_comm *c, int kind, int root, uint64_t bytes, co_coll_body body,
                        const void *arg) {
     int failed;

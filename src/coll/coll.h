@@ -765,6 +765,10 @@ int co_coll_layer_body(co_comm *c, int kind, int root, uint64_t bytes, co_coll_b
 #define CO_COLL_NEIGHBOR_ALLTOALLV  (CO_COLL_KINDS + 4)
 #define CO_COLL_NEIGHBOR_ALLTOALLW  (CO_COLL_KINDS + 5)
 
+/* The name of collective `kind` ("allreduce"), the ones outside the registry included
+ * ("alltoallw", "neighbor_allgather"...). */
+const char *co_coll_kind_name(int kind);
+
 /* Nonblocking collectives (nbc.c): starts call `a` on intracommunicator c as a schedule that
  * the progress engine advances; *out is its request (kind CO_REQ_COLL), which completes once
  * the schedule has run. MPI_SUCCESS, or MPI_ERR_NO_MEM when out of request handles. */

@@ -26,6 +26,12 @@
 #include "coll.h"
 #include "../comm/comm.h"
 
+/* A nonblocking call's tag: CO_TAG_NBC + its number on the communicator << NB_KIND_BITS |
+ * its collective (next_tag). */
+#define NB_KIND_BITS 5
+_Static_assert(CO_COLL_NEIGHBOR_ALLTOALLW < 1 << NB_KIND_BITS, "a collective fits its tag bits");
+#define NB_TAG_CALLS ((uint64_t)(0x7fffffff - CO_TAG_NBC) >> NB_KIND_BITS)
+
 enum { NB_SEND, NB_RECV, NB_REDUCE, NB_COPY, NB_MEMCPY, NB_ARRIVE };
 
 typedef struct nb_step {
@@ -1599,7 +1605,7 @@ static int shm_take(nb_sched *s, const co_coll_args *a) {
     s->sh = cc->shm;
     s->g = s->sh->seq;
     s->sh->seq += 2;
-    s->shtag = CO_CSHM_TAG(a->kind, NB_SHM_ALG, (unsigned)(s->tag - CO_TAG_NBC));
+    s->shtag = CO_CSHM_TAG(a->kind, NB_SHM_ALG, (unsigned)(s->tag - CO_TAG_NBC) >> NB_KIND_BITS);
     s->sa = *a;
     s->ticket = cc->nbc_shm_started++;
     if (shm_slotted(a->kind)) shm_prepost(s);
@@ -1692,15 +1698,18 @@ static void launch(nb_sched *s) {
     active = s;
 }
 
-/* The call's number on c, as a tag: every rank counts every call, even one that fails. */
-static int next_tag(co_comm *c) {
+/* The call's number on c and its collective, as a tag (NB_KIND_BITS): every rank counts every
+ * call, even one that fails. With the collective in the tag, ranks that call different collectives
+ * never take each other's messages: an Iallreduce and an Iallgather of 4 ints each on two ranks
+ * matched and both returned MPI_SUCCESS; now they wait, and the deadlock watch names them. */
+static int next_tag(co_comm *c, int kind) {
     co_coll_comm *cc = co_coll_comm_of(c);
-    return CO_TAG_NBC + (int)(cc->nbc_calls++ % (uint64_t)(0x7fffffff - CO_TAG_NBC));
+    return CO_TAG_NBC + (int)((cc->nbc_calls++ % NB_TAG_CALLS) << NB_KIND_BITS | (uint64_t)kind);
 }
 
 int co_nbc_start(co_comm *c, const co_coll_args *a, co_req **out) {
     *out = NULL;
-    int tag = next_tag(c); /* first: the number is taken even when the call fails here */
+    int tag = next_tag(c, a->kind); /* first: the number is taken even when the call fails */
     co_req *r = co_req_new(CO_REQ_COLL);
     if (!r) return MPI_ERR_NO_MEM;
     co_req_set_comm(r, c);
@@ -1729,7 +1738,7 @@ static int nbr_self_pair(const co_comm *c, const co_coll_args *a, const int *in,
 }
 
 int co_nbc_neighbor(co_comm *c, const co_coll_args *a) {
-    int tag = next_tag(c); /* first: every rank counts every call */
+    int tag = next_tag(c, a->kind); /* first: every rank counts every call */
     const int *in, *out;
     int nin, nout;
     co_topo_neighbors(c->topo, c->rank, &in, &nin, &out, &nout);
@@ -1896,7 +1905,7 @@ int co_nbc_lane(co_comm *c, const void *arg) {
 
 int co_nbc_persistent(co_comm *c, const co_coll_args *a, co_comm *lane, co_req **out) {
     *out = NULL;
-    int tag = next_tag(c);
+    int tag = next_tag(c, a->kind);
     nb_persist *p = calloc(1, sizeof(*p));
     co_req *r = p ? co_req_new(CO_REQ_COLL) : NULL;
     if (!r) {
@@ -1952,6 +1961,16 @@ static void nbc_wait_check(co_req *r) {
     for (nb_sched *s = active; s; s = s->next) {
         if (s->req != r) continue;
         for (int i = 0; i < s->npend; i++) co_p2p_wait_check(s->pend[i]);
+        /* A deadlock that none of those claimed (a collective's transfers have no check of
+         * their own): name the call for mpiexec's report, then the job ends, as for a send
+         * that no receive has matched (a schedule cannot be taken back half-run). */
+        if (CO_UNLIKELY(co_st.dl_pending) && !s->p2p && !r->complete) {
+            unsigned t = (unsigned)(s->tag - CO_TAG_NBC);
+            co_deadlock_claim("nonblocking collective call %u on %s: %s", (t >> NB_KIND_BITS) + 1,
+                              co_comm_label(s->c),
+                              co_coll_kind_name((int)(t & ((1u << NB_KIND_BITS) - 1))));
+            co_deadlock_end();
+        }
         return;
     }
 }

@@ -72,6 +72,19 @@ int main(int argc, char **argv) {
         char *buf = calloc(1 << 20, 1);
         if (!buf) MPI_Abort(MPI_COMM_WORLD, 99);
         MPI_Send(buf, 1 << 20, MPI_CHAR, (rank + 1) % size, 0, MPI_COMM_WORLD);
+    } else if (!strcmp(mode, "nbcdiffer")) {
+        /* odd ranks start another nonblocking collective than even ones, both of `who` ints
+         * (4 if not given) */
+        int n = who > 0 ? who : 4;
+        int *in = calloc((size_t)n, sizeof(int)),
+            *out = calloc((size_t)n * (size_t)size, sizeof(int));
+        MPI_Request r;
+        if (!in || !out) MPI_Abort(MPI_COMM_WORLD, 99);
+        if (rank % 2)
+            MPI_Iallgather(in, n, MPI_INT, out, n, MPI_INT, MPI_COMM_WORLD, &r);
+        else
+            MPI_Iallreduce(in, out, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
     } else if (!strcmp(mode, "stdin")) {
         char buf[4096];
         long lines = 0, bytes = 0;
