@@ -78,16 +78,8 @@ int co_allgather(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, siz
     int n = c->size;
     size_t bb = rcount * rdt->size;
     if (co_coll_unwatched())
-        return co_coll_layer(c,
-                             &(co_coll_args){.kind = CO_COLL_ALLGATHER,
-                                             .root = -1,
-                                             .sbuf = sbuf,
-                                             .scount = scount,
-                                             .sdt = sdt,
-                                             .rbuf = rbuf,
-                                             .rcount = rcount,
-                                             .rdt = rdt},
-                             bb);
+        return co_coll_layer_move(c, CO_COLL_ALLGATHER, -1, sbuf, scount, sdt, rbuf, rcount, rdt,
+                                  bb);
     if (n == 1) {
         if (sbuf == MPI_IN_PLACE) return MPI_SUCCESS;
         return co_coll_copy(sbuf, scount, sdt, rbuf, rcount, rdt);

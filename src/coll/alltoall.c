@@ -146,16 +146,8 @@ int co_alltoall(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size
     int n = c->size;
     size_t bb = rcount * rdt->size;
     if (co_coll_unwatched())
-        return co_coll_layer(c,
-                             &(co_coll_args){.kind = CO_COLL_ALLTOALL,
-                                             .root = -1,
-                                             .sbuf = sbuf,
-                                             .scount = scount,
-                                             .sdt = sdt,
-                                             .rbuf = rbuf,
-                                             .rcount = rcount,
-                                             .rdt = rdt},
-                             bb);
+        return co_coll_layer_move(c, CO_COLL_ALLTOALL, -1, sbuf, scount, sdt, rbuf, rcount, rdt,
+                                  bb);
     if (bb == 0 || (sbuf == MPI_IN_PLACE && n == 1)) return MPI_SUCCESS;
     void *copy = NULL;
     if (sbuf == MPI_IN_PLACE) {

@@ -663,6 +663,19 @@ int co_coll_layer_body(co_comm *c, int kind, int root, uint64_t bytes, co_coll_b
     return co_coll_watched(c, kind, root, NULL, bytes, body, arg, &failed);
 }
 
+int co_coll_layer_move(co_comm *c, int kind, int root, const void *sbuf, size_t scount,
+                       co_dtype *sdt, void *rbuf, size_t rcount, co_dtype *rdt, uint64_t bytes) {
+    co_coll_args a = {.kind = kind,
+                      .root = root,
+                      .sbuf = sbuf,
+                      .scount = scount,
+                      .sdt = sdt,
+                      .rbuf = rbuf,
+                      .rcount = rcount,
+                      .rdt = rdt};
+    return co_coll_layer(c, &a, bytes);
+}
+
 int co_coll_layer(co_comm *c, const co_coll_args *a, uint64_t bytes) {
     int failed;
     return co_coll_watched(c, a->kind, a->root, a->op, bytes, co_coll_dispatch, a, &failed);

@@ -749,6 +749,9 @@ static inline const char *co_coll_broken_why(const co_comm *c) {
  * fails at once, and a disagreement or a peer that found one ends it with that error class
  * (message in c->coll->broken_msg) instead of a wait that never ends. */
 int co_coll_layer(co_comm *c, const co_coll_args *a, uint64_t bytes);
+/* co_coll_layer for the collectives that move blocks (Gather, Scatter, Allgather, Alltoall). */
+int co_coll_layer_move(co_comm *c, int kind, int root, const void *sbuf, size_t scount,
+                       co_dtype *sdt, void *rbuf, size_t rcount, co_dtype *rdt, uint64_t bytes);
 /* The same for any body (co_bcast_binomial's, which the registry does not name). */
 int co_coll_layer_body(co_comm *c, int kind, int root, uint64_t bytes, co_coll_body body,
                        const void *arg);

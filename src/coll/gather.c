@@ -123,16 +123,8 @@ int co_gather(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size_t
     int me = c->rank;
     size_t bb = me == root ? rcount * rdt->size : scount * sdt->size;
     if (co_coll_unwatched())
-        return co_coll_layer(c,
-                             &(co_coll_args){.kind = CO_COLL_GATHER,
-                                             .root = root,
-                                             .sbuf = sbuf,
-                                             .scount = scount,
-                                             .sdt = sdt,
-                                             .rbuf = rbuf,
-                                             .rcount = rcount,
-                                             .rdt = rdt},
-                             bb);
+        return co_coll_layer_move(c, CO_COLL_GATHER, root, sbuf, scount, sdt, rbuf, rcount, rdt,
+                                  bb);
     if (c->size == 1) {
         if (sbuf == MPI_IN_PLACE) return MPI_SUCCESS;
         return co_coll_copy(sbuf, scount, sdt, rbuf, rcount, rdt);

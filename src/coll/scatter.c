@@ -134,16 +134,8 @@ int co_scatter(const void *sbuf, size_t scount, co_dtype *sdt, void *rbuf, size_
     int me = c->rank;
     size_t bb = me == root ? scount * sdt->size : rcount * rdt->size;
     if (co_coll_unwatched())
-        return co_coll_layer(c,
-                             &(co_coll_args){.kind = CO_COLL_SCATTER,
-                                             .root = root,
-                                             .sbuf = sbuf,
-                                             .scount = scount,
-                                             .sdt = sdt,
-                                             .rbuf = rbuf,
-                                             .rcount = rcount,
-                                             .rdt = rdt},
-                             bb);
+        return co_coll_layer_move(c, CO_COLL_SCATTER, root, sbuf, scount, sdt, rbuf, rcount, rdt,
+                                  bb);
     if (c->size == 1) {
         if (rbuf == MPI_IN_PLACE) return MPI_SUCCESS;
         return co_coll_copy(sbuf, scount, sdt, rbuf, rcount, rdt);
