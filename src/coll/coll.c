@@ -500,13 +500,6 @@ static inline int same_call(uint64_t b, uint64_t call) {
     return (uint32_t)(b >> 32) == (uint32_t)call;
 }
 
-/* A call that copied from or into a peer's buffers by single copy reports success only if
- * none of those peers abandoned the call meanwhile. A peer that abandons it (its arguments
- * disagree with a third rank's, say) leaves at once, without waiting for its readers, and
- * its user may then change the buffer a copy of this rank is still reading: the data this
- * rank holds may not be that call's. The peer publishes its broken word before it leaves
- * (abandon, with a full fence); a copy finished before this rank's load that finds no such
- * word read the buffer before the peer left. */
 /* Why peer q abandoned a call (its broken word is set): "(their calls disagree with another
  * rank's)", or the process whose end made it. */
 static const char *why_broken(const co_cshm *s, int q, char *buf, size_t len) {
@@ -518,6 +511,13 @@ static const char *why_broken(const co_cshm *s, int q, char *buf, size_t len) {
     return buf;
 }
 
+/* A call that copied from or into a peer's buffers by single copy reports success only if
+ * none of those peers abandoned the call meanwhile. A peer that abandons it (its arguments
+ * disagree with a third rank's, say) leaves at once, without waiting for its readers, and
+ * its user may then change the buffer a copy of this rank is still reading: the data this
+ * rank holds may not be that call's. The peer publishes its broken word before it leaves
+ * (abandon, with a full fence); a copy finished before this rank's load that finds no such
+ * word read the buffer before the peer left. */
 static void copied_from(co_coll_call *k) {
     co_coll_comm *cc = k->c->coll;
     const co_cshm *s = cc ? cc->shm : NULL;
