@@ -110,13 +110,14 @@ int co_win_create(co_comm *c, int flavor, void *base, MPI_Aint size, int disp_un
         fd = memfd_create("cohort-window", MFD_CLOEXEC);
         if (fd < 0 || ftruncate(fd, (off_t)total) != 0) fail |= F_NOMEM;
     }
-    int fdw = fail ? -1 : fd;                           /* -1 tells the others rank 0 has no file */
-    if ((rc = co_bcast_binomial(&fdw, 1, i32, 0, c))) { /* (a peer ended, say) */
+    int fdw = fail ? -1 : fd; /* -1 tells the others rank 0 has no file */
+    if ((rc = co_bcast_binomial(&fdw, 1, i32, 0, c))) {
         if (fd >= 0) close(fd);
         free(all);
         free(off);
         free(w);
-        return co_error(c, fn, rc, "telling the members the window's memory file failed");
+        return co_error(c, fn, rc, "telling the members the window's memory file failed%s%s",
+                        co_coll_broken_sep(c), co_coll_broken_why(c));
     }
     if (fdw < 0) fail |= F_NOMEM;
     if (me != 0 && fdw >= 0) {
