@@ -737,11 +737,8 @@ CO_NORETURN static void abandon(co_coll_call *k, int cls) {
 }
 
 void co_coll_fail_ended(pid_t pid, const char *msg) {
-    co_coll_call *k = S ? S->cur : NULL;
-    if (!k) return;
-    snprintf(k->c->coll->broken_msg, sizeof(k->c->coll->broken_msg), "%s", msg);
-    k->ended = pid;
-    abandon(k, MPI_ERR_OTHER);
+    if (S && S->cur) S->cur->ended = pid;
+    co_coll_fail(MPI_ERR_OTHER, "%s", msg);
 }
 
 void co_coll_fail(int cls, const char *fmt, ...) {

@@ -128,6 +128,8 @@ static void run_case(int kind, int n, int odd, int odd_kind, int odd_n, int shor
     CHECK(all_opened || !none_opened, "%s: file open afterwards succeeded on some ranks only",
           what);
     if (all_opened) CHECK_RC(MPI_File_close(&f));
+    /* (a failed open may leave rank 0's file behind; every rank is past the open by now) */
+    if (me == 0) remove(io_path);
     /* the communicator's next collectives end (with an error where it is broken) */
     cls = class_of(MPI_Barrier(d));
     CHECK(allowed(cls), "%s: barrier afterwards: error class %d", what, cls);
