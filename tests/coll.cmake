@@ -71,6 +71,10 @@ cohort_mpi_test(coll_errors NP 1 2 3 4)
 # above 17 ranks the flag barrier gathers arrivals up a radix-8 tree instead of reading them all
 cohort_mpi_test(coll_barrier NP 18 ENV COHORT_BARRIER_ALGORITHM=flag SUFFIX .tree)
 cohort_mpi_test(coll_mismatch NP 2 3 4 8)
+# collective calls that disagreed without any rank waiting: MPI_Finalize reports them
+foreach(c roots dup extra scatter iroots clean)
+  cohort_mpi_test(coll_final NP 1 2 3 4 8 ARGS ${c} SUFFIX .${c})
+endforeach()
 # a broadcast reader slowed down (300 ms) while the root leaves the call with an error
 cohort_mpi_test(coll_mismatch NP 4 ENV COHORT_BCAST_ALGORITHM=cma MISMATCH_SLOW_READER=1
   SUFFIX .slow)

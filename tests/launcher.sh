@@ -200,6 +200,15 @@ badargs)
   expect_status 2
   expect_err "unknown option '--bogus'"
   ;;
+rootdiffer)
+  # a broadcast whose ranks name different roots returns success everywhere (no rank
+  # waits); MPI_Finalize finds the ranks' signatures apart and ends the job
+  run 3 --timeout 60 -- rootdiffer
+  expect_status 16
+  expect_err "^MPI_Finalize\(rank [0-2]\): rank [0-2] (and this rank disagree on an earlier collective call|abandoned collective call [0-9]+) on MPI_COMM_WORLD"
+  expect_err "^mpiexec: rank [0-2] \(pid [0-9]+\) stopped by a fatal MPI error \(MPI_ERR_OTHER\)$"
+  expect_no_survivors
+  ;;
 stdin)
   seq 1 100000 > "$out/input"
   STDIN="$out/input" run 3 -- stdin

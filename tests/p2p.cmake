@@ -50,7 +50,7 @@ set_tests_properties(mpi.deadlock.self.singleton PROPERTIES TIMEOUT 60
 add_executable(t_launch mpi/launch.c)
 target_link_libraries(t_launch PRIVATE cohort)
 set_target_properties(t_launch PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
-foreach(s ok segv collsegv exit abort nofinalize fataltag timeout deadlock nbcdiffer nowatch
+foreach(s ok segv collsegv exit abort nofinalize fataltag timeout deadlock nbcdiffer rootdiffer nowatch
           killed interrupted badprog
           badargs stdin env mpmd hosts tagoutput lines binding placement)
   add_test(NAME launcher.${s}

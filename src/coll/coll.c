@@ -432,18 +432,27 @@ static inline int sig_op(const co_coll_sig *g) {
     return (int)(g->what >> 48);
 }
 
+/* The running hash after a call (what) made with the segment at step `steps`, from the hash
+ * before it. It leaves the sizes out: a call whose sizes differed and that the data path
+ * reported (TRUNCATE, COUNT) leaves the communicator usable. It takes in the segment's step
+ * count instead, the same on every rank unless such a call made the ranks' shared-memory
+ * algorithms run different numbers of rounds: then the next wait finds the chains apart,
+ * where the ranks would otherwise wait for steps that never come. */
+static inline uint64_t chain_next(uint64_t chain, uint64_t what, uint64_t steps) {
+    chain = (chain ^ what ^ steps << 40 ^ steps >> 24) * 0x9e3779b97f4a7c15ull;
+    return (chain ^ chain >> 29) * 0xbf58476d1ce4e5b9ull;
+}
+
+void co_coll_nb_record(co_coll_comm *cc, const co_coll_args *a) {
+    cc->nbc_chain = chain_next(cc->nbc_chain, sig_what(a->kind, a->root, a->op), cc->nbc_calls);
+    if (cc->shm) co_cshm_nb_publish(cc->shm, cc->nbc_chain);
+}
+
 /* Numbers the call on its communicator and remembers its signature; returns it. */
 static inline co_coll_sig record(co_coll_comm *cc, uint64_t what, uint64_t bytes) {
     uint64_t n = ++cc->calls;
-    /* The chain leaves the sizes out: a call whose sizes differed and that the data path
-     * reported (TRUNCATE, COUNT) leaves the communicator usable. It takes in the segment's
-     * step count instead, the same on every rank unless such a call made the ranks' shared-
-     * memory algorithms run different numbers of rounds: then the next wait finds the chains
-     * apart, where the ranks would otherwise wait for steps that never come. */
-    uint64_t steps = cc->shm ? cc->shm->seq : 0;
-    uint64_t chain = (cc->hist[(n - 1) % CO_COLL_HIST].chain ^ what ^ steps << 40 ^ steps >> 24) *
-                     0x9e3779b97f4a7c15ull;
-    chain = (chain ^ chain >> 29) * 0xbf58476d1ce4e5b9ull;
+    uint64_t chain =
+        chain_next(cc->hist[(n - 1) % CO_COLL_HIST].chain, what, cc->shm ? cc->shm->seq : 0);
     co_coll_sig g = {n, what, bytes, chain};
     cc->hist[n % CO_COLL_HIST] = g;
     return g;
@@ -686,12 +695,6 @@ static int barrier_body(co_comm *c, const void *arg) {
     return co_barrier(c);
 }
 
-int co_coll_final_barrier(co_comm *world) {
-    int failed;
-    int rc = co_coll_watched(world, CO_COLL_BARRIER, -1, NULL, 0, barrier_body, NULL, &failed);
-    return failed ? MPI_SUCCESS : rc; /* a world whose collectives broke down has no barrier */
-}
-
 static void free_blocks(void);
 
 static void describe(char *out, size_t len, const co_coll_sig *g) {
@@ -840,6 +843,103 @@ static void check_finalizing(co_coll_call *k, int q) {
              "communicator (a call that failed its argument checks there, perhaps)",
              q, (unsigned long long)cc->calls + (uint64_t)k->setup);
     abandon(k, MPI_ERR_OTHER);
+}
+
+/* ---- MPI_Finalize's look back ----------------------------------------------------------------
+ * A disagreement that let every rank finish without waiting (two ranks that both think they
+ * are a broadcast's root, a call that one rank made and the others did not) goes unnoticed
+ * by the watch, which looks only during long waits, and the calls returned success with data
+ * that may be wrong. MPI_Finalize looks once more: after its barrier on MPI_COMM_WORLD no rank
+ * makes another collective call anywhere, so each rank's latest signature on each of its
+ * communicators is final (on MPI_COMM_WORLD, the barrier's, or the second barrier's below),
+ * and ranks whose running hashes or call counts differ there disagreed somewhere before.
+ * Nonblocking calls are compared by their running hash alone (nbc_chain, published with each
+ * call once the segment is set up, and at its set-up). A second barrier keeps every rank's
+ * segments in place until all have looked. */
+
+/* q's latest signature, read whole; 0 if it has none. On MPI_COMM_WORLD (moving: q may be
+ * writing its second barrier's) the read is tried again. */
+static int final_sig(const co_cshm_sig *t, co_coll_sig *g, int moving) {
+    for (int i = 0; i < (moving ? 1000 : 1); i++) {
+        if (peer_sig(t, g, NULL)) return 1;
+        sched_yield();
+    }
+    return 0;
+}
+
+/* Compares c's signatures with its peers' after the barrier (call `barrier` on MPI_COMM_WORLD,
+ * 0 on the others); says what differs into why and returns 1, or 0. */
+static int final_compare(co_comm *c, uint64_t barrier, char *why, size_t len) {
+    co_coll_comm *cc = c->coll;
+    const co_cshm *s = cc->shm;
+    uint64_t m = cc->calls;
+    /* a peer may already be in the second barrier: its hash then goes one call further */
+    uint64_t next =
+        chain_next(cc->hist[m % CO_COLL_HIST].chain, sig_what(CO_COLL_BARRIER, -1, NULL), s->seq);
+    for (int q = 0; q < c->size; q++) {
+        if (q == c->rank) continue;
+        uint64_t b = atomic_load_explicit(&s->sig[q].broken, memory_order_acquire);
+        if (b) {
+            char w[64];
+            snprintf(why, len,
+                     "rank %d abandoned collective call %llu on %s %s, which this rank never "
+                     "learned: what this rank's later collective calls there returned may be "
+                     "wrong",
+                     q, (unsigned long long)(b >> 32), co_comm_label(c),
+                     why_broken(s, q, w, sizeof(w)));
+            return 1;
+        }
+        co_coll_sig g = {0};
+        if (!final_sig(&s->sig[q], &g, barrier != 0) && m == 0 &&
+            atomic_load_explicit(&s->sig[q].nbc_chain, memory_order_relaxed) == cc->nbc_chain)
+            continue; /* no watched calls on either side */
+        int ahead = barrier && g.call == m + 1;
+        if (g.call != m && !ahead) {
+            snprintf(why, len,
+                     "rank %d has made %llu collective calls on %s and this rank %llu%s (calls "
+                     "that some ranks made and others did not): what they returned may be wrong",
+                     q, (unsigned long long)g.call, co_comm_label(c), (unsigned long long)m,
+                     barrier ? ", counting MPI_Finalize's barriers" : "");
+            return 1;
+        }
+        if (atomic_load_explicit(&s->sig[q].nbc_chain, memory_order_relaxed) != cc->nbc_chain) {
+            snprintf(why, len,
+                     "rank %d and this rank disagree on an earlier nonblocking collective call "
+                     "on %s (different collectives, roots or operators, or a call that some "
+                     "ranks made and others did not): what those calls returned may be wrong",
+                     q, co_comm_label(c));
+            return 1;
+        }
+        if (g.chain != (ahead ? next : cc->hist[m % CO_COLL_HIST].chain)) {
+            snprintf(why, len,
+                     "rank %d and this rank disagree on an earlier collective call on %s "
+                     "(different collectives, roots or operators, which no rank noticed then): "
+                     "what those calls returned may be wrong",
+                     q, co_comm_label(c));
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Whether MPI_Finalize compares c's signatures (intracommunicators with a segment; not a
+ * broken or quarantined one, which has reported its error already). */
+static int final_looked(const co_comm *c) {
+    const co_coll_comm *cc = c->coll;
+    return !c->is_inter && c->size > 1 && cc && cc->shm && !cc->broken && !c->quarantined;
+}
+
+int co_coll_final_barrier(co_comm *world, char *why, size_t len) {
+    why[0] = 0;
+    int failed;
+    int rc = co_coll_watched(world, CO_COLL_BARRIER, -1, NULL, 0, barrier_body, NULL, &failed);
+    if (failed || rc) return failed ? MPI_SUCCESS : rc; /* a broken world has no barrier */
+    if (world->size < 2 || !world->coll->shm) return MPI_SUCCESS;
+    uint64_t barrier = world->coll->calls;
+    for (co_comm *c = co_st.all_comms; c; c = c->all_next)
+        if (final_looked(c) && final_compare(c, c == world ? barrier : 0, why, len)) break;
+    rc = co_coll_watched(world, CO_COLL_BARRIER, -1, NULL, 0, barrier_body, NULL, &failed);
+    return failed ? MPI_SUCCESS : rc;
 }
 
 /* ---- Waits on two communicators -------------------------------------------------------------

@@ -198,6 +198,7 @@ typedef struct co_coll_comm {
     unsigned tag_alg;               /* the algorithm the call in progress chose last, 0
                                        between calls (co_coll_tag) */
     uint64_t nbc_calls;             /* nonblocking ones (their tags, nbc.c) */
+    uint64_t nbc_chain;             /* running hash of those calls' signatures (coll.c) */
     uint64_t nbc_shm_started;       /* of those, calls through the shared buffers (nbc.c) */
     uint64_t nbc_shm_finished;      /* of these, how many have finished here (in turn) */
     co_coll_sig hist[CO_COLL_HIST]; /* this rank's last calls, by call % CO_COLL_HIST */
@@ -433,7 +434,10 @@ typedef struct co_cshm_sig {
     /* what and bytes of call - 1: a peer still in that call compares them with its own (a
      * rank that made it with a count of 0 has left it at once, and may wait nowhere) */
     _Atomic uint64_t prev_what, prev_bytes;
-    char pad[16];
+    /* the running hash of the nonblocking calls (co_coll_comm.nbc_chain), read by
+     * MPI_Finalize only (coll.c, "MPI_Finalize's look back") */
+    _Atomic uint64_t nbc_chain;
+    char pad[8];
     /* call << 32 | class of a disagreement this rank found. In a line of its own: written
      * once, read by every peer after each call that copied from this rank (copied_from in
      * coll.c), where the line above changes with every call. */
@@ -561,6 +565,10 @@ static inline void co_cshm_wait(const co_cshm *s, int rank, uint64_t step) {
 void co_cshm_wait_all(const co_cshm *s, uint64_t step);
 static inline void co_cshm_post(co_cshm *s, uint64_t step) {
     atomic_store_explicit(&s->ctl[s->me].step, step, memory_order_release);
+}
+/* Publishes this rank's running hash of nonblocking calls (co_coll_comm.nbc_chain). */
+static inline void co_cshm_nb_publish(co_cshm *s, uint64_t chain) {
+    atomic_store_explicit(&s->sig[s->me].nbc_chain, chain, memory_order_relaxed);
 }
 /* Elements of dt whose memory image fits one buffer: a round of the shared-memory reductions
  * (selection keeps them from types with larger elements). */
@@ -771,6 +779,9 @@ int co_coll_layer_body(co_comm *c, int kind, int root, uint64_t bytes, co_coll_b
 /* The name of collective `kind` ("allreduce"), the ones outside the registry included
  * ("alltoallw", "neighbor_allgather"...). */
 const char *co_coll_kind_name(int kind);
+/* Takes nonblocking call a (its collective, root and operator) into cc's running hash of them
+ * (co_coll_comm.nbc_chain), which MPI_Finalize compares between ranks. */
+void co_coll_nb_record(co_coll_comm *cc, const co_coll_args *a);
 
 /* Nonblocking collectives (nbc.c): starts call `a` on intracommunicator c as a schedule that
  * the progress engine advances; *out is its request (kind CO_REQ_COLL), which completes once

@@ -346,6 +346,7 @@ co_cshm *co_cshm_get(co_comm *c) {
     if (cc->shm_state < 0) return NULL;
     cc->shm = setup(c, co_cshm_full_cap(), NULL);
     cc->shm_state = cc->shm ? 1 : -1;
+    if (cc->shm) co_cshm_nb_publish(cc->shm, cc->nbc_chain); /* (calls made before it) */
     return cc->shm;
 }
 

@@ -1702,14 +1702,15 @@ static void launch(nb_sched *s) {
  * call, even one that fails. With the collective in the tag, ranks that call different collectives
  * never take each other's messages: an Iallreduce and an Iallgather of 4 ints each on two ranks
  * matched and both returned MPI_SUCCESS; now they wait, and the deadlock watch names them. */
-static int next_tag(co_comm *c, int kind) {
+static int next_tag(co_comm *c, const co_coll_args *a) {
     co_coll_comm *cc = co_coll_comm_of(c);
-    return CO_TAG_NBC + (int)((cc->nbc_calls++ % NB_TAG_CALLS) << NB_KIND_BITS | (uint64_t)kind);
+    co_coll_nb_record(cc, a); /* (for MPI_Finalize's look back) */
+    return CO_TAG_NBC + (int)((cc->nbc_calls++ % NB_TAG_CALLS) << NB_KIND_BITS | (uint64_t)a->kind);
 }
 
 int co_nbc_start(co_comm *c, const co_coll_args *a, co_req **out) {
     *out = NULL;
-    int tag = next_tag(c, a->kind); /* first: the number is taken even when the call fails */
+    int tag = next_tag(c, a); /* first: the number is taken even when the call fails */
     co_req *r = co_req_new(CO_REQ_COLL);
     if (!r) return MPI_ERR_NO_MEM;
     co_req_set_comm(r, c);
@@ -1738,7 +1739,7 @@ static int nbr_self_pair(const co_comm *c, const co_coll_args *a, const int *in,
 }
 
 int co_nbc_neighbor(co_comm *c, const co_coll_args *a) {
-    int tag = next_tag(c, a->kind); /* first: every rank counts every call */
+    int tag = next_tag(c, a); /* first: every rank counts every call */
     const int *in, *out;
     int nin, nout;
     co_topo_neighbors(c->topo, c->rank, &in, &nin, &out, &nout);
@@ -1905,7 +1906,7 @@ int co_nbc_lane(co_comm *c, const void *arg) {
 
 int co_nbc_persistent(co_comm *c, const co_coll_args *a, co_comm *lane, co_req **out) {
     *out = NULL;
-    int tag = next_tag(c, a->kind);
+    int tag = next_tag(c, a);
     nb_persist *p = calloc(1, sizeof(*p));
     co_req *r = p ? co_req_new(CO_REQ_COLL) : NULL;
     if (!r) {

@@ -527,7 +527,10 @@ void co_emu_fini(void);
 int co_barrier(co_comm *comm);
 /* src/coll: MPI_Finalize's barrier, watched like a user's collective call (a rank that waits
  * for a peer whose collectives broke down stops waiting); skipped on a world whose collectives
- * broke down (coll.h, "Mismatched calls"), where the ranks may disagree on its barriers. */
-int co_coll_final_barrier(co_comm *world);
+ * broke down (coll.h, "Mismatched calls"), where the ranks may disagree on its barriers. After
+ * it, each communicator's signatures are compared with the peers' (src/coll/coll.c,
+ * "MPI_Finalize's look back"): a disagreement that no call reported is described in why
+ * (empty if none). */
+int co_coll_final_barrier(co_comm *world, char *why, size_t len);
 
 #endif /* CO_COHORT_H */

@@ -124,8 +124,12 @@ int co_finalize(void) {
      * or received, can tell (co_seg_finalizing). */
     atomic_store_explicit(&co_st.seg->ranks[co_st.proc].state, CO_RANK_FINALIZING,
                           memory_order_release);
-    int rc = co_coll_final_barrier(co_st.world);
+    char why[400];
+    int rc = co_coll_final_barrier(co_st.world, why, sizeof(why));
     if (rc) return rc;
+    /* collective calls that disagreed and yet returned success: an error (it may end the job,
+     * as the handler says) while everything still works */
+    int late_rc = why[0] ? co_error(NULL, "MPI_Finalize", MPI_ERR_OTHER, "%s", why) : MPI_SUCCESS;
     co_st.shutting_down = 1;
     co_io_fini();
     co_ckpt_fini();
@@ -143,5 +147,5 @@ int co_finalize(void) {
     co_st.seg = NULL;
     co_st.finalized = 1;
     fflush(stdout);
-    return cb_rc;
+    return cb_rc ? cb_rc : late_rc;
 }

@@ -1,11 +1,11 @@
 /* A program whose ranks misbehave on request, for the launcher tests (tests/launcher.sh):
  *   launch MODE [RANK [ARG]]
- * MODE: ok, segv, exit, abort, nofinalize, fataltag, hang, deadlock, stdin, env, spam,
- * affinity, sleep, collsegv (RANK dies by SIGSEGV after ARG rounds of collectives while the others
- * go on with them: small ones through the shared segment, large ones copied straight from its
- * memory), appnum (prints MPI_APPNUM, the working directory, ARG, what the ranks of its
- * program and of the whole job add up to, on communicators split by MPI_APPNUM, and
- * MPI_INFO_ENV's maxprocs and wdir). */
+ * MODE: ok, segv, exit, abort, nofinalize, fataltag, hang, deadlock, nbcdiffer, rootdiffer,
+ * stdin, env, spam, affinity, sleep, collsegv (RANK dies by SIGSEGV after ARG rounds of
+ * collectives while the others go on with them: small ones through the shared segment, large
+ * ones copied straight from its memory), appnum (prints MPI_APPNUM, the working directory,
+ * ARG, what the ranks of its program and of the whole job add up to, on communicators split
+ * by MPI_APPNUM, and MPI_INFO_ENV's maxprocs and wdir). */
 #include <limits.h>
 #include <mpi.h>
 #include <sched.h>
@@ -85,6 +85,11 @@ int main(int argc, char **argv) {
         else
             MPI_Iallreduce(in, out, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r);
         MPI_Wait(&r, MPI_STATUS_IGNORE);
+    } else if (!strcmp(mode, "rootdiffer")) {
+        /* the last rank names itself the root of a small broadcast, the others rank 0: every
+         * rank may finish it without waiting, and MPI_Finalize reports it */
+        int v[4] = {rank, rank, rank, rank};
+        MPI_Bcast(v, 4, MPI_INT, rank == size - 1 ? size - 1 : 0, MPI_COMM_WORLD);
     } else if (!strcmp(mode, "stdin")) {
         char buf[4096];
         long lines = 0, bytes = 0;
