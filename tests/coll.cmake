@@ -72,7 +72,7 @@ cohort_mpi_test(coll_errors NP 1 2 3 4)
 cohort_mpi_test(coll_barrier NP 18 ENV COHORT_BARRIER_ALGORITHM=flag SUFFIX .tree)
 cohort_mpi_test(coll_mismatch NP 2 3 4 8)
 # collective calls that disagreed without any rank waiting: MPI_Finalize reports them
-foreach(c roots dup extra scatter iroots clean)
+foreach(c roots dup extra scatter iroots late clean)
   cohort_mpi_test(coll_final NP 1 2 3 4 8 ARGS ${c} SUFFIX .${c})
 endforeach()
 # a broadcast reader slowed down (300 ms) while the root leaves the call with an error

@@ -34,7 +34,7 @@ foreach(k late late_probe)
   cohort_mpi_test(p2p_finalized NP 2 ARGS ${k} ENV COHORT_SHM_RING_CELLS=65536 SUFFIX .${k})
 endforeach()
 # a deadlock (every rank waits, none can go on) fails the waits; a slow job is not one
-foreach(k recv probe waitall coll refuse)
+foreach(k recv probe waitall coll nbc refuse)
   cohort_mpi_test(deadlock NP 2 3 8 ARGS ${k} ENV COHORT_DEADLOCK_MS=300 SUFFIX .${k} DEADLOCKS)
 endforeach()
 cohort_mpi_test(deadlock NP 3 ARGS slow ENV COHORT_DEADLOCK_MS=300 SUFFIX .slow)

@@ -577,6 +577,7 @@ static int completion_error(const char *fn, co_comm *c, int err, const co_status
                             "rank's count and type describe (counts or types differ between "
                             "processes)",
                             err == MPI_ERR_TRUNCATE ? "larger" : "smaller");
+        if (err == MPI_ERR_OTHER && s->deadlock) return deadlock_error(c, fn);
         if (err == MPI_ERR_OTHER)
             return co_error(c, fn, err,
                             "nonblocking collective failed: the ranks' calls disagree (another "

@@ -739,6 +739,14 @@ CO_NORETURN static void abandon(co_coll_call *k, int cls) {
     __builtin_longjmp(k->escape, 1);
 }
 
+void co_coll_broken_by(co_comm *c, int cls, const char *msg) {
+    co_coll_comm *cc = co_coll_comm_of(c);
+    if (cc->broken) return;
+    cc->broken = cls;
+    c->quarantined = 1;
+    snprintf(cc->broken_msg, sizeof(cc->broken_msg), "%s", msg);
+}
+
 void co_coll_fail_ended(pid_t pid, const char *msg) {
     if (S && S->cur) S->cur->ended = pid;
     co_coll_fail(MPI_ERR_OTHER, "%s", msg);
@@ -933,7 +941,11 @@ int co_coll_final_barrier(co_comm *world, char *why, size_t len) {
     why[0] = 0;
     int failed;
     int rc = co_coll_watched(world, CO_COLL_BARRIER, -1, NULL, 0, barrier_body, NULL, &failed);
-    if (failed || rc) return failed ? MPI_SUCCESS : rc; /* a broken world has no barrier */
+    /* A barrier abandoned over a difference that its wait found (or a peer's broken word, a
+     * peer that finished MPI_Finalize without it, a deadlock) says why, as the look below
+     * would have; one on a world broken earlier (whose error was reported then) has none. */
+    if (failed == CO_CALL_ABANDONED) snprintf(why, len, "%s", world->coll->broken_msg);
+    if (failed || rc) return failed ? MPI_SUCCESS : rc;
     if (world->size < 2 || !world->coll->shm) return MPI_SUCCESS;
     uint64_t barrier = world->coll->calls;
     for (co_comm *c = co_st.all_comms; c; c = c->all_next)

@@ -255,6 +255,9 @@ int co_coll_watched(co_comm *c, int kind, int root, const co_op *op, uint64_t by
 void co_coll_fail(int cls, const char *fmt, ...) CO_PRINTF(2, 3);
 /* The same, because process pid has ended (its peers then say so, not "disagree"). */
 void co_coll_fail_ended(pid_t pid, const char *msg);
+/* Breaks c outside a blocking call (a nonblocking one failed half-run, nbc.c): its later
+ * blocking collectives fail at once with class cls and message msg. */
+void co_coll_broken_by(co_comm *c, int cls, const char *msg);
 /* The first part of a composite algorithm (a reduction, then a broadcast or a scatter of its
  * result) returned rc. If that is a size that differs, the result must not be passed on as
  * one to ranks that may have seen nothing wrong: when the second part (collective `next` of

@@ -1954,23 +1954,53 @@ void co_nbc_restart(co_req *r) {
     launch(s);
 }
 
+/* The job has deadlocked and schedule s (in the active list at *pp) waits: fails it with
+ * MPI_ERR_OTHER (status.deadlock), as a blocking collective's wait fails, if nothing of it
+ * can move any more: every transfer it waits for is a receive that no message has matched
+ * (cancelled here) or is done. 0 if it waits for a send, which a receiver might still match
+ * and which cannot be taken back, or for data on its way. A schedule through the shared
+ * buffers or a counter MPI_Ibarrier has taken steps or counters that its peers have not
+ * matched: its communicator is broken then, as by an abandoned blocking call (later blocking
+ * collectives on it fail at once, and no nonblocking one takes the shared buffers again). */
+static int deadlock_fail(nb_sched **pp) {
+    nb_sched *s = *pp;
+    for (int i = 0; i < s->npend; i++) {
+        const co_req *q = s->pend[i];
+        if (!q->complete && (q->kind != CO_REQ_RECV || q->matched)) return 0;
+    }
+    for (int i = 0; i < s->npend; i++) {
+        co_req_cancel(s->pend[i]); /* (the receives not done: none has matched) */
+        co_req_free(s->pend[i]);
+    }
+    s->npend = 0;
+    if (s->sh || s->cshm) co_coll_broken_by(s->c, MPI_ERR_OTHER, co_deadlock_reason());
+    co_req *r = s->req;
+    r->status = (co_status){
+        .source = MPI_ANY_SOURCE, .tag = MPI_ANY_TAG, .error = MPI_ERR_OTHER, .deadlock = 1};
+    co_req_complete(r);
+    *pp = s->next;
+    sched_free(s);
+    return 1;
+}
+
 /* A long wait on r: the transfers its schedule waits for are checked as a wait on them would
  * be. Those of MPI_Isendrecv (on the point-to-point context) fail when their partner has gone
  * or the job has deadlocked, and the schedule completes with the error; collective ones are
  * left to the deadlock watch. */
 static void nbc_wait_check(co_req *r) {
-    for (nb_sched *s = active; s; s = s->next) {
+    for (nb_sched **pp = &active; *pp; pp = &(*pp)->next) {
+        nb_sched *s = *pp;
         if (s->req != r) continue;
         for (int i = 0; i < s->npend; i++) co_p2p_wait_check(s->pend[i]);
         /* A deadlock that none of those claimed (a collective's transfers have no check of
-         * their own): name the call for mpiexec's report, then the job ends, as for a send
-         * that no receive has matched (a schedule cannot be taken back half-run). */
+         * their own): name the call for mpiexec's report, then fail the wait, or end the job
+         * where the schedule cannot be taken back half-run (deadlock_fail). */
         if (CO_UNLIKELY(co_st.dl_pending) && !s->p2p && !r->complete) {
             unsigned t = (unsigned)(s->tag - CO_TAG_NBC);
             co_deadlock_claim("nonblocking collective call %u on %s: %s", (t >> NB_KIND_BITS) + 1,
                               co_comm_label(s->c),
                               co_coll_kind_name((int)(t & ((1u << NB_KIND_BITS) - 1))));
-            co_deadlock_end();
+            if (!deadlock_fail(pp)) co_deadlock_end();
         }
         return;
     }

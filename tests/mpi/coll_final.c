@@ -9,7 +9,8 @@
  * the root and the others rank 0), dup (the same on a duplicate of MPI_COMM_WORLD that stays
  * alive), extra (rank 0 makes one broadcast as its root that the others do not make), scatter
  * (a scatter whose last rank names itself the root), iroots (roots as with `roots`, in
- * MPI_Ibcast), clean. */
+ * MPI_Ibcast), late (as `roots`, and rank 0 comes to MPI_Finalize 300 ms after the others,
+ * which find the difference while they wait in its barrier), clean. */
 #include "testutil.h"
 
 static int me, np, told; /* told: some call of this rank returned an error */
@@ -32,7 +33,8 @@ int main(int argc, char **argv) {
     CHECK(sum == np, "sum %d", sum);
     int last = np - 1, odd = me == last && last > 0 && !clean;
     MPI_Comm d = MPI_COMM_NULL;
-    int roots = !strcmp(what, "roots"), iroots = !strcmp(what, "iroots");
+    int late = !strcmp(what, "late"), roots = late || !strcmp(what, "roots"),
+        iroots = !strcmp(what, "iroots");
     if (roots || clean) note(MPI_Bcast(buf, 4, MPI_INT, odd ? last : 0, MPI_COMM_WORLD));
     if (iroots || clean) {
         MPI_Request r;
@@ -51,6 +53,7 @@ int main(int argc, char **argv) {
     } else {
         CHECK(roots || iroots || clean, "unknown case %s", what);
     }
+    if (late && me == 0) tu_sleep_ms(300);
     /* (np 1: nothing can disagree) */
     int expect_error = !clean && np > 1 && !told;
     int rc = MPI_Finalize();

@@ -78,6 +78,34 @@ int main(int argc, char **argv) {
                            "receive from rank 0 (tag 5)");
         recover(me, np);
         CHECK_RC(MPI_Comm_free(&d));
+    } else if (!strcmp(k, "nbc")) {
+        /* rank 0 waits for a nonblocking broadcast that its root, rank 1, never starts: rank 1
+         * (and the others) wait for a message from rank 0 instead. First by messages (a
+         * communicator with no segment yet), then through the shared buffers (a barrier set
+         * it up), where the failed call leaves the communicator broken at rank 0 */
+        for (int shm = 0; shm < 2; shm++) {
+            MPI_Comm d;
+            CHECK_RC(MPI_Comm_dup(w, &d));
+            MPI_Comm_set_errhandler(d, MPI_ERRORS_RETURN);
+            MPI_Comm_set_name(d, shm ? "shm" : "p2p");
+            if (shm) CHECK_RC(MPI_Barrier(d));
+            if (me == 0) {
+                int x[4] = {0};
+                MPI_Request r;
+                CHECK_RC(MPI_Ibcast(x, 4, MPI_INT, 1, d, &r));
+                snprintf(what, sizeof(what), "nonblocking collective call 1 on %s: bcast",
+                         shm ? "shm" : "p2p");
+                check_deadlock(MPI_Wait(&r, MPI_STATUS_IGNORE), MPI_ERR_OTHER, what);
+                CHECK(r == MPI_REQUEST_NULL, "the failed request is not freed");
+                if (shm) /* at once, without the others */
+                    check_deadlock(MPI_Barrier(d), MPI_ERR_OTHER, "an earlier collective");
+            } else {
+                check_deadlock(MPI_Recv(&v, 1, MPI_INT, 0, 5, w, MPI_STATUS_IGNORE), MPI_ERR_OTHER,
+                               "receive from rank 0 (tag 5)");
+            }
+            recover(me, np);
+            CHECK_RC(MPI_Comm_free(&d));
+        }
     } else if (!strcmp(k, "refuse")) {
         /* rank 1 refuses an allreduce for its own arguments and then waits for a message
          * that rank 0, still in the allreduce, will not send */
