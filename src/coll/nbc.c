@@ -1973,7 +1973,10 @@ static int deadlock_fail(nb_sched **pp) {
         co_req_free(s->pend[i]);
     }
     s->npend = 0;
-    if (s->sh || s->cshm) co_coll_broken_by(s->c, MPI_ERR_OTHER, co_deadlock_reason());
+    if (s->sh || s->cshm) { /* (an intercommunicator's counters are its group's) */
+        co_comm *b = s->sh || s->c->coll->shm == s->cshm ? s->c : s->c->local_comm;
+        if (b) co_coll_broken_by(b, MPI_ERR_OTHER, co_deadlock_reason());
+    }
     co_req *r = s->req;
     r->status = (co_status){
         .source = MPI_ANY_SOURCE, .tag = MPI_ANY_TAG, .error = MPI_ERR_OTHER, .deadlock = 1};
