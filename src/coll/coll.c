@@ -897,10 +897,9 @@ static int final_compare(co_comm *c, uint64_t barrier, char *why, size_t len) {
                      why_broken(s, q, w, sizeof(w)));
             return 1;
         }
-        co_coll_sig g = {0};
-        if (!final_sig(&s->sig[q], &g, barrier != 0) && m == 0 &&
-            atomic_load_explicit(&s->sig[q].nbc_chain, memory_order_relaxed) == cc->nbc_chain)
-            continue; /* no watched calls on either side */
+        co_coll_sig g;
+        if (!final_sig(&s->sig[q], &g, barrier != 0))
+            g = (co_coll_sig){0}; /* none: as this rank's before its first call */
         int ahead = barrier && g.call == m + 1;
         if (g.call != m && !ahead) {
             snprintf(why, len,
